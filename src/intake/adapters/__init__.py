@@ -1,0 +1,1 @@
+"""Adapters: the ports bound to SQLite, PostgreSQL, Redis, HTTP, and in-memory fakes."""

@@ -1,0 +1,117 @@
+"""The error table of the interface specification (part 7), held once, as data."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from attrs import field, frozen
+
+
+class ErrorCode(enum.StrEnum):
+    MALFORMED_REQUEST = "malformed_request"
+    UNSUPPORTED_CONTENT_TYPE = "unsupported_content_type"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    VALIDATION_FAILED = "validation_failed"
+    UNAUTHORIZED = "unauthorized"
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+    FORM_DISABLED = "form_disabled"
+    FORM_NOT_FOUND = "form_not_found"
+    CHALLENGE_FAILED = "challenge_failed"
+    RATE_LIMITED = "rate_limited"
+    QUOTA_EXCEEDED = "quota_exceeded"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+
+
+@frozen
+class ErrorSpec:
+    code: ErrorCode
+    status: int
+    message: str
+
+
+ERRORS: Mapping[ErrorCode, ErrorSpec] = {
+    spec.code: spec
+    for spec in (
+        ErrorSpec(ErrorCode.MALFORMED_REQUEST, 400, "We could not read that request."),
+        ErrorSpec(ErrorCode.UNSUPPORTED_CONTENT_TYPE, 415, "That content type is not supported."),
+        ErrorSpec(ErrorCode.PAYLOAD_TOO_LARGE, 413, "That submission is too large."),
+        ErrorSpec(ErrorCode.VALIDATION_FAILED, 422, "Please check the highlighted fields."),
+        ErrorSpec(ErrorCode.UNAUTHORIZED, 401, "This endpoint requires a valid API key."),
+        ErrorSpec(
+            ErrorCode.ORIGIN_NOT_ALLOWED,
+            403,
+            "This form does not accept submissions from that address.",
+        ),
+        ErrorSpec(
+            ErrorCode.FORM_DISABLED, 403, "This form is not currently accepting submissions."
+        ),
+        ErrorSpec(ErrorCode.FORM_NOT_FOUND, 404, "This form does not exist."),
+        ErrorSpec(
+            ErrorCode.CHALLENGE_FAILED,
+            403,
+            "We could not verify that submission. Please try again.",
+        ),
+        ErrorSpec(
+            ErrorCode.RATE_LIMITED,
+            429,
+            "Too many submissions. Please wait a moment and try again.",
+        ),
+        ErrorSpec(ErrorCode.QUOTA_EXCEEDED, 429, "This form has reached its submission limit."),
+        ErrorSpec(
+            ErrorCode.IDEMPOTENCY_CONFLICT,
+            409,
+            "That idempotency key was already used with a different submission.",
+        ),
+        ErrorSpec(
+            ErrorCode.SERVICE_UNAVAILABLE,
+            503,
+            "We could not accept that submission. Please try again.",
+        ),
+    )
+}
+
+
+@frozen
+class Rejection:
+    """Why a request was refused: a code of the table, plus what the code carries."""
+
+    code: ErrorCode
+    fields: Mapping[str, str] | None = None
+    retry_after: int | None = None
+    spec: ErrorSpec = field(init=False)
+
+    @spec.default
+    def _spec(self) -> ErrorSpec:
+        return ERRORS[self.code]
+
+    @property
+    def status(self) -> int:
+        return self.spec.status
+
+    @property
+    def message(self) -> str:
+        return self.spec.message
+
+
+class IntakeError(Exception):
+    """A refusal raised from deep inside a step; carries the rejection to the pipeline."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.code.value)
+        self.rejection = rejection
+
+    @classmethod
+    def of(
+        cls,
+        code: ErrorCode,
+        *,
+        fields: Mapping[str, str] | None = None,
+        retry_after: int | None = None,
+    ) -> IntakeError:
+        return cls(Rejection(code, fields=fields, retry_after=retry_after))
+
+
+class StorageUnavailable(Exception):  # noqa: N818 - a condition, not a programming error
+    """A transient storage failure: the request may be retried. Adapters raise only this."""

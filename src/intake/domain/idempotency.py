@@ -1,0 +1,49 @@
+"""Idempotency keys: their form, their scope and the payload fingerprint."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from datetime import datetime, timedelta
+
+from attrs import frozen
+
+from intake.domain.model import FieldData
+
+RETENTION = timedelta(hours=24)
+MAX_KEY_LENGTH = 255
+
+
+class Route(enum.StrEnum):
+    PUBLIC = "public"
+    SERVER = "server"
+
+
+def is_valid_key(key: str) -> bool:
+    """1 to 255 printable ASCII characters."""
+    return 0 < len(key) <= MAX_KEY_LENGTH and all(" " <= ch <= "~" for ch in key)
+
+
+def scope(route: Route, form_id: str) -> str:
+    return f"{route.value}:{form_id}"
+
+
+def fingerprint(fields: FieldData) -> str:
+    """The same parsed fields and values give the same print, whatever the wire format or
+    the order of names; control fields are included. The order of a repeated name's
+    values is kept, as it is part of what was sent."""
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@frozen
+class IdempotencyRecord:
+    scope: str
+    key: str
+    fingerprint: str
+    submission_id: str
+    created_at: datetime
+
+    def expired(self, now: datetime) -> bool:
+        return now - self.created_at >= RETENTION

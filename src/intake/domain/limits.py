@@ -1,0 +1,24 @@
+"""Payload limits (spec part 8, decisions.md "Payload"). KB means 1024 bytes."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@frozen
+class PayloadLimits:
+    max_body: int = 256 * KIB
+    max_fields: int = 100
+    max_name: int = 128
+    max_value: int = 20 * KIB
+    max_total: int = 200 * KIB
+    max_depth: int = 3
+    # A multipart body may also carry file parts, which the body limit does not count;
+    # this caps the whole request so that an endless file part cannot tie up a worker.
+    max_multipart_body: int = 256 * KIB + 25 * MIB
+
+    def declared_length_ceiling(self, multipart: bool) -> int:
+        return self.max_multipart_body if multipart else self.max_body

@@ -1,0 +1,169 @@
+"""The things intake keeps: workspaces, forms, API keys, submissions and outbox events."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TypeAlias
+
+from attrs import field, frozen
+
+# A submitted value: text from a form, or any JSON value within the depth limit.
+FieldValue: TypeAlias = "str | int | float | bool | list[FieldValue] | dict[str, FieldValue] | None"
+FieldData: TypeAlias = "dict[str, FieldValue]"
+
+
+class FormMode(enum.StrEnum):
+    PUBLIC = "public"
+    PROTECTED = "protected"
+
+
+class ChallengeProvider(enum.StrEnum):
+    TURNSTILE = "turnstile"
+    HCAPTCHA = "hcaptcha"
+    RECAPTCHA = "recaptcha"
+
+
+class SubmissionStatus(enum.StrEnum):
+    ACCEPTED = "accepted"
+    SPAM = "spam"
+    UNVERIFIED = "unverified"
+
+    @property
+    def uses_quota(self) -> bool:
+        return self is SubmissionStatus.ACCEPTED
+
+
+class EventType(enum.StrEnum):
+    CREATED = "submission.created"
+    FLAGGED = "submission.flagged"
+
+
+class Plan(enum.StrEnum):
+    FREE = "free"
+    STARTER = "starter"
+    BUSINESS = "business"
+
+
+class RuleKind(enum.StrEnum):
+    REQUIRED = "required"
+    EMAIL = "email"
+    URL = "url"
+    NUMBER = "number"
+    MAX_LENGTH = "max_length"
+
+
+@frozen
+class FieldRule:
+    """One validation rule on one data field. `limit` is used by max_length only."""
+
+    field: str
+    kind: RuleKind
+    limit: int | None = None
+
+
+@frozen
+class Challenge:
+    provider: ChallengeProvider
+    secret: str = field(repr=False)
+
+
+DEFAULT_SPAM_THRESHOLD = 5.0
+
+
+@frozen
+class Workspace:
+    workspace_id: str
+    name: str
+    plan: Plan = Plan.FREE
+    monthly_limit: int | None = None  # the workspace's own limit, over the plan's
+    active: bool = True
+    created_at: datetime | None = None
+
+
+@frozen
+class Form:
+    form_id: str
+    workspace_id: str
+    public_form_key: str
+    name: str = ""
+    mode: FormMode = FormMode.PUBLIC
+    enabled: bool = True
+    allowed_origins: tuple[str, ...] = ()
+    rules: tuple[FieldRule, ...] = ()
+    spam_threshold: float = DEFAULT_SPAM_THRESHOLD
+    challenge: Challenge | None = None
+    redirect_url: str | None = None
+    created_at: datetime | None = None
+
+    @property
+    def origin_list_on(self) -> bool:
+        return bool(self.allowed_origins)
+
+
+@frozen
+class ApiKey:
+    key_id: str
+    workspace_id: str
+    key_hash: bytes = field(repr=False)
+    prefix: str  # the first characters, so an operator can tell keys apart
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+@frozen
+class Submission:
+    submission_id: str
+    form_id: str
+    workspace_id: str
+    status: SubmissionStatus
+    data: FieldData
+    created_at: datetime
+    subject: str | None = None
+    reply_to: str | None = None
+    spam_score: float = 0.0
+    client_ip: str | None = None
+
+
+@frozen
+class OutboxEvent:
+    event_id: str
+    event_type: EventType
+    submission_id: str
+    form_id: str
+    workspace_id: str
+    payload: Mapping[str, object]
+    created_at: datetime
+
+    @classmethod
+    def for_submission(cls, event_id: str, submission: Submission) -> OutboxEvent:
+        event_type = (
+            EventType.CREATED
+            if submission.status is SubmissionStatus.ACCEPTED
+            else EventType.FLAGGED
+        )
+        payload: dict[str, object] = {
+            "type": event_type.value,
+            "submission_id": submission.submission_id,
+            "form_id": submission.form_id,
+            "workspace_id": submission.workspace_id,
+            "status": submission.status.value,
+            "created_at": submission.created_at.isoformat(),
+            "subject": submission.subject,
+            "reply_to": submission.reply_to,
+            "data": submission.data,
+        }
+        return cls(
+            event_id=event_id,
+            event_type=event_type,
+            submission_id=submission.submission_id,
+            form_id=submission.form_id,
+            workspace_id=submission.workspace_id,
+            payload=payload,
+            created_at=submission.created_at,
+        )

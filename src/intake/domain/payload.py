@@ -1,0 +1,354 @@
+"""Reading a submission body into named fields: the three content types and their limits.
+
+Pure: the caller feeds bytes in. Every refusal is an `IntakeError` with the spec's code.
+"""
+
+from __future__ import annotations
+
+import codecs
+import enum
+import json
+from urllib.parse import unquote_plus
+
+import python_multipart
+from attrs import define, frozen
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import parse_options_header
+
+from intake.domain.errors import ErrorCode, IntakeError
+from intake.domain.limits import PayloadLimits
+from intake.domain.model import FieldData, FieldValue
+
+
+class ContentKind(enum.Enum):
+    URLENCODED = "application/x-www-form-urlencoded"
+    MULTIPART = "multipart/form-data"
+    JSON = "application/json"
+
+
+@frozen
+class ContentType:
+    kind: ContentKind
+    charset: str
+    boundary: bytes | None = None
+
+
+@frozen
+class ParsedBody:
+    """Fields in wire order, before the control-field split."""
+
+    data: FieldData
+    file_fields: tuple[str, ...] = ()
+
+
+def _too_large() -> IntakeError:
+    return IntakeError.of(ErrorCode.PAYLOAD_TOO_LARGE)
+
+
+def _malformed() -> IntakeError:
+    return IntakeError.of(ErrorCode.MALFORMED_REQUEST)
+
+
+def parse_content_type(header: str | None) -> ContentType:
+    if not header:
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
+    mime, options = parse_options_header(header)
+    try:
+        kind = ContentKind(mime.decode("latin-1").strip().lower())
+    except ValueError:
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
+    raw_charset = options.get(b"charset", b"utf-8").decode("latin-1") or "utf-8"
+    try:
+        charset = codecs.lookup(raw_charset).name
+    except LookupError:
+        raise _malformed() from None
+    boundary = options.get(b"boundary")
+    if kind is ContentKind.MULTIPART and not boundary:
+        raise _malformed()
+    return ContentType(kind=kind, charset=charset, boundary=boundary)
+
+
+def _decode(raw: bytes, charset: str) -> str:
+    try:
+        return raw.decode(charset)
+    except (UnicodeDecodeError, LookupError):
+        raise _malformed() from None
+
+
+class _Budget:
+    """Counts fields and text against the limits as they are read."""
+
+    __slots__ = ("fields", "limits", "total")
+
+    def __init__(self, limits: PayloadLimits) -> None:
+        self.limits = limits
+        self.fields = 0
+        self.total = 0
+
+    def name(self, name: str) -> None:
+        self.fields += 1
+        if self.fields > self.limits.max_fields:
+            raise _too_large()
+        if len(name) > self.limits.max_name and len(name.encode("utf-8")) > self.limits.max_name:
+            raise _too_large()
+
+    def text(self, size: int) -> None:
+        if size > self.limits.max_value:
+            raise _too_large()
+        self.total += size
+        if self.total > self.limits.max_total:
+            raise _too_large()
+
+
+def _utf8_len(value: str) -> int:
+    # ASCII is the common case; len() is exact there and far cheaper than encoding.
+    return len(value) if value.isascii() else len(value.encode("utf-8"))
+
+
+def _add(data: FieldData, name: str, value: FieldValue) -> None:
+    """A repeated name keeps every value, in order."""
+    if name not in data:
+        data[name] = value
+        return
+    existing = data[name]
+    if isinstance(existing, list):
+        existing.append(value)
+    else:
+        data[name] = [existing, value]
+
+
+def parse_urlencoded(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
+    text = _decode(body, content_type.charset)
+    budget = _Budget(limits)
+    data: FieldData = {}
+    for pair in text.split("&"):
+        if not pair:
+            continue
+        raw_name, _, raw_value = pair.partition("=")
+        try:
+            name = unquote_plus(raw_name, encoding=content_type.charset, errors="strict")
+            value = unquote_plus(raw_value, encoding=content_type.charset, errors="strict")
+        except UnicodeDecodeError:
+            raise _malformed() from None
+        budget.name(name)
+        budget.text(_utf8_len(value))
+        _add(data, name, value)
+    return ParsedBody(data=data)
+
+
+def _reject_constant(_: str) -> float:
+    raise ValueError("NaN and Infinity are not JSON")
+
+
+def _measure_json(value: FieldValue, budget: _Budget, nesting: int) -> int:
+    """Checks the limits on one JSON value and returns its depth: objects count, and so
+    do arrays that hold containers; an array of scalars is a repeated name, not a level.
+    `nesting` is how many containers enclose the value; it stops runaway recursion early,
+    since nothing within the depth limit nests more than max_depth + 1 containers."""
+    if isinstance(value, dict):
+        if nesting > budget.limits.max_depth:
+            raise _too_large()
+        deepest = 0
+        for key, item in value.items():
+            budget.name(key)
+            deepest = max(deepest, _measure_json(item, budget, nesting + 1))
+        return 1 + deepest
+    if isinstance(value, list):
+        if nesting > budget.limits.max_depth:
+            raise _too_large()
+        deepest = 0
+        for index, item in enumerate(value):
+            if index:
+                budget.fields += 1  # each further value of a name counts as a field received
+                if budget.fields > budget.limits.max_fields:
+                    raise _too_large()
+            deepest = max(deepest, _measure_json(item, budget, nesting + 1))
+        return 1 + deepest if deepest else 0
+    if isinstance(value, str):
+        budget.text(_utf8_len(value))
+    else:
+        budget.text(len(json.dumps(value)))
+    return 0
+
+
+def parse_json(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
+    text = _decode(body, content_type.charset)
+    try:
+        document = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise _too_large() from None  # nested far past the depth limit
+    except ValueError:
+        raise _malformed() from None
+    if not isinstance(document, dict):
+        raise _malformed()
+    budget = _Budget(limits)
+    if _measure_json(document, budget, 0) > limits.max_depth:
+        raise _too_large()
+    return ParsedBody(data=document)
+
+
+@define
+class _Part:
+    headers: dict[bytes, bytes]
+    name: str = ""
+    is_file: bool = False
+    data: bytearray | None = None
+
+
+class MultipartReader:
+    """Feeds a multipart body through a streaming parser. File parts are noted by name and
+    their bytes discarded (uploads are not accepted); text parts count against the limits,
+    and their bytes against the body limit."""
+
+    def __init__(self, content_type: ContentType, limits: PayloadLimits) -> None:
+        assert content_type.boundary is not None
+        self._charset = content_type.charset
+        self._limits = limits
+        self._budget = _Budget(limits)
+        self._data: FieldData = {}
+        self._files: list[str] = []
+        self._text_bytes = 0
+        self._part = _Part(headers={})
+        self._header_name = b""
+        self._header_value = b""
+        self._ended = False
+        self._error: IntakeError | None = None
+        self._parser = python_multipart.MultipartParser(
+            content_type.boundary,
+            {
+                "on_part_begin": self._on_part_begin,
+                "on_part_data": self._on_part_data,
+                "on_part_end": self._on_part_end,
+                "on_header_field": self._on_header_field,
+                "on_header_value": self._on_header_value,
+                "on_header_end": self._on_header_end,
+                "on_headers_finished": self._on_headers_finished,
+                "on_end": self._on_end,
+            },
+        )
+
+    # The parser's callbacks cannot raise through it cleanly, so they record the first
+    # refusal and the reader raises it after the write returns.
+    def _fail(self, error: IntakeError) -> None:
+        if self._error is None:
+            self._error = error
+
+    def _on_part_begin(self) -> None:
+        self._part = _Part(headers={})
+
+    def _on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._header_name += data[start:end]
+
+    def _on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._header_value += data[start:end]
+
+    def _on_header_end(self) -> None:
+        self._part.headers[self._header_name.lower()] = self._header_value
+        self._header_name = b""
+        self._header_value = b""
+
+    def _on_headers_finished(self) -> None:
+        disposition = self._part.headers.get(b"content-disposition")
+        if disposition is None:
+            self._fail(_malformed())
+            return
+        _, options = parse_options_header(disposition)
+        raw_name = options.get(b"name")
+        if raw_name is None:
+            self._fail(_malformed())
+            return
+        try:
+            self._part.name = raw_name.decode(self._charset)
+            self._budget.name(self._part.name)
+        except UnicodeDecodeError:
+            self._fail(_malformed())
+            return
+        except IntakeError as error:
+            self._fail(error)
+            return
+        if b"filename" in options:
+            self._part.is_file = True
+        else:
+            self._part.data = bytearray()
+
+    def _on_part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._part.data is None:
+            return  # a file part: its bytes are not kept
+        size = end - start
+        self._text_bytes += size
+        if self._text_bytes > self._limits.max_body or len(self._part.data) + size > (
+            self._limits.max_value
+        ):
+            self._fail(_too_large())
+            return
+        self._part.data += data[start:end]
+
+    def _on_part_end(self) -> None:
+        part = self._part
+        if part.is_file:
+            self._files.append(part.name)
+            _add(self._data, part.name, "")
+            return
+        if part.data is None:
+            return
+        charset = self._charset
+        part_type = part.headers.get(b"content-type")
+        if part_type is not None:
+            _, options = parse_options_header(part_type)
+            if b"charset" in options:
+                charset = options[b"charset"].decode("latin-1")
+        try:
+            value = bytes(part.data).decode(charset)
+            self._budget.text(len(part.data))
+        except (UnicodeDecodeError, LookupError):
+            self._fail(_malformed())
+            return
+        except IntakeError as error:
+            self._fail(error)
+            return
+        _add(self._data, part.name, value)
+
+    def _on_end(self) -> None:
+        self._ended = True
+
+    def feed(self, chunk: bytes) -> None:
+        try:
+            self._parser.write(chunk)
+        except FormParserError:
+            self._fail(_malformed())
+        if self._error is not None:
+            raise self._error
+
+    def finish(self) -> ParsedBody:
+        try:
+            self._parser.finalize()
+        except FormParserError:
+            self._fail(_malformed())
+        if self._error is not None:
+            raise self._error
+        if not self._ended:
+            raise _malformed()  # the closing boundary never came
+        return ParsedBody(data=self._data, file_fields=tuple(self._files))
+
+
+def parse_complete(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
+    """Parses a body that is already read whole (the size limit checked by the reader)."""
+    if content_type.kind is ContentKind.URLENCODED:
+        return parse_urlencoded(body, content_type, limits)
+    if content_type.kind is ContentKind.JSON:
+        return parse_json(body, content_type, limits)
+    reader = MultipartReader(content_type, limits)
+    reader.feed(body)
+    return reader.finish()
+
+
+def check_fields(data: FieldData, limits: PayloadLimits) -> ParsedBody:
+    """Applies the limits to fields handed over in-process rather than as a body."""
+    budget = _Budget(limits)
+    deepest = 0
+    for name, value in data.items():
+        budget.name(name)
+        deepest = max(deepest, _measure_json(value, budget, 1))
+    if 1 + deepest > limits.max_depth:
+        raise _too_large()
+    return ParsedBody(data=data)

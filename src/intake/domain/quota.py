@@ -1,0 +1,36 @@
+"""Monthly quota ceilings (spec part 8, decisions.md "Quota")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from attrs import frozen
+
+from intake.domain.model import Plan, Workspace
+
+
+@frozen
+class PlanTerms:
+    monthly_limit: int
+    overage: bool
+
+
+DEFAULT_PLANS: Mapping[Plan, PlanTerms] = {
+    Plan.FREE: PlanTerms(monthly_limit=50, overage=False),
+    Plan.STARTER: PlanTerms(monthly_limit=1_000, overage=True),
+    Plan.BUSINESS: PlanTerms(monthly_limit=10_000, overage=True),
+}
+
+
+def ceiling(workspace: Workspace, plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS) -> int:
+    """The most accepted submissions the workspace may have in one calendar month."""
+    terms = plans[workspace.plan]
+    limit = workspace.monthly_limit if workspace.monthly_limit is not None else terms.monthly_limit
+    return limit * 2 if terms.overage else limit
+
+
+def period(moment: datetime) -> str:
+    """The quota period a moment falls in: its calendar month in UTC, as `YYYY-MM`."""
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-{utc.month:02d}"

@@ -1,0 +1,68 @@
+"""Rate-limit rules (spec part 8, decisions.md "Rate limits"): exact sliding windows."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from attrs import frozen
+
+
+@frozen
+class RateRule:
+    limit: int
+    window_seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> RateRule:
+        """`requests/seconds`, as the configuration spells it: `5/30`."""
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+        if match is None or int(match.group(1)) < 1 or int(match.group(2)) < 1:
+            raise ValueError(f"a rate limit is 'requests/seconds', not {text!r}")
+        return cls(limit=int(match.group(1)), window_seconds=int(match.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.limit}/{self.window_seconds}"
+
+
+@frozen
+class RateLimits:
+    public_burst: RateRule = RateRule(5, 30)
+    public_sustained: RateRule = RateRule(30, 600)
+    public_form: RateRule = RateRule(600, 600)
+    server_burst: RateRule = RateRule(50, 30)
+    server_sustained: RateRule = RateRule(600, 600)
+
+
+@frozen
+class Window:
+    """One counter to hit: the key names the scope (`who` and `where`) and the rule."""
+
+    key: str
+    rule: RateRule
+
+
+@frozen
+class RateDecision:
+    allowed: bool
+    retry_after: int = 0  # whole seconds until a request would be admitted, when refused
+
+
+def public_windows(limits: RateLimits, form_id: str, client_ip: str) -> tuple[Window, ...]:
+    return (
+        Window(f"pub:b:{{{form_id}}}:{client_ip}", limits.public_burst),
+        Window(f"pub:s:{{{form_id}}}:{client_ip}", limits.public_sustained),
+        Window(f"pub:f:{{{form_id}}}", limits.public_form),
+    )
+
+
+def server_windows(limits: RateLimits, form_id: str, key_id: str) -> tuple[Window, ...]:
+    return (
+        Window(f"srv:b:{{{form_id}}}:{key_id}", limits.server_burst),
+        Window(f"srv:s:{{{form_id}}}:{key_id}", limits.server_sustained),
+    )
+
+
+def retry_after(oldest: float, window_seconds: int, now: float) -> int:
+    """A full window admits again once its oldest hit leaves it; at least one second."""
+    return max(1, math.ceil(oldest + window_seconds - now))

@@ -1,0 +1,130 @@
+"""Content scoring: cheap heuristics that add up points; at or over the form's threshold
+the submission is kept as spam for review. The score is never shown to the sender.
+
+The heuristics and their weights are documented in docs/scoring.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from attrs import frozen
+
+from intake.domain.model import FieldData, FieldValue
+
+LINK_POINTS_FIRST = 0.5
+LINK_POINTS_EACH_MORE = 1.5
+MARKUP_LINK_POINTS = 3.0
+PHRASE_POINTS = 2.0
+GIBBERISH_POINTS = 1.5
+GIBBERISH_MAX = 3.0
+SHOUTING_POINTS = 1.5
+REPEATED_POINTS = 2.0
+
+SPAM_PHRASES: tuple[str, ...] = (
+    "viagra",
+    "cialis",
+    "casino",
+    "payday loan",
+    "crypto investment",
+    "bitcoin investment",
+    "binary options",
+    "forex signals",
+    "seo services",
+    "rank your website",
+    "first page of google",
+    "backlinks",
+    "guest post",
+    "make money fast",
+    "work from home",
+    "earn money online",
+    "100% free",
+    "risk free",
+    "click here",
+    "buy now",
+    "limited time offer",
+    "act now",
+    "hot singles",
+    "adult dating",
+    "weight loss",
+    "wire transfer",
+    "lottery winner",
+    "you have won",
+    "increase your sales",
+    "web traffic",
+)
+
+_LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+_MARKUP_LINK = re.compile(r"\[url[=\]]|<a\s+href", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{12,}")
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6,}", re.IGNORECASE)
+_VOWELS = frozenset("aeiouyAEIOUY")
+_PHRASES = re.compile("|".join(re.escape(p) for p in SPAM_PHRASES), re.IGNORECASE)
+
+
+@frozen
+class Score:
+    points: float
+    reasons: tuple[str, ...]
+
+    def is_spam(self, threshold: float) -> bool:
+        return self.points >= threshold
+
+
+def _texts(value: FieldValue) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+
+
+def _is_gibberish(word: str) -> bool:
+    if not word.isascii():
+        return False  # the vowel heuristic only knows Latin script
+    vowels = sum(1 for ch in word if ch in _VOWELS)
+    return vowels / len(word) < 0.2 or _CONSONANT_RUN.search(word) is not None
+
+
+def score(data: FieldData, subject: str | None = None) -> Score:
+    texts = [t for value in data.values() for t in _texts(value)]
+    if subject:
+        texts.append(subject)
+    points = 0.0
+    reasons: list[str] = []
+    joined = "\n".join(texts)
+
+    links = len(_LINK.findall(joined))
+    if links:
+        points += LINK_POINTS_FIRST + LINK_POINTS_EACH_MORE * (links - 1)
+        reasons.append(f"links:{links}")
+    if _MARKUP_LINK.search(joined):
+        points += MARKUP_LINK_POINTS
+        reasons.append("markup-link")
+
+    phrases = {m.group(0).lower() for m in _PHRASES.finditer(joined)}
+    if phrases:
+        points += PHRASE_POINTS * len(phrases)
+        reasons.append(f"phrases:{len(phrases)}")
+
+    gibberish = sum(1 for word in _WORD.findall(joined) if _is_gibberish(word))
+    if gibberish:
+        points += min(GIBBERISH_MAX, GIBBERISH_POINTS * gibberish)
+        reasons.append(f"gibberish:{gibberish}")
+
+    letters = [ch for ch in joined if ch.isalpha()]
+    if len(letters) >= 20 and sum(ch.isupper() for ch in letters) / len(letters) > 0.7:
+        points += SHOUTING_POINTS
+        reasons.append("shouting")
+
+    repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
+    if repeated and repeated.most_common(1)[0][1] >= 3:
+        points += REPEATED_POINTS
+        reasons.append("repeated-values")
+
+    return Score(points=points, reasons=tuple(reasons))

@@ -1,0 +1,131 @@
+"""Field validation: the form's own rules plus the default rule on email addresses."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
+
+from email_validator import EmailNotValidError, validate_email
+
+from intake.domain.controls import REPLY_TO
+from intake.domain.model import FieldData, FieldRule, FieldValue, RuleKind
+
+MESSAGES: Mapping[RuleKind, str] = {
+    RuleKind.REQUIRED: "This field is required.",
+    RuleKind.EMAIL: "Please enter a valid email address.",
+    RuleKind.URL: "Please enter a valid URL.",
+    RuleKind.NUMBER: "Please enter a number.",
+    RuleKind.MAX_LENGTH: "Please use at most {limit} characters.",
+}
+FILE_NOT_ACCEPTED = "File uploads are not accepted."
+DEFAULT_EMAIL_FIELD = "email"
+
+
+def is_email(value: str) -> bool:
+    try:
+        validate_email(value, check_deliverability=False)
+    except EmailNotValidError:
+        return False
+    return True
+
+
+def is_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def is_number(value: FieldValue) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return math.isfinite(value)
+    if not isinstance(value, str):
+        return False
+    try:
+        return math.isfinite(float(value.strip()))
+    except ValueError:
+        return False
+
+
+def _values(value: FieldValue) -> list[FieldValue]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _is_blank(value: FieldValue) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | dict):
+        return not value or all(_is_blank(item) for item in _values(value))
+    return False
+
+
+def _check(rule: FieldRule, value: FieldValue) -> str | None:
+    """The message for a rule that one present, non-blank value breaks, else None."""
+    for item in _values(value):
+        if _is_blank(item):
+            continue
+        if rule.kind is RuleKind.EMAIL and not (isinstance(item, str) and is_email(item)):
+            return MESSAGES[rule.kind]
+        if rule.kind is RuleKind.URL and not (isinstance(item, str) and is_url(item)):
+            return MESSAGES[rule.kind]
+        if rule.kind is RuleKind.NUMBER and not is_number(item):
+            return MESSAGES[rule.kind]
+        if (
+            rule.kind is RuleKind.MAX_LENGTH
+            and rule.limit is not None
+            and isinstance(item, str)
+            and len(item) > rule.limit
+        ):
+            return MESSAGES[rule.kind].format(limit=rule.limit)
+    return None
+
+
+def validate(
+    data: FieldData,
+    rules: Iterable[FieldRule],
+    *,
+    reply_to: str | None,
+    file_fields: Iterable[str] = (),
+) -> dict[str, str]:
+    """Maps each invalid field to one message; empty when everything holds."""
+    errors: dict[str, str] = {}
+    for name in file_fields:
+        errors[name] = FILE_NOT_ACCEPTED
+    for rule in rules:
+        if rule.field in errors:
+            continue
+        value = data.get(rule.field)
+        if rule.kind is RuleKind.REQUIRED:
+            if _is_blank(value):
+                errors[rule.field] = MESSAGES[RuleKind.REQUIRED]
+            continue
+        if value is None:
+            continue
+        message = _check(rule, value)
+        if message is not None:
+            errors[rule.field] = message
+    # The default rule: an address a reply will be sent to must be one.
+    email = data.get(DEFAULT_EMAIL_FIELD)
+    if DEFAULT_EMAIL_FIELD not in errors and email is not None:
+        message = _check(FieldRule(DEFAULT_EMAIL_FIELD, RuleKind.EMAIL), email)
+        if message is not None:
+            errors[DEFAULT_EMAIL_FIELD] = message
+    if reply_to is not None and not is_email(reply_to):
+        errors[REPLY_TO] = MESSAGES[RuleKind.EMAIL]
+    return errors
+
+
+def reply_address(data: FieldData, reply_to: str | None) -> str | None:
+    """`_replyto` when given, else a data field `email` when it holds one address."""
+    if reply_to:
+        return reply_to.strip()
+    email = data.get(DEFAULT_EMAIL_FIELD)
+    if isinstance(email, str) and email.strip():
+        return email.strip()
+    return None

@@ -1,0 +1,1 @@
+"""The ports: what the service needs from the outside world, as typing.Protocol."""

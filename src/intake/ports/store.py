@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from typing import Protocol
+
+from intake.ports.api_keys import ApiKeyRepository
+from intake.ports.forms import FormRepository
+from intake.ports.submissions import SubmissionRepository
+from intake.ports.workspaces import WorkspaceRepository
+
+
+class Store(Protocol):
+    """One storage backend: every repository over the same database."""
+
+    @property
+    def workspaces(self) -> WorkspaceRepository: ...
+
+    @property
+    def forms(self) -> FormRepository: ...
+
+    @property
+    def api_keys(self) -> ApiKeyRepository: ...
+
+    @property
+    def submissions(self) -> SubmissionRepository: ...
+
+    async def migrate(self) -> list[str]:
+        """Applies pending migrations; returns the names applied (none when current)."""
+        ...
+
+    async def ping(self) -> None:
+        """Raises StorageUnavailable when the store cannot serve."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""The service layer: use cases that drive the domain through the ports."""

@@ -1,0 +1,294 @@
+"""The processing order of a submission (spec part 4.3), top to bottom, in one place."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+
+from attrs import field, frozen
+
+from intake.domain import ids, validation
+from intake.domain.controls import Controls, split_controls
+from intake.domain.errors import ErrorCode, IntakeError, Rejection, StorageUnavailable
+from intake.domain.idempotency import (
+    RETENTION,
+    IdempotencyRecord,
+    Route,
+    fingerprint,
+    is_valid_key,
+    scope,
+)
+from intake.domain.limits import PayloadLimits
+from intake.domain.model import (
+    ApiKey,
+    FieldData,
+    FormMode,
+    OutboxEvent,
+    Plan,
+    Submission,
+    SubmissionStatus,
+)
+from intake.domain.origins import origin_allowed
+from intake.domain.payload import ParsedBody, check_fields
+from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
+from intake.domain.ratelimit import RateLimits, public_windows, server_windows
+from intake.domain.scoring import score
+from intake.domain.steps import Step
+from intake.ports.challenge import ChallengeVerdict, ChallengeVerifier
+from intake.ports.clock import Clock
+from intake.ports.forms import FormContext
+from intake.ports.ids import IdSource
+from intake.ports.rate_limiter import RateLimiter
+from intake.ports.store import Store
+from intake.ports.submissions import (
+    CommitPlan,
+    Committed,
+    IdempotencyTaken,
+    QuotaCharge,
+    QuotaReached,
+)
+from intake.service.body import check_declared, read_body
+from intake.service.messages import (
+    Accepted,
+    FieldsBody,
+    Outcome,
+    PublicTarget,
+    Refused,
+    SubmitRequest,
+)
+
+log = logging.getLogger("intake.pipeline")
+
+# A transient storage failure: the client may retry at once, but not in a tight loop.
+STORAGE_RETRY_AFTER = 1
+
+
+@frozen
+class PipelineSettings:
+    limits: PayloadLimits = field(factory=PayloadLimits)
+    rate_limits: RateLimits = field(factory=RateLimits)
+    plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS
+
+
+class _Step:
+    """Which step the request is in, so that a refusal names it."""
+
+    __slots__ = ("current",)
+
+    def __init__(self) -> None:
+        self.current = Step.RESOLVE_FORM
+
+
+class SubmissionPipeline:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        rate_limiter: RateLimiter,
+        challenge: ChallengeVerifier,
+        clock: Clock,
+        id_source: IdSource,
+        settings: PipelineSettings | None = None,
+    ) -> None:
+        self._store = store
+        self._rate_limiter = rate_limiter
+        self._challenge = challenge
+        self._clock = clock
+        self._ids = id_source
+        self._settings = settings or PipelineSettings()
+
+    async def submit(self, request: SubmitRequest) -> Outcome:
+        at = _Step()
+        context: FormContext | None = None
+        try:
+            context, key = await self._resolve(request)
+            return await self._process(request, context, key, at)
+        except IntakeError as error:
+            return Refused(error.rejection, at.current, context.form if context else None)
+        except StorageUnavailable:
+            log.warning("storage unavailable at step %s", at.current.name)
+            rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=STORAGE_RETRY_AFTER)
+            return Refused(rejection, at.current, context.form if context else None)
+
+    # Step 1: resolve the form (and, on the server route, the key that may reach it).
+    async def _resolve(self, request: SubmitRequest) -> tuple[FormContext, ApiKey | None]:
+        target = request.target
+        if isinstance(target, PublicTarget):
+            context = await self._store.forms.resolve_public_key(target.public_form_key)
+            if context is None:
+                raise IntakeError.of(ErrorCode.FORM_NOT_FOUND)
+            if context.form.mode is FormMode.PROTECTED:
+                raise IntakeError.of(ErrorCode.UNAUTHORIZED)
+            return context, None
+        key = await self._authenticate(target.authorization)
+        context = await self._store.forms.resolve_id(target.form_id)
+        if context is None or context.form.workspace_id != key.workspace_id:
+            raise IntakeError.of(ErrorCode.FORM_NOT_FOUND)
+        return context, key
+
+    async def _authenticate(self, authorization: str | None) -> ApiKey:
+        scheme, _, secret = (authorization or "").strip().partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "bearer" or not ids.is_well_formed_api_key(secret):
+            raise IntakeError.of(ErrorCode.UNAUTHORIZED)
+        digest = ids.hash_secret(secret)
+        key = await self._store.api_keys.find_by_hash(digest)
+        if key is None or not ids.same_hash(key.key_hash, digest) or key.revoked:
+            raise IntakeError.of(ErrorCode.UNAUTHORIZED)
+        return key
+
+    async def _process(
+        self, request: SubmitRequest, context: FormContext, key: ApiKey | None, at: _Step
+    ) -> Outcome:
+        form, workspace = context.form, context.workspace
+        public = key is None
+        route = Route.PUBLIC if public else Route.SERVER
+        now = self._clock.now()
+
+        at.current = Step.CHECK_ENABLED
+        if not form.enabled or not workspace.active:
+            raise IntakeError.of(ErrorCode.FORM_DISABLED)
+
+        at.current = Step.RATE_LIMIT
+        limits = self._settings.rate_limits
+        windows = (
+            public_windows(limits, form.form_id, request.client_ip)
+            if key is None
+            else server_windows(limits, form.form_id, key.key_id)
+        )
+        decision = await self._rate_limiter.hit(windows, now.timestamp())
+        if not decision.allowed:
+            raise IntakeError.of(ErrorCode.RATE_LIMITED, retry_after=decision.retry_after)
+
+        at.current = Step.ORIGIN_POLICY
+        if (
+            public
+            and form.origin_list_on
+            and not origin_allowed(request.origin, form.allowed_origins)
+        ):
+            raise IntakeError.of(ErrorCode.ORIGIN_NOT_ALLOWED)
+
+        at.current = Step.CONTENT_TYPE_AND_SIZE
+        parsed = await self._read(request, at)
+
+        at.current = Step.PARSE
+        idempotency_key = request.idempotency_key
+        if idempotency_key is not None and not is_valid_key(idempotency_key):
+            raise IntakeError.of(ErrorCode.MALFORMED_REQUEST)
+        data, controls = split_controls(parsed.data)
+        print_ = fingerprint(parsed.data)
+        key_scope = scope(route, form.form_id)
+        if idempotency_key is not None:
+            earlier = await self._store.submissions.find_idempotency(
+                key_scope, idempotency_key, now - RETENTION
+            )
+            if earlier is not None:
+                return self._replay(earlier, print_, context, controls)
+
+        at.current = Step.HONEYPOT
+        if controls.honeypot_filled:
+            # Indistinguishable from a success, and nothing is kept.
+            return Accepted(self._new_submission_id(now), form, next_url=controls.next_url)
+
+        at.current = Step.CHALLENGE
+        status = SubmissionStatus.ACCEPTED
+        token = controls.challenge_token or request.challenge_token
+        if public and form.challenge is not None:
+            if not token:
+                raise IntakeError.of(ErrorCode.CHALLENGE_FAILED)
+            verdict = await self._challenge.verify(form.challenge, token, request.client_ip)
+            if verdict is ChallengeVerdict.REJECTED:
+                raise IntakeError.of(ErrorCode.CHALLENGE_FAILED)
+            if verdict is ChallengeVerdict.UNAVAILABLE:
+                status = SubmissionStatus.UNVERIFIED
+
+        at.current = Step.VALIDATE
+        errors = validation.validate(
+            data, form.rules, reply_to=controls.reply_to, file_fields=parsed.file_fields
+        )
+        if errors:
+            raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=errors)
+
+        at.current = Step.SCORE
+        spam = score(data, controls.subject)
+        if status is SubmissionStatus.ACCEPTED and spam.is_spam(form.spam_threshold):
+            status = SubmissionStatus.SPAM
+
+        at.current = Step.QUOTA
+        submission = Submission(
+            submission_id=self._new_submission_id(now),
+            form_id=form.form_id,
+            workspace_id=form.workspace_id,
+            status=status,
+            data=data,
+            created_at=now,
+            subject=controls.subject,
+            reply_to=validation.reply_address(data, controls.reply_to),
+            spam_score=spam.points,
+            client_ip=request.client_ip,
+        )
+        plan = CommitPlan(
+            submission=submission,
+            event=OutboxEvent.for_submission(self._new_event_id(now), submission),
+            idempotency=(
+                IdempotencyRecord(key_scope, idempotency_key, print_, submission.submission_id, now)
+                if idempotency_key is not None
+                else None
+            ),
+            quota=(
+                QuotaCharge(
+                    workspace.workspace_id,
+                    period(now),
+                    ceiling(workspace, self._settings.plans),
+                )
+                if status.uses_quota
+                else None
+            ),
+        )
+        # Steps 11 and 12 are one transaction, so that N concurrent submissions against
+        # R remaining commit exactly min(N, R); the quota refusal comes from the commit.
+        result = await self._store.submissions.commit(plan)
+        if isinstance(result, QuotaReached):
+            raise IntakeError.of(ErrorCode.QUOTA_EXCEEDED)
+        at.current = Step.COMMIT
+        if isinstance(result, IdempotencyTaken):
+            return self._replay(result.existing, print_, context, controls)
+        assert isinstance(result, Committed)
+        return Accepted(submission.submission_id, form, next_url=controls.next_url)
+
+    async def _read(self, request: SubmitRequest, at: _Step) -> ParsedBody:
+        body = request.body
+        if isinstance(body, FieldsBody):
+            at.current = Step.PARSE
+            return check_fields(_copy(body.fields), self._settings.limits)
+        content_type = check_declared(body, self._settings.limits)
+        at.current = Step.PARSE
+        return await read_body(body, content_type, self._settings.limits)
+
+    def _replay(
+        self,
+        earlier: IdempotencyRecord,
+        print_: str,
+        context: FormContext,
+        controls: Controls,
+    ) -> Accepted:
+        if earlier.fingerprint != print_:
+            raise IntakeError.of(ErrorCode.IDEMPOTENCY_CONFLICT)
+        return Accepted(
+            earlier.submission_id, context.form, replayed=True, next_url=controls.next_url
+        )
+
+    def _new_submission_id(self, now: datetime) -> str:
+        return ids.submission_id(
+            int(now.timestamp() * 1000), self._ids.random_bytes(ids.SUBMISSION_RANDOM_BYTES)
+        )
+
+    def _new_event_id(self, now: datetime) -> str:
+        return ids.time_sorted_id(
+            "evt", int(now.timestamp() * 1000), self._ids.random_bytes(ids.ID_RANDOM_BYTES)
+        )
+
+
+def _copy(fields: FieldData) -> FieldData:
+    return dict(fields)
