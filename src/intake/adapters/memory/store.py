@@ -46,7 +46,9 @@ class InMemoryWorkspaces:
         return self._t.workspaces.get(workspace_id)
 
     async def update(self, workspace: Workspace) -> None:
-        self._t.workspaces[workspace.workspace_id] = workspace
+        # As an SQL UPDATE: an unknown id changes nothing (it is not an insert).
+        if workspace.workspace_id in self._t.workspaces:
+            self._t.workspaces[workspace.workspace_id] = workspace
 
     async def list(self) -> list[Workspace]:
         return sorted(self._t.workspaces.values(), key=lambda w: w.workspace_id)
@@ -68,7 +70,9 @@ class InMemoryForms:
 
     async def update(self, form: Form) -> None:
         old = self._t.forms.get(form.form_id)
-        if old is not None and old.public_form_key != form.public_form_key:
+        if old is None:
+            return  # as an SQL UPDATE: an unknown id changes nothing
+        if old.public_form_key != form.public_form_key:
             del self._t.form_by_key[old.public_form_key]
         self._t.forms[form.form_id] = form
         self._t.form_by_key[form.public_form_key] = form.form_id

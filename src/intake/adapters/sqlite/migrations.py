@@ -1,0 +1,165 @@
+"""The schema, as numbered migrations applied in order, each in its own transaction.
+A migration, once released, is never edited: a change is a new migration."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+from attrs import frozen
+
+from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.mapping import time_text
+
+
+@frozen
+class Migration:
+    version: int
+    name: str
+    # One statement each: executescript() would commit on its own, outside our transaction.
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "0001_initial",
+        (
+            """
+            CREATE TABLE workspaces (
+                workspace_id  TEXT PRIMARY KEY,
+                name          TEXT NOT NULL,
+                plan          TEXT NOT NULL,
+                monthly_limit INTEGER,
+                active        INTEGER NOT NULL CHECK (active IN (0, 1)),
+                created_at    TEXT
+            )
+            """,
+            """
+            CREATE TABLE monthly_usage (
+                workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+                period       TEXT NOT NULL,  -- YYYY-MM, UTC
+                count        INTEGER NOT NULL CHECK (count >= 0),
+                PRIMARY KEY (workspace_id, period)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE forms (
+                form_id            TEXT PRIMARY KEY,
+                workspace_id       TEXT NOT NULL REFERENCES workspaces (workspace_id),
+                public_form_key    TEXT NOT NULL,
+                name               TEXT NOT NULL,
+                mode               TEXT NOT NULL,
+                enabled            INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+                allowed_origins    TEXT NOT NULL,  -- JSON array of origins
+                rules              TEXT NOT NULL,  -- JSON array of {field, kind, limit}
+                spam_threshold     REAL NOT NULL,
+                challenge_provider TEXT,
+                challenge_secret   TEXT,
+                redirect_url       TEXT,
+                created_at         TEXT,
+                CHECK ((challenge_provider IS NULL) = (challenge_secret IS NULL))
+            )
+            """,
+            # Every public submission starts with this lookup.
+            "CREATE UNIQUE INDEX forms_public_form_key ON forms (public_form_key)",
+            "CREATE INDEX forms_workspace ON forms (workspace_id, form_id)",
+            """
+            CREATE TABLE api_keys (
+                key_id       TEXT PRIMARY KEY,
+                workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+                key_hash     BLOB NOT NULL UNIQUE,
+                prefix       TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                revoked_at   TEXT
+            )
+            """,
+            "CREATE INDEX api_keys_workspace ON api_keys (workspace_id, created_at, key_id)",
+            """
+            CREATE TABLE submissions (
+                submission_id TEXT PRIMARY KEY,  -- time-sortable: the listing order
+                form_id       TEXT NOT NULL REFERENCES forms (form_id),
+                workspace_id  TEXT NOT NULL REFERENCES workspaces (workspace_id),
+                status        TEXT NOT NULL,
+                data          TEXT NOT NULL,  -- JSON object
+                subject       TEXT,
+                reply_to      TEXT,
+                spam_score    REAL NOT NULL,
+                client_ip     TEXT,
+                created_at    TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX submissions_form ON submissions (form_id, submission_id)",
+            """
+            CREATE INDEX submissions_form_status
+                ON submissions (form_id, status, submission_id)
+            """,
+            # No foreign keys: the event log outlives whatever it tells about.
+            """
+            CREATE TABLE outbox (
+                event_id        TEXT PRIMARY KEY,
+                event_type      TEXT NOT NULL,
+                submission_id   TEXT NOT NULL,
+                form_id         TEXT NOT NULL,
+                workspace_id    TEXT NOT NULL,
+                payload         TEXT NOT NULL,  -- JSON object
+                created_at      TEXT NOT NULL,
+                published_at    TEXT,
+                attempts        INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at TEXT NOT NULL,
+                last_error      TEXT,
+                dead_at         TEXT
+            )
+            """,
+            # The relay's query: what is due and neither delivered nor given up on.
+            """
+            CREATE INDEX outbox_unpublished ON outbox (next_attempt_at, event_id)
+                WHERE published_at IS NULL AND dead_at IS NULL
+            """,
+            """
+            CREATE TABLE idempotency (
+                scope         TEXT NOT NULL,
+                key           TEXT NOT NULL,
+                fingerprint   TEXT NOT NULL,
+                submission_id TEXT NOT NULL,
+                created_at    TEXT NOT NULL,
+                PRIMARY KEY (scope, key)
+            ) WITHOUT ROWID
+            """,
+            # For purging expired keys.
+            "CREATE INDEX idempotency_created ON idempotency (created_at)",
+        ),
+    ),
+)
+
+_CREATE_LEDGER = """
+    CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+    )
+"""
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Applies the pending migrations; returns their names. Each one checks the ledger
+    under the write lock, so two processes starting at once apply it once."""
+    with transaction(conn):
+        conn.execute(_CREATE_LEDGER)
+    applied: list[str] = []
+    for migration in MIGRATIONS:
+        with transaction(conn) as tx:
+            done = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+            ).fetchone()
+            if done is not None:
+                tx.discard()
+                continue
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time_text(datetime.now(UTC))),
+            )
+        applied.append(migration.name)
+    return applied

@@ -1,0 +1,415 @@
+"""The repositories over one SQLite connection. Each method sends one function to the
+worker thread; the function holds all the SQL of the operation."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.worker import Worker
+from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
+from intake.ports.forms import FormContext
+from intake.ports.submissions import (
+    CommitPlan,
+    CommitResult,
+    Committed,
+    IdempotencyTaken,
+    OutboxRow,
+    QuotaCharge,
+    QuotaReached,
+)
+
+# The SQL is written out in full, with named parameters matching `mapping`'s params.
+
+# Workspaces
+
+_INSERT_WORKSPACE = """
+    INSERT INTO workspaces (workspace_id, name, plan, monthly_limit, active, created_at)
+    VALUES (:workspace_id, :name, :plan, :monthly_limit, :active, :created_at)
+"""
+_UPDATE_WORKSPACE = """
+    UPDATE workspaces
+    SET name = :name, plan = :plan, monthly_limit = :monthly_limit, active = :active,
+        created_at = :created_at
+    WHERE workspace_id = :workspace_id
+"""
+_GET_WORKSPACE = """
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at
+    FROM workspaces WHERE workspace_id = ?
+"""
+_LIST_WORKSPACES = """
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at
+    FROM workspaces ORDER BY workspace_id
+"""
+_USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
+
+
+def _add_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
+    conn.execute(_INSERT_WORKSPACE, m.workspace_params(workspace))
+
+
+def _get_workspace(conn: sqlite3.Connection, workspace_id: str) -> Workspace | None:
+    row = conn.execute(_GET_WORKSPACE, (workspace_id,)).fetchone()
+    return None if row is None else m.workspace_from_row(row)
+
+
+def _update_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
+    conn.execute(_UPDATE_WORKSPACE, m.workspace_params(workspace))
+
+
+def _list_workspaces(conn: sqlite3.Connection) -> list[Workspace]:
+    return [m.workspace_from_row(row) for row in conn.execute(_LIST_WORKSPACES)]
+
+
+def _usage(conn: sqlite3.Connection, workspace_id: str, period: str) -> int:
+    row = conn.execute(_USAGE, (workspace_id, period)).fetchone()
+    return 0 if row is None else int(row["count"])
+
+
+class SqliteWorkspaces:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    async def add(self, workspace: Workspace) -> None:
+        await self._worker.run(_add_workspace, workspace)
+
+    async def get(self, workspace_id: str) -> Workspace | None:
+        return await self._worker.run(_get_workspace, workspace_id)
+
+    async def update(self, workspace: Workspace) -> None:
+        await self._worker.run(_update_workspace, workspace)
+
+    async def list(self) -> list[Workspace]:
+        return await self._worker.run(_list_workspaces)
+
+    async def usage(self, workspace_id: str, period: str) -> int:
+        return await self._worker.run(_usage, workspace_id, period)
+
+
+# Forms
+
+_INSERT_FORM = """
+    INSERT INTO forms (
+        form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+    ) VALUES (
+        :form_id, :workspace_id, :public_form_key, :name, :mode, :enabled, :allowed_origins,
+        :rules, :spam_threshold, :challenge_provider, :challenge_secret, :redirect_url,
+        :created_at
+    )
+"""
+_UPDATE_FORM = """
+    UPDATE forms
+    SET workspace_id = :workspace_id, public_form_key = :public_form_key, name = :name,
+        mode = :mode, enabled = :enabled, allowed_origins = :allowed_origins, rules = :rules,
+        spam_threshold = :spam_threshold, challenge_provider = :challenge_provider,
+        challenge_secret = :challenge_secret, redirect_url = :redirect_url,
+        created_at = :created_at
+    WHERE form_id = :form_id
+"""
+_SELECT_FORM = """
+    SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+    FROM forms
+"""
+_GET_FORM = _SELECT_FORM + " WHERE form_id = ?"
+_LIST_FORMS = _SELECT_FORM + " ORDER BY form_id"
+_LIST_WORKSPACE_FORMS = _SELECT_FORM + " WHERE workspace_id = ? ORDER BY form_id"
+# The form and its workspace in one statement; the workspace's columns are aliased `w_*`.
+_SELECT_CONTEXT = """
+    SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
+        f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
+        f.challenge_secret, f.redirect_url, f.created_at,
+        w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
+        w.monthly_limit AS w_monthly_limit, w.active AS w_active,
+        w.created_at AS w_created_at
+    FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+"""
+_RESOLVE_PUBLIC_KEY = _SELECT_CONTEXT + " WHERE f.public_form_key = ?"
+_RESOLVE_ID = _SELECT_CONTEXT + " WHERE f.form_id = ?"
+
+
+def _add_form(conn: sqlite3.Connection, form: Form) -> None:
+    conn.execute(_INSERT_FORM, m.form_params(form))
+
+
+def _get_form(conn: sqlite3.Connection, form_id: str) -> Form | None:
+    row = conn.execute(_GET_FORM, (form_id,)).fetchone()
+    return None if row is None else m.form_from_row(row)
+
+
+def _update_form(conn: sqlite3.Connection, form: Form) -> None:
+    # The key is a column of the row, not a second index to keep: a rotated key is gone.
+    conn.execute(_UPDATE_FORM, m.form_params(form))
+
+
+def _list_forms(conn: sqlite3.Connection, workspace_id: str | None) -> list[Form]:
+    rows = (
+        conn.execute(_LIST_FORMS)
+        if workspace_id is None
+        else conn.execute(_LIST_WORKSPACE_FORMS, (workspace_id,))
+    )
+    return [m.form_from_row(row) for row in rows]
+
+
+def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | None:
+    row = conn.execute(query, (value,)).fetchone()
+    if row is None:
+        return None
+    return FormContext(m.form_from_row(row), m.workspace_from_row(row, prefix="w_"))
+
+
+class SqliteForms:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    async def add(self, form: Form) -> None:
+        await self._worker.run(_add_form, form)
+
+    async def get(self, form_id: str) -> Form | None:
+        return await self._worker.run(_get_form, form_id)
+
+    async def update(self, form: Form) -> None:
+        await self._worker.run(_update_form, form)
+
+    async def list(self, workspace_id: str | None = None) -> list[Form]:
+        return await self._worker.run(_list_forms, workspace_id)
+
+    async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
+        return await self._worker.run(_resolve, _RESOLVE_PUBLIC_KEY, public_form_key)
+
+    async def resolve_id(self, form_id: str) -> FormContext | None:
+        return await self._worker.run(_resolve, _RESOLVE_ID, form_id)
+
+
+# API keys
+
+_INSERT_API_KEY = """
+    INSERT INTO api_keys (key_id, workspace_id, key_hash, prefix, created_at, revoked_at)
+    VALUES (:key_id, :workspace_id, :key_hash, :prefix, :created_at, :revoked_at)
+"""
+_SELECT_API_KEY = """
+    SELECT key_id, workspace_id, key_hash, prefix, created_at, revoked_at FROM api_keys
+"""
+_FIND_API_KEY = _SELECT_API_KEY + " WHERE key_hash = ?"
+_GET_API_KEY = _SELECT_API_KEY + " WHERE key_id = ?"
+_LIST_API_KEYS = _SELECT_API_KEY + " WHERE workspace_id = ? ORDER BY created_at, key_id"
+# COALESCE keeps the first revocation time when a key is revoked again.
+_REVOKE_API_KEY = "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ?"
+
+
+def _add_api_key(conn: sqlite3.Connection, key: ApiKey) -> None:
+    conn.execute(_INSERT_API_KEY, m.api_key_params(key))
+
+
+def _find_api_key(conn: sqlite3.Connection, key_hash: bytes) -> ApiKey | None:
+    row = conn.execute(_FIND_API_KEY, (key_hash,)).fetchone()
+    return None if row is None else m.api_key_from_row(row)
+
+
+def _get_api_key(conn: sqlite3.Connection, key_id: str) -> ApiKey | None:
+    row = conn.execute(_GET_API_KEY, (key_id,)).fetchone()
+    return None if row is None else m.api_key_from_row(row)
+
+
+def _revoke_api_key(conn: sqlite3.Connection, key_id: str, when: datetime) -> bool:
+    return conn.execute(_REVOKE_API_KEY, (m.time_text(when), key_id)).rowcount > 0
+
+
+def _list_api_keys(conn: sqlite3.Connection, workspace_id: str) -> list[ApiKey]:
+    return [m.api_key_from_row(row) for row in conn.execute(_LIST_API_KEYS, (workspace_id,))]
+
+
+class SqliteApiKeys:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    async def add(self, key: ApiKey) -> None:
+        await self._worker.run(_add_api_key, key)
+
+    async def find_by_hash(self, key_hash: bytes) -> ApiKey | None:
+        return await self._worker.run(_find_api_key, key_hash)
+
+    async def get(self, key_id: str) -> ApiKey | None:
+        return await self._worker.run(_get_api_key, key_id)
+
+    async def revoke(self, key_id: str, when: datetime) -> bool:
+        return await self._worker.run(_revoke_api_key, key_id, when)
+
+    async def list(self, workspace_id: str) -> list[ApiKey]:
+        return await self._worker.run(_list_api_keys, workspace_id)
+
+
+# Submissions, the outbox and idempotency records
+
+_INSERT_SUBMISSION = """
+    INSERT INTO submissions (
+        submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
+        client_ip, created_at
+    ) VALUES (
+        :submission_id, :form_id, :workspace_id, :status, :data, :subject, :reply_to,
+        :spam_score, :client_ip, :created_at
+    )
+"""
+_SELECT_SUBMISSION = """
+    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
+        client_ip, created_at
+    FROM submissions
+"""
+_GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = ?"
+# Keyset pagination: each batch starts after the last id of the one before, an index seek.
+_PAGE = (
+    _SELECT_SUBMISSION + " WHERE form_id = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
+)
+_PAGE_WITH_STATUS = (
+    _SELECT_SUBMISSION
+    + " WHERE form_id = ? AND status = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
+)
+_INSERT_EVENT = """
+    INSERT INTO outbox (
+        event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        next_attempt_at
+    ) VALUES (
+        :event_id, :event_type, :submission_id, :form_id, :workspace_id, :payload, :created_at,
+        :next_attempt_at
+    )
+"""
+_OUTBOX = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox ORDER BY event_id LIMIT ?
+"""
+_INSERT_IDEMPOTENCY = """
+    INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
+    VALUES (:scope, :key, :fingerprint, :submission_id, :created_at)
+"""
+_REPLACE_IDEMPOTENCY = """
+    UPDATE idempotency
+    SET fingerprint = :fingerprint, submission_id = :submission_id, created_at = :created_at
+    WHERE scope = :scope AND key = :key
+"""
+_GET_IDEMPOTENCY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = ? AND key = ?
+"""
+_FIND_IDEMPOTENCY = _GET_IDEMPOTENCY + " AND created_at > ?"
+# Counts one only below the ceiling: no row changes at the ceiling. The SELECT's WHERE
+# keeps a zero ceiling from creating the month's row with a count of one.
+_CHARGE_QUOTA = """
+    INSERT INTO monthly_usage (workspace_id, period, count)
+    SELECT :workspace_id, :period, 1 WHERE :ceiling > 0
+    ON CONFLICT (workspace_id, period)
+    DO UPDATE SET count = monthly_usage.count + 1 WHERE monthly_usage.count < :ceiling
+"""
+
+
+def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
+    """The key first, so a retry gets its answer even when the month's quota is spent;
+    then the count; then the rows. A refusal discards whatever was written before it."""
+    with transaction(conn) as tx:
+        if plan.idempotency is not None:
+            holder = _claim_key(conn, plan.idempotency)
+            if holder is not None:
+                tx.discard()
+                return IdempotencyTaken(holder)
+        if plan.quota is not None and not _charge(conn, plan.quota):
+            tx.discard()
+            return QuotaReached()
+        conn.execute(_INSERT_SUBMISSION, m.submission_params(plan.submission))
+        conn.execute(_INSERT_EVENT, m.event_params(plan.event))
+    return Committed()
+
+
+def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
+    """Writes the record; if a live one holds the key already, returns that instead."""
+    params = m.idempotency_params(record)
+    try:
+        conn.execute(_INSERT_IDEMPOTENCY, params)
+    except sqlite3.IntegrityError:
+        # The key is taken: not an error, the answer. Only the statement failed; the
+        # transaction goes on.
+        row = conn.execute(_GET_IDEMPOTENCY, (record.scope, record.key)).fetchone()
+        if row is None:
+            raise  # some other constraint: a real error
+        holder = m.idempotency_from_row(row)
+        if not holder.expired(record.created_at):
+            return holder
+        conn.execute(_REPLACE_IDEMPOTENCY, params)
+    return None
+
+
+def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:
+    params = {"workspace_id": quota.workspace_id, "period": quota.period, "ceiling": quota.ceiling}
+    return conn.execute(_CHARGE_QUOTA, params).rowcount > 0
+
+
+def _find_idempotency(
+    conn: sqlite3.Connection, scope: str, key: str, not_before: datetime
+) -> IdempotencyRecord | None:
+    row = conn.execute(_FIND_IDEMPOTENCY, (scope, key, m.time_text(not_before))).fetchone()
+    return None if row is None else m.idempotency_from_row(row)
+
+
+def _get_submission(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
+    row = conn.execute(_GET_SUBMISSION, (submission_id,)).fetchone()
+    return None if row is None else m.submission_from_row(row)
+
+
+def _page(
+    conn: sqlite3.Connection,
+    form_id: str,
+    status: SubmissionStatus | None,
+    after: str,
+    limit: int,
+) -> list[Submission]:
+    rows = (
+        conn.execute(_PAGE, (form_id, after, limit))
+        if status is None
+        else conn.execute(_PAGE_WITH_STATUS, (form_id, status.value, after, limit))
+    )
+    return [m.submission_from_row(row) for row in rows]
+
+
+def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
+    return [m.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
+
+
+class SqliteSubmissions:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    async def commit(self, plan: CommitPlan) -> CommitResult:
+        return await self._worker.run(_commit, plan)
+
+    async def find_idempotency(
+        self, scope: str, key: str, not_before: datetime
+    ) -> IdempotencyRecord | None:
+        return await self._worker.run(_find_idempotency, scope, key, not_before)
+
+    async def get(self, submission_id: str) -> Submission | None:
+        return await self._worker.run(_get_submission, submission_id)
+
+    async def iterate(
+        self,
+        form_id: str,
+        status: SubmissionStatus | None = None,
+        *,
+        batch_size: int = 500,
+    ) -> AsyncIterator[Submission]:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        after = ""  # sorts before every id
+        while True:
+            batch = await self._worker.run(_page, form_id, status, after, batch_size)
+            for submission in batch:
+                yield submission
+            if len(batch) < batch_size:
+                return
+            after = batch[-1].submission_id
+
+    async def outbox(self, limit: int = 100) -> list[OutboxRow]:
+        return await self._worker.run(_outbox, limit)

@@ -1,0 +1,67 @@
+"""The SQLite store: the embedded default, one file, no server."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, database_path
+from intake.adapters.sqlite.migrations import migrate
+from intake.adapters.sqlite.repositories import (
+    SqliteApiKeys,
+    SqliteForms,
+    SqliteSubmissions,
+    SqliteWorkspaces,
+)
+from intake.adapters.sqlite.worker import Worker
+
+
+class SqliteStore:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+        self._workspaces = SqliteWorkspaces(worker)
+        self._forms = SqliteForms(worker)
+        self._api_keys = SqliteApiKeys(worker)
+        self._submissions = SqliteSubmissions(worker)
+
+    @property
+    def workspaces(self) -> SqliteWorkspaces:
+        return self._workspaces
+
+    @property
+    def forms(self) -> SqliteForms:
+        return self._forms
+
+    @property
+    def api_keys(self) -> SqliteApiKeys:
+        return self._api_keys
+
+    @property
+    def submissions(self) -> SqliteSubmissions:
+        return self._submissions
+
+    async def migrate(self) -> list[str]:
+        return await self._worker.run(migrate)
+
+    async def ping(self) -> None:
+        await self._worker.run(_ping)
+
+    async def close(self) -> None:
+        await self._worker.close()
+
+
+def _ping(conn: sqlite3.Connection) -> None:
+    # A real read of the file, so a broken or vanished database shows here.
+    conn.execute("SELECT count(*) FROM schema_migrations").fetchone()
+
+
+async def open_sqlite_store(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> SqliteStore:
+    """Opens (creating if need be) the database at a `sqlite:///` URL and brings its schema
+    up to date: the embedded store prepares itself. `busy_timeout` is how long, in
+    seconds, to wait for another process's write lock before StorageUnavailable."""
+    worker = await Worker.start(database_path(url), busy_timeout=busy_timeout)
+    try:
+        await worker.run(migrate)
+    except BaseException:
+        await worker.close()
+        raise
+    return SqliteStore(worker)

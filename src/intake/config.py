@@ -1,0 +1,190 @@
+"""Configuration from `INTAKE_*` environment variables, one table for every command.
+
+docs/configuration.md lists every name; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+from collections.abc import Mapping
+
+from attrs import field, frozen
+
+from intake.adapters.challenge_http import DEFAULT_VERIFY_URLS
+from intake.domain.limits import PayloadLimits
+from intake.domain.model import ChallengeProvider, Plan
+from intake.domain.quota import DEFAULT_PLANS, PlanTerms
+from intake.domain.ratelimit import RateLimits, RateRule
+
+DEFAULT_DATABASE_URL = "sqlite:///.intake/intake.db"
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the variable."""
+
+
+@frozen
+class Settings:
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str | None = None
+    base_url: str | None = None
+    trusted_proxies: tuple[Network, ...] = ()
+    smtp_url: str | None = None
+    mail_from: str = "intake@localhost"
+    verify_urls: Mapping[ChallengeProvider, str] = field(factory=lambda: dict(DEFAULT_VERIFY_URLS))
+    challenge_timeout: float = 3.0
+    rate_limits: RateLimits = field(factory=RateLimits)
+    limits: PayloadLimits = field(factory=PayloadLimits)
+    plans: Mapping[Plan, PlanTerms] = field(factory=lambda: dict(DEFAULT_PLANS))
+    body_timeout: float = 30.0
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    log_level: str = "info"
+    webhook_allow_private: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        reader = _Reader(env)
+        defaults_limits = PayloadLimits()
+        defaults_rates = RateLimits()
+        plans = {
+            plan: PlanTerms(
+                monthly_limit=reader.integer(
+                    f"INTAKE_PLAN_{plan.name}_LIMIT", terms.monthly_limit, minimum=0
+                ),
+                overage=terms.overage,
+            )
+            for plan, terms in DEFAULT_PLANS.items()
+        }
+        return cls(
+            database_url=reader.text("INTAKE_DATABASE_URL", DEFAULT_DATABASE_URL),
+            redis_url=reader.optional("INTAKE_REDIS_URL"),
+            base_url=reader.optional("INTAKE_BASE_URL"),
+            trusted_proxies=reader.networks("INTAKE_TRUSTED_PROXIES"),
+            smtp_url=reader.optional("INTAKE_SMTP_URL"),
+            mail_from=reader.text("INTAKE_MAIL_FROM", "intake@localhost"),
+            verify_urls={
+                provider: reader.text(f"INTAKE_{provider.name}_VERIFY_URL", url)
+                for provider, url in DEFAULT_VERIFY_URLS.items()
+            },
+            challenge_timeout=reader.number("INTAKE_CHALLENGE_TIMEOUT", 3.0),
+            rate_limits=RateLimits(
+                public_burst=reader.rate(
+                    "INTAKE_RATE_LIMIT_PUBLIC_BURST", defaults_rates.public_burst
+                ),
+                public_sustained=reader.rate(
+                    "INTAKE_RATE_LIMIT_PUBLIC_SUSTAINED", defaults_rates.public_sustained
+                ),
+                public_form=reader.rate(
+                    "INTAKE_RATE_LIMIT_PUBLIC_FORM", defaults_rates.public_form
+                ),
+                server_burst=reader.rate(
+                    "INTAKE_RATE_LIMIT_SERVER_BURST", defaults_rates.server_burst
+                ),
+                server_sustained=reader.rate(
+                    "INTAKE_RATE_LIMIT_SERVER_SUSTAINED", defaults_rates.server_sustained
+                ),
+            ),
+            limits=PayloadLimits(
+                max_body=reader.integer("INTAKE_MAX_BODY_BYTES", defaults_limits.max_body),
+                max_fields=reader.integer("INTAKE_MAX_FIELDS", defaults_limits.max_fields),
+                max_name=reader.integer("INTAKE_MAX_FIELD_NAME_BYTES", defaults_limits.max_name),
+                max_value=reader.integer("INTAKE_MAX_FIELD_VALUE_BYTES", defaults_limits.max_value),
+                max_total=reader.integer("INTAKE_MAX_TOTAL_TEXT_BYTES", defaults_limits.max_total),
+                max_depth=reader.integer("INTAKE_MAX_JSON_DEPTH", defaults_limits.max_depth),
+                max_multipart_body=reader.integer(
+                    "INTAKE_MAX_MULTIPART_BYTES", defaults_limits.max_multipart_body
+                ),
+            ),
+            plans=plans,
+            body_timeout=reader.number("INTAKE_BODY_TIMEOUT", 30.0),
+            host=reader.text("INTAKE_HOST", "127.0.0.1"),
+            port=reader.integer("INTAKE_PORT", 8000, maximum=65535),
+            workers=reader.integer("INTAKE_WORKERS", 1),
+            log_level=reader.text("INTAKE_LOG_LEVEL", "info").lower(),
+            webhook_allow_private=reader.boolean("INTAKE_WEBHOOK_ALLOW_PRIVATE", False),
+        )
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite:")
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.database_url.startswith(("postgresql:", "postgres:"))
+
+
+class _Reader:
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def optional(self, name: str) -> str | None:
+        value = self._env.get(name, "").strip()
+        return value or None
+
+    def text(self, name: str, default: str) -> str:
+        return self.optional(name) or default
+
+    def integer(
+        self, name: str, default: int, *, minimum: int = 1, maximum: int | None = None
+    ) -> int:
+        raw = self.optional(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise ConfigError(f"{name} is out of range: {value}")
+        return value
+
+    def number(self, name: str, default: float) -> float:
+        raw = self.optional(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, not {raw!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{name} must be a finite number of seconds above zero, not {raw!r}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        raw = self.optional(name)
+        if raw is None:
+            return default
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name} must be true or false, not {raw!r}")
+
+    def rate(self, name: str, default: RateRule) -> RateRule:
+        raw = self.optional(name)
+        if raw is None:
+            return default
+        try:
+            return RateRule.parse(raw)
+        except ValueError as error:
+            raise ConfigError(f"{name}: {error}") from None
+
+    def networks(self, name: str) -> tuple[Network, ...]:
+        raw = self.optional(name)
+        if raw is None:
+            return ()
+        try:
+            return tuple(
+                ipaddress.ip_network(part.strip(), strict=False)
+                for part in raw.split(",")
+                if part.strip()
+            )
+        except ValueError as error:
+            raise ConfigError(f"{name}: {error}") from None

@@ -1,0 +1,151 @@
+"""The composition root: one container builds intake for each of its uses.
+
+- embedded (the default): SQLite and the in-process rate limiter;
+- production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL;
+- tests and library users: any port replaced by a fake through `open_runtime(...)`.
+
+Nothing is built at import time; `open_runtime` opens the resources and closes them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from attrs import frozen
+from dependency_injector import containers, providers
+
+from intake.adapters.challenge_http import HttpChallengeVerifier
+from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.adapters.system import SecureIdSource, SystemClock
+from intake.config import ConfigError, Settings
+from intake.ports.challenge import ChallengeVerifier
+from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
+from intake.ports.rate_limiter import RateLimiter
+from intake.ports.store import Store
+from intake.service.admin import Admin
+from intake.service.pipeline import PipelineSettings, SubmissionPipeline
+
+
+async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
+    if settings.is_sqlite:
+        # Imported only when chosen: a deployment loads the drivers it uses.
+        from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
+
+        store = await open_sqlite_store(settings.database_url)
+    else:
+        raise ConfigError(
+            f"INTAKE_DATABASE_URL: unsupported database {settings.database_url.split(':')[0]!r}"
+        )
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def _http_client_resource() -> AsyncIterator[httpx.AsyncClient]:
+    # Providers' siteverify endpoints; the verifier sets its own timeout per call.
+    async with httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
+    ) as client:
+        yield client
+
+
+def _pipeline_settings(settings: Settings) -> PipelineSettings:
+    return PipelineSettings(
+        limits=settings.limits, rate_limits=settings.rate_limits, plans=settings.plans
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    settings = providers.Dependency(instance_of=Settings)
+
+    clock = providers.Singleton(SystemClock)
+    id_source = providers.Singleton(SecureIdSource)
+    store = providers.Resource(_store_resource, settings=settings)
+    rate_limiter = providers.Singleton(InProcessRateLimiter)
+    http_client = providers.Resource(_http_client_resource)
+    challenge = providers.Singleton(
+        HttpChallengeVerifier,
+        client=http_client,
+        verify_urls=settings.provided.verify_urls,
+        timeout=settings.provided.challenge_timeout,
+    )
+    pipeline_settings = providers.Singleton(_pipeline_settings, settings=settings)
+    pipeline = providers.Singleton(
+        SubmissionPipeline,
+        store=store,
+        rate_limiter=rate_limiter,
+        challenge=challenge,
+        clock=clock,
+        id_source=id_source,
+        settings=pipeline_settings,
+    )
+    admin = providers.Singleton(
+        Admin,
+        store=store,
+        clock=clock,
+        id_source=id_source,
+        plans=settings.provided.plans,
+    )
+
+
+@frozen
+class Runtime:
+    """Everything a running intake holds, built once per process."""
+
+    settings: Settings
+    store: Store
+    clock: Clock
+    id_source: IdSource
+    rate_limiter: RateLimiter
+    challenge: ChallengeVerifier
+    pipeline: SubmissionPipeline
+    admin: Admin
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    clock: Clock | None = None,
+    id_source: IdSource | None = None,
+    rate_limiter: RateLimiter | None = None,
+    challenge: ChallengeVerifier | None = None,
+) -> AsyncIterator[Runtime]:
+    """Builds the container, replacing any port given, and closes it on exit. A store
+    passed in stays open: whoever made it closes it."""
+    container = Container(settings=settings or Settings.from_env())
+    overrides: Mapping[providers.Provider[Any], object | None] = {
+        container.store: store,
+        container.clock: clock,
+        container.id_source: id_source,
+        container.rate_limiter: rate_limiter,
+        container.challenge: challenge,
+    }
+    for provider, replacement in overrides.items():
+        if replacement is not None:
+            provider.override(providers.Object(replacement))
+    try:
+        await _resolve(container.init_resources())
+        yield Runtime(
+            settings=container.settings(),
+            store=await _resolve(container.store()),
+            clock=await _resolve(container.clock()),
+            id_source=await _resolve(container.id_source()),
+            rate_limiter=await _resolve(container.rate_limiter()),
+            challenge=await _resolve(container.challenge()),
+            pipeline=await _resolve(container.pipeline()),
+            admin=await _resolve(container.admin()),
+        )
+    finally:
+        await _resolve(container.shutdown_resources())

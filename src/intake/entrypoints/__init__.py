@@ -1,0 +1,1 @@
+"""Entry points: the HTTP service, the `intake` command and the library API."""

@@ -1,0 +1,253 @@
+"""The OpenAPI 3.1 document for the submission endpoints, built from the error table so
+the two cannot drift apart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from intake.domain.errors import ERRORS, ErrorCode
+from intake.entrypoints.http.submissions import CORS_ALLOW_HEADERS
+
+_PUBLIC_CODES = tuple(ErrorCode)
+_SERVER_CODES = tuple(
+    c for c in ErrorCode if c not in (ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.CHALLENGE_FAILED)
+)
+
+_HEADER_REQUEST_ID = {
+    "description": "The request's id, also in every error body; quote it when asking for help.",
+    "required": True,
+    "schema": {"type": "string"},
+}
+_HEADER_RETRY_AFTER = {
+    "description": "Whole seconds to wait before trying again.",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[0-9]+$"},
+}
+# A 429 is either the rate limiter's, which says when to come back, or the monthly
+# quota's, which has no such moment to offer.
+_HEADER_RETRY_AFTER_429 = {
+    **_HEADER_RETRY_AFTER,
+    "description": "On rate_limited: whole seconds until a request would be admitted.",
+    "required": False,
+}
+
+
+def _error_schema(code: ErrorCode) -> dict[str, Any]:
+    spec = ERRORS[code]
+    error: dict[str, Any] = {
+        "type": "object",
+        "required": ["code", "message"],
+        "properties": {
+            "code": {"const": code.value},
+            "message": {"const": spec.message},
+        },
+    }
+    if code is ErrorCode.VALIDATION_FAILED:
+        error["required"].append("fields")
+        error["properties"]["fields"] = {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+        }
+    return {
+        "type": "object",
+        "required": ["ok", "error", "request_id"],
+        "properties": {
+            "ok": {"const": False},
+            "error": error,
+            "request_id": {"type": "string"},
+        },
+    }
+
+
+def _responses_for(codes: Iterable[ErrorCode], *, public: bool) -> dict[str, Any]:
+    by_status: dict[int, list[ErrorCode]] = {}
+    for code in codes:
+        by_status.setdefault(ERRORS[code].status, []).append(code)
+    responses: dict[str, Any] = {
+        "201": {
+            "description": "Accepted: a new submission.",
+            "headers": {"X-Request-ID": _HEADER_REQUEST_ID},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Success"}}},
+        },
+        "200": {
+            "description": "A replay of an earlier request with the same Idempotency-Key and "
+            "payload: the original answer.",
+            "headers": {
+                "X-Request-ID": _HEADER_REQUEST_ID,
+                "Idempotent-Replayed": {"schema": {"const": "true"}},
+            },
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Success"}}},
+        },
+        "303": {
+            "description": "Accepted, for a browser (Accept prefers text/html): sent on to the "
+            "form's redirect URL, an allowed `_next`, or the thank-you page.",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        },
+        "405": {
+            "description": "The method is not allowed on this path.",
+            "headers": {"Allow": {"schema": {"type": "string"}}},
+            "content": {"application/json": {"schema": _error_schema(ErrorCode.MALFORMED_REQUEST)}},
+        },
+    }
+    for status, status_codes in sorted(by_status.items()):
+        schemas = [_error_schema(code) for code in status_codes]
+        headers: dict[str, Any] = {"X-Request-ID": _HEADER_REQUEST_ID}
+        if status == 503:
+            headers["Retry-After"] = _HEADER_RETRY_AFTER
+        elif status == 429:
+            headers["Retry-After"] = _HEADER_RETRY_AFTER_429
+        names = ", ".join(code.value for code in status_codes)
+        responses[str(status)] = {
+            "description": f"Refused: {names}. A browser gets an HTML page with the message.",
+            "headers": headers,
+            "content": {
+                "application/json": {
+                    "schema": schemas[0] if len(schemas) == 1 else {"oneOf": schemas}
+                },
+                "text/html": {"schema": {"type": "string"}},
+            },
+        }
+    if public:
+        for response in responses.values():
+            response.setdefault("headers", {})["Access-Control-Allow-Origin"] = {
+                "description": "The request's Origin, echoed.",
+                "schema": {"type": "string"},
+            }
+    return responses
+
+
+_FIELDS_SCHEMA = {
+    "type": "object",
+    "description": "Named fields. Names starting with `_` are control fields: `_gotcha` "
+    "(honeypot), `_next`, `_subject`, `_replyto`; and the challenge widgets' "
+    "`cf-turnstile-response`, `h-captcha-response`, `g-recaptcha-response`.",
+    "additionalProperties": True,
+}
+
+_REQUEST_BODY = {
+    "required": True,
+    "content": {
+        "application/x-www-form-urlencoded": {"schema": _FIELDS_SCHEMA},
+        "multipart/form-data": {"schema": _FIELDS_SCHEMA},
+        "application/json": {"schema": _FIELDS_SCHEMA},
+    },
+}
+
+_COMMON_PARAMETERS = [
+    {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": False,
+        "description": "1 to 255 printable ASCII characters; honoured for 24 hours.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    },
+    {
+        "name": "Accept",
+        "in": "header",
+        "required": False,
+        "description": "A browser preferring text/html gets a 303 or an HTML page.",
+        "schema": {"type": "string"},
+    },
+]
+
+
+@cache
+def openapi_document() -> dict[str, Any]:
+    public_operation = {
+        "operationId": "submitPublic",
+        "summary": "Submit a form by its public key",
+        "parameters": [
+            {
+                "name": "public_form_key",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            },
+            *_COMMON_PARAMETERS,
+            {
+                "name": "Origin",
+                "in": "header",
+                "required": False,
+                "description": "Checked when the form has an allowed-domains list.",
+                "schema": {"type": "string"},
+            },
+            {
+                "name": "X-Challenge-Token",
+                "in": "header",
+                "required": False,
+                "description": "The bot-challenge token, for clients that do not post the "
+                "widget's own field.",
+                "schema": {"type": "string"},
+            },
+        ],
+        "requestBody": _REQUEST_BODY,
+        "responses": _responses_for(_PUBLIC_CODES, public=True),
+    }
+    server_operation = {
+        "operationId": "submitServer",
+        "summary": "Submit to a form by its id, authenticated with a secret API key",
+        "security": [{"apiKey": []}],
+        "parameters": [
+            {"name": "form_id", "in": "path", "required": True, "schema": {"type": "string"}},
+            *_COMMON_PARAMETERS,
+        ],
+        "requestBody": _REQUEST_BODY,
+        "responses": _responses_for(_SERVER_CODES, public=False),
+    }
+    preflight = {
+        "operationId": "preflightPublic",
+        "summary": "CORS preflight for the public endpoint",
+        "parameters": [
+            {
+                "name": "public_form_key",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+        ],
+        "responses": {
+            "204": {
+                "description": f"Allowed: POST, with headers {CORS_ALLOW_HEADERS}.",
+                "headers": {
+                    "Access-Control-Allow-Origin": {"schema": {"type": "string"}},
+                    "Access-Control-Allow-Methods": {"schema": {"type": "string"}},
+                    "Access-Control-Allow-Headers": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "intake",
+            "version": "1",
+            "description": "Form submission intake. Errors share one envelope; clients "
+            "branch on error.code, show error.message and log request_id.",
+        },
+        "paths": {
+            "/f/{public_form_key}": {"post": public_operation, "options": preflight},
+            "/v1/forms/{form_id}/submissions": {"post": server_operation},
+        },
+        "components": {
+            "schemas": {
+                "Success": {
+                    "type": "object",
+                    "required": ["ok", "submission_id", "message"],
+                    "properties": {
+                        "ok": {"const": True},
+                        "submission_id": {"type": "string"},
+                        "message": {"type": "string"},
+                    },
+                }
+            },
+            "securitySchemes": {
+                "apiKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A secret API key (`intake_sk_...`) of the form's workspace.",
+                }
+            },
+        },
+    }

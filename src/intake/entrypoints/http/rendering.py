@@ -1,0 +1,105 @@
+"""Outcomes as HTTP responses: the JSON envelope, the browser's 303 and HTML pages.
+
+Statuses and messages come from the domain's error table; nothing is invented here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from starlette.responses import Response
+
+from intake.domain.errors import ERRORS, ErrorCode, Rejection
+from intake.domain.origins import redirect_target
+from intake.entrypoints.http.pages import error_page
+from intake.service.messages import CONFIRMATION, Accepted, Outcome, Refused
+
+JSON_TYPE = "application/json"
+HTML_TYPE = "text/html; charset=utf-8"
+# Pages carry no script and load nothing: a hostile value could not run even if one
+# slipped past the escaping.
+HTML_HEADERS: Mapping[str, str] = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _json(body: Mapping[str, object], status: int, headers: dict[str, str]) -> Response:
+    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers.setdefault("Cache-Control", "no-store")
+    return Response(payload, status_code=status, headers=headers, media_type=JSON_TYPE)
+
+
+def error_response(
+    rejection: Rejection,
+    request_id: str,
+    *,
+    browser: bool = False,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    code = status or rejection.status
+    extra = dict(headers or {})
+    if rejection.retry_after is not None:
+        extra["Retry-After"] = str(rejection.retry_after)
+    if browser:
+        extra.update(HTML_HEADERS)
+        return Response(
+            error_page(code, rejection.message),
+            status_code=code,
+            headers=extra,
+            media_type=HTML_TYPE,
+        )
+    error: dict[str, object] = {"code": rejection.code.value, "message": rejection.message}
+    if rejection.code is ErrorCode.VALIDATION_FAILED:
+        error["fields"] = dict(rejection.fields or {})
+    return _json({"ok": False, "error": error, "request_id": request_id}, code, extra)
+
+
+def success_body(submission_id: str) -> dict[str, object]:
+    return {"ok": True, "submission_id": submission_id, "message": CONFIRMATION}
+
+
+def outcome_response(
+    outcome: Outcome,
+    request_id: str,
+    *,
+    browser: bool,
+    origin: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    extra = dict(headers or {})
+    if isinstance(outcome, Refused):
+        return error_response(outcome.rejection, request_id, browser=browser, headers=extra)
+    assert isinstance(outcome, Accepted)
+    if outcome.replayed:
+        extra["Idempotent-Replayed"] = "true"
+    if browser:
+        form = outcome.form
+        location = redirect_target(
+            redirect_url=form.redirect_url,
+            next_url=outcome.next_url,
+            request_origin=origin,
+            allowed=form.allowed_origins,
+        ) or thanks_path(form.public_form_key)
+        extra["Location"] = location
+        extra["Cache-Control"] = "no-store"
+        return Response(status_code=303, headers=extra)
+    return _json(success_body(outcome.submission_id), outcome.status, extra)
+
+
+def thanks_path(public_form_key: str) -> str:
+    return f"/f/{public_form_key}/thanks"
+
+
+def service_unavailable(request_id: str, *, browser: bool = False) -> Response:
+    rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
+    return error_response(rejection, request_id, browser=browser)
+
+
+def envelope_for(code: ErrorCode, request_id: str, status: int | None = None) -> Response:
+    assert code in ERRORS
+    return error_response(Rejection(code), request_id, status=status)

@@ -1,0 +1,151 @@
+"""The two submission endpoints, the CORS preflight and the thank-you page."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from intake.containers import Runtime
+from intake.domain.errors import ErrorCode, IntakeError
+from intake.entrypoints.http.client_ip import client_ip
+from intake.entrypoints.http.negotiation import prefers_html
+from intake.entrypoints.http.pages import thank_you_page
+from intake.entrypoints.http.rendering import HTML_HEADERS, HTML_TYPE, outcome_response
+from intake.service.messages import (
+    Accepted,
+    Outcome,
+    PublicTarget,
+    RawBody,
+    Refused,
+    ServerTarget,
+    SubmitRequest,
+)
+
+CORS_ALLOW_HEADERS = (
+    "Content-Type, Idempotency-Key, X-Challenge-Token, Accept, Accept-Language, "
+    "Content-Language, X-Requested-With"
+)
+CORS_EXPOSE_HEADERS = "Retry-After, X-Request-ID, Idempotent-Replayed"
+CORS_MAX_AGE = "600"
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def _content_length(request: Request) -> int | None:
+    raw = request.headers.get("content-length")
+    if raw is None or not raw.isdigit():
+        return None
+    return int(raw)
+
+
+async def _chunks(request: Request, seconds: float) -> AsyncIterator[bytes]:
+    """The body as it arrives; a sender too slow to finish within the time allowed, or
+    one that goes away, sent a body that cannot be read. Each receive gets its own
+    cancel scope: a scope held open across `yield` would outlive an early stop."""
+    deadline = anyio.current_time() + seconds
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                chunk = await stream.__anext__()
+        except StopAsyncIteration:
+            return
+        except (TimeoutError, ClientDisconnect):
+            raise IntakeError.of(ErrorCode.MALFORMED_REQUEST) from None
+        if chunk:
+            yield chunk
+
+
+def _cors_headers(request: Request) -> dict[str, str]:
+    # Every answer of the public endpoint echoes the Origin: the allow-list is enforced by
+    # the 403, not by CORS, so a page on a refused origin can still read why.
+    origin = request.headers.get("origin")
+    headers = {"Vary": "Origin"}
+    if origin:
+        headers["Access-Control-Allow-Origin"] = origin
+        headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+    return headers
+
+
+def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitRequest:
+    runtime = _runtime(request)
+    peer = request.client.host if request.client else None
+    return SubmitRequest(
+        target=target,
+        body=RawBody(
+            content_type=request.headers.get("content-type"),
+            content_length=_content_length(request),
+            chunks=_chunks(request, runtime.settings.body_timeout),
+        ),
+        client_ip=client_ip(
+            peer, request.headers.get("x-forwarded-for"), runtime.settings.trusted_proxies
+        ),
+        origin=request.headers.get("origin"),
+        idempotency_key=request.headers.get("idempotency-key"),
+        challenge_token=request.headers.get("x-challenge-token"),
+    )
+
+
+def _note(request: Request, route: str, outcome: Outcome) -> None:
+    state = request.scope.setdefault("state", {})
+    state["route"] = route
+    if outcome.form is not None:
+        state["form_id"] = outcome.form.form_id
+    if isinstance(outcome, Refused):
+        state["outcome"] = outcome.rejection.code.value
+    else:
+        assert isinstance(outcome, Accepted)
+        state["outcome"] = "replayed" if outcome.replayed else "accepted"
+
+
+async def submit_public(request: Request) -> Response:
+    key = request.path_params["public_form_key"]
+    outcome = await _runtime(request).pipeline.submit(_request(request, PublicTarget(key)))
+    _note(request, "/f/{key}", outcome)
+    return outcome_response(
+        outcome,
+        request.state.request_id,
+        browser=prefers_html(request.headers.get("accept")),
+        origin=request.headers.get("origin"),
+        headers=_cors_headers(request),
+    )
+
+
+async def submit_server(request: Request) -> Response:
+    target = ServerTarget(
+        form_id=request.path_params["form_id"],
+        authorization=request.headers.get("authorization"),
+    )
+    outcome = await _runtime(request).pipeline.submit(_request(request, target))
+    _note(request, "/v1/forms/{id}/submissions", outcome)
+    return outcome_response(
+        outcome,
+        request.state.request_id,
+        browser=prefers_html(request.headers.get("accept")),
+        origin=request.headers.get("origin"),
+        headers={"WWW-Authenticate": "Bearer"}
+        if isinstance(outcome, Refused) and outcome.rejection.status == 401
+        else None,
+    )
+
+
+async def preflight(request: Request) -> Response:
+    headers = _cors_headers(request)
+    headers["Access-Control-Allow-Methods"] = "POST, OPTIONS"
+    headers["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
+    headers["Access-Control-Max-Age"] = CORS_MAX_AGE
+    if "Access-Control-Allow-Origin" not in headers:
+        headers["Access-Control-Allow-Origin"] = "*"
+    return Response(status_code=204, headers=headers)
+
+
+async def thanks(request: Request) -> Response:
+    return Response(
+        thank_you_page(), status_code=200, headers=dict(HTML_HEADERS), media_type=HTML_TYPE
+    )

@@ -1,0 +1,215 @@
+"""intake as a library: build the service in-process with the adapters you choose, and
+submit without HTTP. Async first, with a blocking wrapper for synchronous callers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from attrs import evolve, frozen
+
+from intake.config import Settings
+from intake.containers import Runtime, open_runtime
+from intake.domain.model import FieldData
+from intake.service.admin import Admin
+from intake.service.messages import (
+    Accepted,
+    FieldsBody,
+    Outcome,
+    PublicTarget,
+    RawBody,
+    ServerTarget,
+    SubmitRequest,
+)
+
+
+@frozen
+class SubmissionResult:
+    """What the HTTP endpoints would have answered, as a value."""
+
+    ok: bool
+    status: int
+    submission_id: str | None = None
+    replayed: bool = False
+    error_code: str | None = None
+    error_message: str | None = None
+    error_fields: Mapping[str, str] | None = None
+    retry_after: int | None = None
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> SubmissionResult:
+        if isinstance(outcome, Accepted):
+            return cls(
+                ok=True,
+                status=outcome.status,
+                submission_id=outcome.submission_id,
+                replayed=outcome.replayed,
+            )
+        rejection = outcome.rejection
+        return cls(
+            ok=False,
+            status=rejection.status,
+            error_code=rejection.code.value,
+            error_message=rejection.message,
+            error_fields=rejection.fields,
+            retry_after=rejection.retry_after,
+        )
+
+
+async def _one(body: bytes) -> AsyncIterator[bytes]:
+    yield body
+
+
+class Intake:
+    """A running intake in this process. Open it with `Intake.open(...)`."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        database_url: str | None = None,
+        **ports: Any,
+    ) -> AbstractAsyncContextManager[Intake]:
+        """`ports` replace adapters by name: store, clock, id_source, rate_limiter,
+        challenge (see intake.ports). Without settings, INTAKE_* variables are read."""
+        chosen = settings or Settings.from_env()
+        if database_url is not None:
+            chosen = _with_database(chosen, database_url)
+        return _open(cls, chosen, ports)
+
+    @property
+    def admin(self) -> Admin:
+        return self.runtime.admin
+
+    async def submit(
+        self,
+        public_form_key: str,
+        fields: FieldData,
+        *,
+        client_ip: str = "127.0.0.1",
+        origin: str | None = None,
+        idempotency_key: str | None = None,
+        challenge_token: str | None = None,
+    ) -> SubmissionResult:
+        """Submits fields to a form as its public endpoint would."""
+        request = SubmitRequest(
+            target=PublicTarget(public_form_key),
+            body=FieldsBody(dict(fields)),
+            client_ip=client_ip,
+            origin=origin,
+            idempotency_key=idempotency_key,
+            challenge_token=challenge_token,
+        )
+        return SubmissionResult.of(await self.runtime.pipeline.submit(request))
+
+    async def submit_as_server(
+        self,
+        form_id: str,
+        api_key: str,
+        fields: FieldData,
+        *,
+        client_ip: str = "127.0.0.1",
+        idempotency_key: str | None = None,
+    ) -> SubmissionResult:
+        """Submits as the server-side endpoint would, authenticated with an API key."""
+        request = SubmitRequest(
+            target=ServerTarget(form_id, f"Bearer {api_key}"),
+            body=FieldsBody(dict(fields)),
+            client_ip=client_ip,
+            idempotency_key=idempotency_key,
+        )
+        return SubmissionResult.of(await self.runtime.pipeline.submit(request))
+
+    async def submit_body(
+        self,
+        public_form_key: str,
+        body: bytes,
+        content_type: str,
+        *,
+        client_ip: str = "127.0.0.1",
+        origin: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SubmissionResult:
+        """Submits a raw body exactly as it would arrive over HTTP."""
+        request = SubmitRequest(
+            target=PublicTarget(public_form_key),
+            body=RawBody(content_type, len(body), _one(body)),
+            client_ip=client_ip,
+            origin=origin,
+            idempotency_key=idempotency_key,
+        )
+        return SubmissionResult.of(await self.runtime.pipeline.submit(request))
+
+
+def _with_database(settings: Settings, database_url: str) -> Settings:
+    return evolve(settings, database_url=database_url)
+
+
+@asynccontextmanager
+async def _open(
+    cls: type[Intake], settings: Settings, ports: dict[str, Any]
+) -> AsyncIterator[Intake]:
+    async with open_runtime(settings, **ports) as runtime:
+        yield cls(runtime)
+
+
+class _Blocking:
+    """Calls an object's coroutine methods from synchronous code through the portal."""
+
+    def __init__(self, target: object, portal: BlockingPortal) -> None:
+        self._target = target
+        self._portal = portal
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self._target, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._portal.call(lambda: method(*args, **kwargs))
+
+        return call
+
+
+class SyncIntake:
+    """The same service for synchronous code: an event loop runs in a helper thread."""
+
+    def __init__(self, intake: Intake, portal: BlockingPortal) -> None:
+        self._intake = intake
+        self._portal = portal
+        self.admin: Any = _Blocking(intake.admin, portal)
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        database_url: str | None = None,
+        **ports: Any,
+    ) -> Iterator[SyncIntake]:
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(
+                Intake.open(settings, database_url=database_url, **ports)
+            ) as intake,
+        ):
+            yield cls(intake, portal)
+
+    def submit(self, public_form_key: str, fields: FieldData, **options: Any) -> SubmissionResult:
+        result: SubmissionResult = self._portal.call(
+            lambda: self._intake.submit(public_form_key, fields, **options)
+        )
+        return result
+
+    def submit_as_server(
+        self, form_id: str, api_key: str, fields: FieldData, **options: Any
+    ) -> SubmissionResult:
+        result: SubmissionResult = self._portal.call(
+            lambda: self._intake.submit_as_server(form_id, api_key, fields, **options)
+        )
+        return result

@@ -1,0 +1,459 @@
+"""Management use cases: workspaces, forms, API keys and submissions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping
+from datetime import datetime
+
+from attrs import evolve, frozen
+
+from intake.domain import ids
+from intake.domain.model import (
+    ApiKey,
+    Challenge,
+    ChallengeProvider,
+    FieldRule,
+    Form,
+    FormMode,
+    Plan,
+    RuleKind,
+    Submission,
+    SubmissionStatus,
+    Workspace,
+)
+from intake.domain.origins import normalize_origin, normalize_pattern
+from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
+from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
+from intake.ports.store import Store
+
+
+class AdminError(Exception):
+    """A management request that cannot be carried out; the message says why."""
+
+
+class NotFoundError(AdminError):
+    pass
+
+
+@frozen
+class CreatedKey:
+    key: ApiKey
+    secret: str  # shown once, never stored
+
+
+@frozen
+class WorkspaceUsage:
+    workspace: Workspace
+    period: str
+    used: int
+    ceiling: int
+
+
+_UNSET: object = object()
+
+
+def parse_rule(text: str) -> FieldRule:
+    """`field:kind` or `field:max_length=N`, as the command line spells a rule."""
+    name, sep, spec = text.partition(":")
+    kind_text, _, limit_text = spec.partition("=")
+    try:
+        kind = RuleKind(kind_text.strip())
+    except ValueError:
+        kinds = ", ".join(k.value for k in RuleKind)
+        raise AdminError(f"unknown rule {kind_text!r} in {text!r} (one of: {kinds})") from None
+    if not sep or not name.strip():
+        raise AdminError(f"a rule is FIELD:KIND, not {text!r}")
+    limit: int | None = None
+    if kind is RuleKind.MAX_LENGTH:
+        try:
+            limit = int(limit_text)
+        except ValueError:
+            raise AdminError(
+                f"max_length needs a number: FIELD:max_length=N, not {text!r}"
+            ) from None
+        if limit < 1:
+            raise AdminError("max_length must be at least 1")
+    elif limit_text:
+        raise AdminError(f"only max_length takes a value, not {text!r}")
+    return FieldRule(field=name.strip(), kind=kind, limit=limit)
+
+
+def _origins(values: Iterable[str]) -> tuple[str, ...]:
+    normalized = []
+    for value in values:
+        origin = normalize_pattern(value)
+        if origin is None:
+            raise AdminError(f"not an origin (scheme://host[:port]): {value!r}")
+        if origin not in normalized:
+            normalized.append(origin)
+    return tuple(normalized)
+
+
+def _redirect(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if normalize_origin(value) is None:
+        raise AdminError(f"a redirect URL must be an absolute http(s) URL: {value!r}")
+    return value
+
+
+class Admin:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        id_source: IdSource,
+        plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = id_source
+        self._plans = plans
+
+    def _id(self, prefix: str) -> str:
+        return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
+
+    # Workspaces
+
+    async def create_workspace(
+        self, name: str, plan: Plan = Plan.FREE, monthly_limit: int | None = None
+    ) -> Workspace:
+        if monthly_limit is not None and monthly_limit < 0:
+            raise AdminError("a monthly limit cannot be negative")
+        workspace = Workspace(
+            workspace_id=self._id("ws"),
+            name=name,
+            plan=plan,
+            monthly_limit=monthly_limit,
+            active=True,
+            created_at=self._clock.now(),
+        )
+        await self._store.workspaces.add(workspace)
+        return workspace
+
+    async def workspace(self, workspace_id: str) -> Workspace:
+        workspace = await self._store.workspaces.get(workspace_id)
+        if workspace is None:
+            raise NotFoundError(f"no workspace {workspace_id!r}")
+        return workspace
+
+    async def workspaces(self) -> list[Workspace]:
+        return await self._store.workspaces.list()
+
+    async def set_workspace_active(self, workspace_id: str, active: bool) -> Workspace:
+        workspace = evolve(await self.workspace(workspace_id), active=active)
+        await self._store.workspaces.update(workspace)
+        return workspace
+
+    async def update_workspace(
+        self,
+        workspace_id: str,
+        *,
+        plan: Plan | None = None,
+        monthly_limit: int | object | None = _UNSET,
+    ) -> Workspace:
+        workspace = await self.workspace(workspace_id)
+        if plan is not None:
+            workspace = evolve(workspace, plan=plan)
+        if monthly_limit is not _UNSET:
+            assert monthly_limit is None or isinstance(monthly_limit, int)
+            workspace = evolve(workspace, monthly_limit=monthly_limit)
+        await self._store.workspaces.update(workspace)
+        return workspace
+
+    async def usage(self, workspace_id: str) -> WorkspaceUsage:
+        workspace = await self.workspace(workspace_id)
+        month = period(self._clock.now())
+        used = await self._store.workspaces.usage(workspace_id, month)
+        return WorkspaceUsage(workspace, month, used, ceiling(workspace, self._plans))
+
+    # Forms
+
+    async def create_form(
+        self,
+        workspace_id: str,
+        *,
+        name: str = "",
+        mode: FormMode = FormMode.PUBLIC,
+        allowed_origins: Iterable[str] = (),
+        rules: Iterable[FieldRule] = (),
+        challenge: Challenge | None = None,
+        redirect_url: str | None = None,
+        spam_threshold: float | None = None,
+    ) -> Form:
+        await self.workspace(workspace_id)
+        form = Form(
+            form_id=self._id("frm"),
+            workspace_id=workspace_id,
+            public_form_key=ids.public_form_key(self._ids.random_bytes(ids.ID_RANDOM_BYTES)),
+            name=name,
+            mode=mode,
+            enabled=True,
+            allowed_origins=_origins(allowed_origins),
+            rules=tuple(rules),
+            challenge=challenge,
+            redirect_url=_redirect(redirect_url),
+            created_at=self._clock.now(),
+        )
+        if spam_threshold is not None:
+            form = evolve(form, spam_threshold=_threshold(spam_threshold))
+        await self._store.forms.add(form)
+        return form
+
+    async def form(self, form_id: str) -> Form:
+        form = await self._store.forms.get(form_id)
+        if form is None:
+            raise NotFoundError(f"no form {form_id!r}")
+        return form
+
+    async def forms(self, workspace_id: str | None = None) -> list[Form]:
+        return await self._store.forms.list(workspace_id)
+
+    async def update_form(
+        self,
+        form_id: str,
+        *,
+        name: str | None = None,
+        mode: FormMode | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        rules: Iterable[FieldRule] | None = None,
+        challenge: Challenge | object | None = _UNSET,
+        redirect_url: str | object | None = _UNSET,
+        spam_threshold: float | None = None,
+        enabled: bool | None = None,
+    ) -> Form:
+        form = await self.form(form_id)
+        if name is not None:
+            form = evolve(form, name=name)
+        if mode is not None:
+            form = evolve(form, mode=mode)
+        if allowed_origins is not None:
+            form = evolve(form, allowed_origins=_origins(allowed_origins))
+        if rules is not None:
+            form = evolve(form, rules=tuple(rules))
+        if challenge is not _UNSET:
+            assert challenge is None or isinstance(challenge, Challenge)
+            form = evolve(form, challenge=challenge)
+        if redirect_url is not _UNSET:
+            assert redirect_url is None or isinstance(redirect_url, str)
+            form = evolve(form, redirect_url=_redirect(redirect_url))
+        if spam_threshold is not None:
+            form = evolve(form, spam_threshold=_threshold(spam_threshold))
+        if enabled is not None:
+            form = evolve(form, enabled=enabled)
+        await self._store.forms.update(form)
+        return form
+
+    async def rotate_key(self, form_id: str) -> Form:
+        form = evolve(
+            await self.form(form_id),
+            public_form_key=ids.public_form_key(self._ids.random_bytes(ids.ID_RANDOM_BYTES)),
+        )
+        await self._store.forms.update(form)
+        return form
+
+    # API keys
+
+    async def create_api_key(self, workspace_id: str) -> CreatedKey:
+        await self.workspace(workspace_id)
+        secret = ids.api_key(self._ids.random_bytes(ids.API_KEY_RANDOM_BYTES))
+        key = ApiKey(
+            key_id=self._id("key"),
+            workspace_id=workspace_id,
+            key_hash=ids.hash_secret(secret),
+            prefix=secret[: len(ids.API_KEY_PREFIX) + 6],
+            created_at=self._clock.now(),
+        )
+        await self._store.api_keys.add(key)
+        return CreatedKey(key, secret)
+
+    async def revoke_api_key(self, key_id: str) -> ApiKey:
+        if not await self._store.api_keys.revoke(key_id, self._clock.now()):
+            raise NotFoundError(f"no API key {key_id!r}")
+        key = await self._store.api_keys.get(key_id)
+        assert key is not None
+        return key
+
+    async def api_keys(self, workspace_id: str) -> list[ApiKey]:
+        await self.workspace(workspace_id)
+        return await self._store.api_keys.list(workspace_id)
+
+    # Submissions
+
+    async def submissions(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[Submission]:
+        await self.form(form_id)
+        async for submission in self._store.submissions.iterate(form_id, status):
+            yield submission
+
+    async def export_csv(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[str]:
+        """`csv_export` as a stream of lines, without holding the submissions in memory.
+
+        Two passes over the store: the first collects the data fields, so the header is
+        known before the first row; the second writes the rows. The store lists oldest
+        (lowest id) first, so the second pass stops at the last id the first one saw, and
+        a row committed between the passes with fields outside the header is left out:
+        every row fits the header, as in `csv_export`."""
+        await self.form(form_id)
+        fields: dict[str, None] = {}
+        last: str | None = None
+        async for row in self._store.submissions.iterate(form_id, status):
+            for name in row.data:
+                fields.setdefault(name, None)
+            last = row.submission_id
+        yield csv_line(csv_header(fields))
+        if last is None:
+            return
+        async for row in self._store.submissions.iterate(form_id, status):
+            if row.submission_id > last:
+                break
+            if all(name in fields for name in row.data):
+                yield csv_line(csv_record(row, fields))
+
+
+def _threshold(value: float) -> float:
+    if not value > 0:
+        raise AdminError("a spam threshold must be more than zero")
+    return float(value)
+
+
+def challenge_of(provider: str | None, secret: str | None) -> Challenge | None:
+    if provider is None:
+        if secret is not None:
+            raise AdminError("--challenge-secret goes with --challenge")
+        return None
+    try:
+        kind = ChallengeProvider(provider)
+    except ValueError:
+        raise AdminError(f"unknown challenge provider {provider!r}") from None
+    if not secret:
+        raise AdminError("--challenge needs --challenge-secret")
+    return Challenge(kind, secret)
+
+
+# Views: the JSON shapes the command line and the library print.
+
+
+def _time(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def workspace_view(workspace: Workspace) -> dict[str, object]:
+    return {
+        "workspace_id": workspace.workspace_id,
+        "name": workspace.name,
+        "plan": workspace.plan.value,
+        "monthly_limit": workspace.monthly_limit,
+        "active": workspace.active,
+        "created_at": _time(workspace.created_at),
+    }
+
+
+def form_view(form: Form) -> dict[str, object]:
+    return {
+        "form_id": form.form_id,
+        "workspace_id": form.workspace_id,
+        "public_form_key": form.public_form_key,
+        "name": form.name,
+        "mode": form.mode.value,
+        "enabled": form.enabled,
+        "state": "enabled" if form.enabled else "paused",
+        "allowed_origins": list(form.allowed_origins),
+        "rules": [
+            {"field": r.field, "kind": r.kind.value, **({"limit": r.limit} if r.limit else {})}
+            for r in form.rules
+        ],
+        "spam_threshold": form.spam_threshold,
+        # The provider only: the secret is never printed back.
+        "challenge": form.challenge.provider.value if form.challenge else None,
+        "redirect_url": form.redirect_url,
+        "created_at": _time(form.created_at),
+    }
+
+
+def key_view(key: ApiKey) -> dict[str, object]:
+    return {
+        "key_id": key.key_id,
+        "workspace_id": key.workspace_id,
+        "prefix": key.prefix,
+        "created_at": _time(key.created_at),
+        "revoked_at": _time(key.revoked_at),
+        "revoked": key.revoked,
+    }
+
+
+def submission_view(submission: Submission) -> dict[str, object]:
+    return {
+        "submission_id": submission.submission_id,
+        "form_id": submission.form_id,
+        "status": submission.status.value,
+        "subject": submission.subject,
+        "reply_to": submission.reply_to,
+        "data": submission.data,
+        "created_at": submission.created_at.isoformat(),
+    }
+
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: object) -> str:
+    """Text for a spreadsheet cell; a leading formula character is defused with `'`
+    (OWASP's advice against CSV injection)."""
+    if value is None:
+        text = ""
+    elif isinstance(value, str):
+        text = value
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        text = ", ".join(str(v) for v in value)
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
+
+
+CSV_FIXED_COLUMNS = ("submission_id", "created_at", "status", "subject", "reply_to")
+
+
+def csv_header(fields: Iterable[str]) -> list[str]:
+    """The fixed columns, then the data fields in the order given."""
+    return [*CSV_FIXED_COLUMNS, *fields]
+
+
+def csv_record(row: Submission, fields: Iterable[str]) -> list[str]:
+    """One submission's cells under `csv_header(fields)`, each defused for spreadsheets."""
+    return [
+        _csv_cell(row.submission_id),
+        _csv_cell(row.created_at.isoformat()),
+        _csv_cell(row.status.value),
+        _csv_cell(row.subject),
+        _csv_cell(row.reply_to),
+    ] + [_csv_cell(row.data.get(name)) for name in fields]
+
+
+def csv_line(cells: Iterable[str]) -> str:
+    """One CSV record with its CRLF terminator (RFC 4180)."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\r\n").writerow(cells)
+    return out.getvalue()
+
+
+def csv_export(rows: list[Submission]) -> str:
+    """One row per submission: fixed columns, then every data field seen, in first-seen order."""
+    fields: dict[str, None] = {}
+    for row in rows:
+        for name in row.data:
+            fields.setdefault(name, None)
+    lines = [csv_line(csv_header(fields))]
+    lines.extend(csv_line(csv_record(row, fields)) for row in rows)
+    return "".join(lines)
+
+
+def jsonl_line(submission: Submission) -> str:
+    return json.dumps(submission_view(submission), ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,149 @@
+"""Domain objects for the contract tests, with every attribute set to something that
+would show if a store dropped or mangled it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from intake.domain import ids
+from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.model import (
+    ApiKey,
+    Challenge,
+    ChallengeProvider,
+    FieldData,
+    FieldRule,
+    Form,
+    FormMode,
+    OutboxEvent,
+    Plan,
+    RuleKind,
+    Submission,
+    SubmissionStatus,
+    Workspace,
+)
+from intake.ports.store import Store
+from intake.ports.submissions import CommitPlan, QuotaCharge
+
+# Microseconds on purpose: a store that rounds them loses the test.
+T0 = datetime(2026, 1, 15, 12, 0, 0, 123456, tzinfo=UTC)
+PERIOD = "2026-01"
+WORKSPACE_ID = "ws_1"
+FORM_ID = "frm_1"
+
+
+def workspace(workspace_id: str = WORKSPACE_ID, name: str = "Acme") -> Workspace:
+    return Workspace(
+        workspace_id=workspace_id,
+        name=name,
+        plan=Plan.STARTER,
+        monthly_limit=250,
+        active=True,
+        created_at=T0,
+    )
+
+
+def form(
+    form_id: str = FORM_ID,
+    workspace_id: str = WORKSPACE_ID,
+    public_form_key: str = "pk0form1",
+) -> Form:
+    return Form(
+        form_id=form_id,
+        workspace_id=workspace_id,
+        public_form_key=public_form_key,
+        name="Contact us",
+        mode=FormMode.PROTECTED,
+        enabled=False,
+        allowed_origins=("https://example.com", "https://www.example.com"),
+        rules=(
+            FieldRule("email", RuleKind.EMAIL),
+            FieldRule("email", RuleKind.REQUIRED),
+            FieldRule("message", RuleKind.MAX_LENGTH, 2000),
+        ),
+        spam_threshold=3.5,
+        challenge=Challenge(ChallengeProvider.TURNSTILE, "0x-secret"),
+        redirect_url="https://example.com/thanks",
+        created_at=T0 + timedelta(seconds=1),
+    )
+
+
+def api_key(
+    key_id: str = "key_1",
+    workspace_id: str = WORKSPACE_ID,
+    created_at: datetime = T0,
+) -> ApiKey:
+    secret = ids.api_key(key_id.encode().ljust(ids.API_KEY_RANDOM_BYTES, b"\0"))
+    return ApiKey(
+        key_id=key_id,
+        workspace_id=workspace_id,
+        key_hash=ids.hash_secret(secret),
+        prefix=secret[:14],
+        created_at=created_at,
+    )
+
+
+def submission(
+    n: int,
+    *,
+    form_id: str = FORM_ID,
+    workspace_id: str = WORKSPACE_ID,
+    status: SubmissionStatus = SubmissionStatus.ACCEPTED,
+    data: FieldData | None = None,
+    created_at: datetime | None = None,
+) -> Submission:
+    """The n-th submission: ids and times grow with n, so n orders them."""
+    at = created_at or T0 + timedelta(milliseconds=n)
+    return Submission(
+        submission_id=ids.submission_id(
+            int(T0.timestamp() * 1000) + n, n.to_bytes(ids.SUBMISSION_RANDOM_BYTES, "big")
+        ),
+        form_id=form_id,
+        workspace_id=workspace_id,
+        status=status,
+        data=data if data is not None else {"email": f"user{n}@example.com", "n": n},
+        created_at=at,
+        subject=f"Message {n}",
+        reply_to=f"user{n}@example.com",
+        spam_score=1.25,
+        client_ip="203.0.113.7",
+    )
+
+
+def event_for(sub: Submission) -> OutboxEvent:
+    n = int(sub.created_at.timestamp() * 1000)
+    # The submission's own random part keeps events of one millisecond apart.
+    random = sub.submission_id.encode()[-ids.ID_RANDOM_BYTES :]
+    return OutboxEvent.for_submission(ids.time_sorted_id("evt", n, random), sub)
+
+
+def record(
+    sub: Submission, key: str = "key-1", scope: str = f"public:{FORM_ID}"
+) -> IdempotencyRecord:
+    return IdempotencyRecord(scope, key, "f" * 64, sub.submission_id, sub.created_at)
+
+
+def quota(ceiling: int, workspace_id: str = WORKSPACE_ID, period: str = PERIOD) -> QuotaCharge:
+    return QuotaCharge(workspace_id, period, ceiling)
+
+
+def plan(
+    sub: Submission,
+    *,
+    idempotency: IdempotencyRecord | None = None,
+    charge: QuotaCharge | None = None,
+) -> CommitPlan:
+    return CommitPlan(submission=sub, event=event_for(sub), idempotency=idempotency, quota=charge)
+
+
+async def seed(store: Store, *forms: Form) -> None:
+    """The workspace and forms that submissions belong to (real stores check it)."""
+    workspaces = {f.workspace_id for f in forms} or {WORKSPACE_ID}
+    for workspace_id in sorted(workspaces):
+        await store.workspaces.add(workspace(workspace_id))
+    for each in forms or (form(),):
+        await store.forms.add(each)
+
+
+async def stored(store: Store, form_id: str = FORM_ID) -> list[Submission]:
+    return [s async for s in store.submissions.iterate(form_id)]
