@@ -1,7 +1,8 @@
 """The composition root: one container builds intake for each of its uses.
 
 - embedded (the default): SQLite and the in-process rate limiter;
-- production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL;
+- production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL
+  (each independently: SQLite with Redis works for several workers on one host);
 - tests and library users: any port replaced by a fake through `open_runtime(...)`.
 
 Nothing is built at import time; `open_runtime` opens the resources and closes them.
@@ -19,7 +20,9 @@ from attrs import frozen
 from dependency_injector import containers, providers
 
 from intake.adapters.challenge_http import HttpChallengeVerifier
+from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.config import ConfigError, Settings
 from intake.ports.challenge import ChallengeVerifier
@@ -47,6 +50,16 @@ async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
         await store.close()
 
 
+async def _rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter]:
+    if settings.redis_url is None:
+        yield InProcessRateLimiter()
+        return
+    # Redis holds the windows shared by every worker; while it is unreachable each
+    # process limits on its own rather than refusing real submissions.
+    async with open_redis_rate_limiter(settings.redis_url) as shared:
+        yield FallbackRateLimiter(shared, InProcessRateLimiter())
+
+
 async def _http_client_resource() -> AsyncIterator[httpx.AsyncClient]:
     # Providers' siteverify endpoints; the verifier sets its own timeout per call.
     async with httpx.AsyncClient(
@@ -67,7 +80,7 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     id_source = providers.Singleton(SecureIdSource)
     store = providers.Resource(_store_resource, settings=settings)
-    rate_limiter = providers.Singleton(InProcessRateLimiter)
+    rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
     http_client = providers.Resource(_http_client_resource)
     challenge = providers.Singleton(
         HttpChallengeVerifier,

@@ -1,0 +1,133 @@
+"""Exact sliding windows in Redis, shared by every worker and host (decisions.md "Rate
+limits"). Each window is a sorted set of hit timestamps; one Lua script checks and counts
+all the windows of a request atomically, in one round trip.
+
+Time is the caller's: `now` is the worker's clock (the pipeline passes its Clock), not
+Redis TIME, so the pipeline uses one instant per request and tests can drive time. Across
+hosts the windows are then exact up to the clock skew between them, which NTP keeps to
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError, RedisError
+
+from intake.domain.errors import StorageUnavailable
+from intake.domain.ratelimit import RateDecision, Window, retry_after
+
+DEFAULT_PREFIX = "intake:rl:"
+
+# KEYS[i]: the sorted set of window i. ARGV[1]: now; ARGV[2]: a member unique to this
+# call; then per window: the cutoff (hits at or before it have left), the limit, and the
+# window in milliseconds. Timestamps travel as Python's repr and come back as Redis's
+# shortest round-trip form, so no float is rounded on the way. For a refused request the
+# script returns, per window, the score of the hit that must leave before one more fits
+# ('' when the window has room), and adds nothing; for an admitted one, an empty array.
+_HIT_SCRIPT = """
+local refused = false
+local oldest = {}
+for i, key in ipairs(KEYS) do
+    local limit = tonumber(ARGV[3 * i + 1])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[3 * i])
+    local count = redis.call('ZCARD', key)
+    if count >= limit then
+        local leaving = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+        oldest[i] = leaving[2]
+        refused = true
+    else
+        oldest[i] = ''
+    end
+end
+if refused then
+    return oldest
+end
+for i, key in ipairs(KEYS) do
+    redis.call('ZADD', key, ARGV[1], ARGV[2])
+    redis.call('PEXPIRE', key, ARGV[3 * i + 2])
+end
+return {}
+"""
+
+
+class RateLimiterUnavailable(StorageUnavailable):
+    """Redis cannot answer now. A StorageUnavailable, so a limiter used without the
+    fallback turns a down Redis into a 503 with Retry-After rather than a 500."""
+
+
+@contextmanager
+def _map_redis_errors() -> Iterator[None]:
+    """Every server or connection condition (refused, timed out, loading, read-only
+    replica, out of memory, cluster down) means the same to the service: no shared
+    answer now. The driver's error stays chained for the log. DataError is an argument
+    the client refused to encode: a bug in this adapter, left alone."""
+    try:
+        yield
+    except DataError:
+        raise
+    except RedisError as error:
+        raise RateLimiterUnavailable(f"redis: {type(error).__name__}: {error}") from error
+    except OSError as error:
+        raise RateLimiterUnavailable(f"redis: {type(error).__name__}: {error}") from error
+
+
+class RedisRateLimiter:
+    def __init__(self, client: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+        # The window keys carry a Redis Cluster hash tag, `{form_id}`, so the windows of
+        # one request share a slot; a brace in the prefix would become the tag instead.
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(f"a rate-limit key prefix cannot hold braces: {prefix!r}")
+        self._prefix = prefix
+        self._script = client.register_script(_HIT_SCRIPT)
+
+    async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
+        if not windows:
+            return RateDecision(allowed=True)
+        keys = [self._prefix + window.key for window in windows]
+        # A random member: two hits at the same instant are two entries, not one.
+        args: list[str | int] = [repr(now), f"{now!r}:{secrets.token_hex(12)}"]
+        for window in windows:
+            seconds = window.rule.window_seconds
+            # Computed here, as the in-process limiter does, so the edge is the same float.
+            args += [repr(now - seconds), window.rule.limit, seconds * 1000]
+        with _map_redis_errors():
+            oldest = await self._script(keys=keys, args=args)
+        if not oldest:
+            return RateDecision(allowed=True)
+        wait = max(
+            retry_after(float(score), window.rule.window_seconds, now)
+            for window, score in zip(windows, oldest, strict=True)
+            if score
+        )
+        return RateDecision(allowed=False, retry_after=wait)
+
+
+@asynccontextmanager
+async def open_redis_rate_limiter(
+    url: str, *, prefix: str = DEFAULT_PREFIX, socket_timeout: float = 0.5
+) -> AsyncIterator[RedisRateLimiter]:
+    """A limiter on its own connection pool, closed on exit. Nothing is sent on opening:
+    a service behind FallbackRateLimiter starts while Redis is down.
+
+    `socket_timeout` bounds connecting and each answer, so a hung Redis delays a request
+    by at most that before the fallback answers. A broken connection is retried once, at
+    once, since pooled connections go stale when Redis restarts (should the break come
+    after the script ran, the hit counts twice: the safe side). A timeout is not retried:
+    the script may well have run."""
+    client = Redis.from_url(
+        url,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=socket_timeout,
+        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+    )
+    try:
+        yield RedisRateLimiter(client, prefix)
+    finally:
+        await client.aclose()
