@@ -59,14 +59,15 @@ _UNSET: object = object()
 def parse_rule(text: str) -> FieldRule:
     """`field:kind` or `field:max_length=N`, as the command line spells a rule."""
     name, sep, spec = text.partition(":")
+    # The shape first: `email` alone is a missing kind, not an unknown one.
+    if not sep or not name.strip():
+        raise AdminError(f"a rule is FIELD:KIND, not {text!r}")
     kind_text, _, limit_text = spec.partition("=")
     try:
         kind = RuleKind(kind_text.strip())
     except ValueError:
         kinds = ", ".join(k.value for k in RuleKind)
         raise AdminError(f"unknown rule {kind_text!r} in {text!r} (one of: {kinds})") from None
-    if not sep or not name.strip():
-        raise AdminError(f"a rule is FIELD:KIND, not {text!r}")
     limit: int | None = None
     if kind is RuleKind.MAX_LENGTH:
         try:

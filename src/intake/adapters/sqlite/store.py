@@ -18,6 +18,9 @@ from intake.adapters.sqlite.worker import Worker
 class SqliteStore:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
+        # Migrations applied when the store opened, reported by the first migrate() call
+        # so that `intake migrate` on a fresh file says what it did.
+        self._applied_on_open: list[str] = []
         self._workspaces = SqliteWorkspaces(worker)
         self._forms = SqliteForms(worker)
         self._api_keys = SqliteApiKeys(worker)
@@ -40,7 +43,9 @@ class SqliteStore:
         return self._submissions
 
     async def migrate(self) -> list[str]:
-        return await self._worker.run(migrate)
+        applied = self._applied_on_open + await self._worker.run(migrate)
+        self._applied_on_open = []
+        return applied
 
     async def ping(self) -> None:
         await self._worker.run(_ping)
@@ -60,8 +65,10 @@ async def open_sqlite_store(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIME
     seconds, to wait for another process's write lock before StorageUnavailable."""
     worker = await Worker.start(database_path(url), busy_timeout=busy_timeout)
     try:
-        await worker.run(migrate)
+        applied = await worker.run(migrate)
     except BaseException:
         await worker.close()
         raise
-    return SqliteStore(worker)
+    store = SqliteStore(worker)
+    store._applied_on_open = applied
+    return store

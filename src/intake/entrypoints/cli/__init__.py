@@ -1,0 +1,92 @@
+"""The `intake` command line: management, migrations and the server.
+
+`main` takes the arguments and returns the exit code: 0 done, 1 refused (an unknown id,
+a bad value, a configuration error), 2 a usage error. It never shows a traceback for
+bad input; with --json the failure is also a JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+
+from intake.config import ConfigError, Settings
+from intake.domain.errors import StorageUnavailable
+from intake.entrypoints.cli import demo, forms, keys, migrate, serve, submissions, workspaces
+from intake.entrypoints.cli.output import Output
+from intake.entrypoints.cli.parser import Parser, UsageError
+from intake.entrypoints.cli.runner import CommandError, configure_logging
+from intake.service.admin import AdminError
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="intake",
+        description="Manage and run intake, the form submission intake service. "
+        "Configuration comes from INTAKE_* environment variables.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument("--version", action="version", version=f"intake {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (migrate, serve, workspaces, forms, keys, submissions, demo):
+        module.register(commands)
+    return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("intake")
+    except metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # Looked at before parsing, so that a usage error is answered in JSON too.
+    out = Output(json_mode="--json" in arguments)
+    try:
+        args = build_parser().parse_args(arguments)
+    except UsageError as error:
+        out.stderr.write(error.usage)
+        out.error(str(error))
+        return EXIT_USAGE
+    except SystemExit as done:  # --help and --version
+        return done.code if isinstance(done.code, int) else EXIT_OK
+    out.json_mode = bool(args.json)
+    try:
+        settings = Settings.from_env()
+        configure_logging(settings)
+        args.handler(args, settings, out)
+    except (AdminError, ConfigError, CommandError) as error:
+        out.error(str(error))
+        return EXIT_REFUSED
+    except StorageUnavailable as error:
+        out.error(
+            f"the database is unavailable: {error}" if str(error) else "the database is unavailable"
+        )
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`intake ... | head`): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        _silence_stdout()
+        return EXIT_REFUSED
+    return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a real file (a test's capture): nothing to silence

@@ -1,0 +1,171 @@
+"""`intake form ...`: create, show, update, pause, resume, rotate-key and list forms."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from intake.containers import Runtime
+from intake.domain.model import ChallengeProvider, Form, FormMode
+from intake.entrypoints.cli.output import Output, key_values, table, text
+from intake.entrypoints.cli.parser import Parser, Subparsers, add_command, add_group, number
+from intake.entrypoints.cli.runner import with_runtime
+from intake.service.admin import AdminError, challenge_of, form_view, parse_rule
+
+_MODES = [mode.value for mode in FormMode]
+_PROVIDERS = [provider.value for provider in ChallengeProvider]
+
+
+def register(commands: Subparsers) -> None:
+    group = add_group(commands, "form", help="manage forms")
+
+    create = add_command(group, "create", help="create a form", handler=with_runtime(_create))
+    create.add_argument("--workspace", required=True, metavar="ID")
+    create.add_argument("--name", default="")
+    create.add_argument("--mode", choices=_MODES, default=FormMode.PUBLIC.value)
+    create.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
+    _settings_arguments(create)
+
+    update = add_command(
+        group, "update", help="change a form's settings", handler=with_runtime(_update)
+    )
+    update.add_argument("form_id", metavar="ID")
+    update.add_argument("--name")
+    update.add_argument("--mode", choices=_MODES)
+    redirect = update.add_mutually_exclusive_group()
+    redirect.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
+    redirect.add_argument("--clear-redirect-url", action="store_true")
+    _settings_arguments(update, clearable=True)
+
+    for name, about, handler in (
+        ("show", "show a form", _show),
+        ("pause", "pause a form: it refuses submissions", _pause),
+        ("resume", "resume a paused form", _resume),
+        ("rotate-key", "give a form a new public key; the old one stops working", _rotate),
+    ):
+        command = add_command(group, name, help=about, handler=with_runtime(handler))
+        command.add_argument("form_id", metavar="ID")
+
+    listing = add_command(group, "list", help="list forms", handler=with_runtime(_list))
+    listing.add_argument("--workspace", metavar="ID", help="only this workspace's forms")
+
+
+def _settings_arguments(parser: Parser, *, clearable: bool = False) -> None:
+    """The options `create` and `update` share; `update` can also clear each list."""
+    origins = parser.add_mutually_exclusive_group()
+    origins.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="URL",
+        help="accept submissions only from this origin (repeatable)",
+    )
+    rules = parser.add_mutually_exclusive_group()
+    rules.add_argument(
+        "--rule",
+        action="append",
+        metavar="FIELD:KIND",
+        help="a validation rule: required, email, url, number or max_length=N (repeatable)",
+    )
+    challenge = parser.add_mutually_exclusive_group()
+    challenge.add_argument("--challenge", choices=_PROVIDERS, help="require a bot challenge")
+    parser.add_argument("--challenge-secret", metavar="S", help="the provider's secret key")
+    parser.add_argument(
+        "--spam-threshold", type=number, metavar="X", help="content score that marks spam"
+    )
+    if clearable:
+        origins.add_argument("--clear-allowed-origins", action="store_true")
+        rules.add_argument("--clear-rules", action="store_true")
+        challenge.add_argument("--no-challenge", action="store_true")
+
+
+async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    form = await runtime.admin.create_form(
+        args.workspace,
+        name=args.name,
+        mode=FormMode(args.mode),
+        allowed_origins=args.allowed_origin or (),
+        rules=[parse_rule(rule) for rule in args.rule or ()],
+        challenge=challenge_of(args.challenge, args.challenge_secret),
+        redirect_url=args.redirect_url,
+        spam_threshold=args.spam_threshold,
+    )
+    _print_form(out, form, f"form {form.form_id} created")
+
+
+async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    # Only what was asked for is passed: an omitted option leaves the setting as it is.
+    changes: dict[str, Any] = {
+        "name": args.name,
+        "mode": FormMode(args.mode) if args.mode else None,
+        "spam_threshold": args.spam_threshold,
+    }
+    if args.clear_allowed_origins:
+        changes["allowed_origins"] = ()
+    elif args.allowed_origin:
+        changes["allowed_origins"] = args.allowed_origin
+    if args.clear_rules:
+        changes["rules"] = ()
+    elif args.rule:
+        changes["rules"] = [parse_rule(rule) for rule in args.rule]
+    if args.no_challenge:
+        if args.challenge_secret is not None:
+            raise AdminError("--challenge-secret goes with --challenge, not --no-challenge")
+        changes["challenge"] = None
+    elif args.challenge is not None or args.challenge_secret is not None:
+        changes["challenge"] = challenge_of(args.challenge, args.challenge_secret)
+    if args.clear_redirect_url:
+        changes["redirect_url"] = None
+    elif args.redirect_url is not None:
+        changes["redirect_url"] = args.redirect_url
+    form = await runtime.admin.update_form(args.form_id, **changes)
+    _print_form(out, form, f"form {form.form_id} updated")
+
+
+async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    _print_form(out, await runtime.admin.form(args.form_id))
+
+
+async def _pause(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    form = await runtime.admin.update_form(args.form_id, enabled=False)
+    _print_form(out, form, f"form {form.form_id} paused")
+
+
+async def _resume(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    form = await runtime.admin.update_form(args.form_id, enabled=True)
+    _print_form(out, form, f"form {form.form_id} resumed")
+
+
+async def _rotate(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    form = await runtime.admin.rotate_key(args.form_id)
+    _print_form(
+        out, form, f"form {form.form_id} has a new public key; the old one no longer resolves"
+    )
+
+
+async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    if args.workspace is not None:
+        await runtime.admin.workspace(args.workspace)  # an unknown id is an error, not []
+    forms = await runtime.admin.forms(args.workspace)
+    rows = (
+        (f.form_id, f.public_form_key, "enabled" if f.enabled else "paused", f.mode.value, f.name)
+        for f in forms
+    )
+    lines = table(("FORM", "PUBLIC KEY", "STATE", "MODE", "NAME"), rows) if forms else []
+    out.result({"forms": [form_view(f) for f in forms]}, lines or ["no forms"])
+
+
+def _print_form(out: Output, form: Form, headline: str | None = None) -> None:
+    view = form_view(form)
+    lines = [headline] if headline else []
+    out.result(view, [*lines, *key_values(view, skip=("rules",)), f"rules={_rules(view)}"])
+
+
+def _rules(view: Mapping[str, object]) -> str:
+    rules = view["rules"]
+    assert isinstance(rules, list)
+    spelled = [
+        f"{rule['field']}:{rule['kind']}" + (f"={rule['limit']}" if "limit" in rule else "")
+        for rule in rules
+    ]
+    return text(spelled)

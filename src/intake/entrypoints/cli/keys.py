@@ -1,0 +1,60 @@
+"""`intake key ...`: secret API keys for the server-side endpoint."""
+
+from __future__ import annotations
+
+import argparse
+
+from intake.containers import Runtime
+from intake.entrypoints.cli.output import Output, key_values, table
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
+from intake.entrypoints.cli.runner import with_runtime
+from intake.service.admin import key_view
+
+
+def register(commands: Subparsers) -> None:
+    group = add_group(commands, "key", help="manage secret API keys")
+
+    create = add_command(
+        group,
+        "create",
+        help="create an API key; its secret is shown this once",
+        handler=with_runtime(_create),
+    )
+    create.add_argument("--workspace", required=True, metavar="ID")
+
+    revoke = add_command(group, "revoke", help="revoke an API key", handler=with_runtime(_revoke))
+    revoke.add_argument("key_id", metavar="KEY_ID")
+
+    listing = add_command(
+        group, "list", help="list a workspace's API keys", handler=with_runtime(_list)
+    )
+    listing.add_argument("--workspace", required=True, metavar="ID")
+
+
+async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    created = await runtime.admin.create_api_key(args.workspace)
+    view = key_view(created.key)
+    # The one place a secret is printed: it is kept only as a hash from here on.
+    out.result(
+        {**view, "api_key": created.secret},
+        [
+            f"key {created.key.key_id} created",
+            f"api_key={created.secret}",
+            "store it now: it is not shown again",
+        ],
+    )
+
+
+async def _revoke(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    key = await runtime.admin.revoke_api_key(args.key_id)
+    out.result(key_view(key), [f"key {key.key_id} revoked", *key_values(key_view(key))])
+
+
+async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    keys = await runtime.admin.api_keys(args.workspace)
+    rows = (
+        (k.key_id, k.prefix + "...", "revoked" if k.revoked else "active", k.created_at.isoformat())
+        for k in keys
+    )
+    lines = table(("KEY", "PREFIX", "STATE", "CREATED"), rows) if keys else []
+    out.result({"keys": [key_view(k) for k in keys]}, lines or ["no API keys"])

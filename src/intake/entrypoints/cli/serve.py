@@ -1,0 +1,89 @@
+"""`intake serve`: run the HTTP service under uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+import uvicorn
+
+from intake.config import Settings
+from intake.entrypoints.cli.output import Output
+from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
+from intake.entrypoints.cli.runner import CommandError, log_level, opened_runtime
+
+log = logging.getLogger("intake.cli")
+
+APP_FACTORY = "intake.entrypoints.http.app:create_app"
+
+
+def register(commands: Subparsers) -> None:
+    serve = add_command(
+        commands, "serve", help="run the HTTP service (INTAKE_HOST, INTAKE_PORT)", handler=_serve
+    )
+    serve.add_argument("--host", help="address to listen on (default: INTAKE_HOST, 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=port_number, help="port to listen on (default: INTAKE_PORT, 8000)"
+    )
+    serve.add_argument(
+        "--workers", type=positive_int, help="worker processes (default: INTAKE_WORKERS, 1)"
+    )
+
+
+def base_url(host: str, port: int) -> str:
+    """The address a local client reaches the server on: a wildcard listen address is
+    reached through loopback, and an IPv6 literal takes brackets."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def _shared_rate_limits(settings: Settings) -> bool:
+    # Only Redis holds the windows outside one process; the in-process limiter would
+    # give every worker its own count, multiplying each limit by the worker count.
+    return settings.redis_url is not None
+
+
+def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+    host = args.host if args.host is not None else settings.host
+    port = args.port if args.port is not None else settings.port
+    workers = args.workers if args.workers is not None else settings.workers
+    if workers > 1 and not _shared_rate_limits(settings):
+        raise CommandError(
+            f"--workers {workers} needs INTAKE_REDIS_URL: the in-process rate limiter "
+            "cannot hold the limits across processes (Redis support is coming in a later "
+            "release); run one worker per host, or several hosts behind a proxy"
+        )
+    level = log_level(settings)
+    # Opened once before any worker starts: a bad database URL or an unreachable
+    # database is reported here, plainly, and the schema is brought up to date once
+    # rather than by every worker at the same moment.
+    asyncio.run(_prepare(settings))
+    url = base_url(host, port)
+    out.result(
+        {"url": url, "host": host, "port": port, "workers": workers},
+        [f"intake serving on {url} ({workers} worker{'s' if workers > 1 else ''})"],
+    )
+    uvicorn.run(
+        APP_FACTORY,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=level,
+        access_log=False,  # submissions carry personal data; the app logs what it needs
+        server_header=False,
+        # The app finds the client address itself (INTAKE_TRUSTED_PROXIES); uvicorn must
+        # not rewrite it from headers a client can set.
+        proxy_headers=False,
+        forwarded_allow_ips=[],
+    )
+
+
+async def _prepare(settings: Settings) -> None:
+    async with opened_runtime(settings) as runtime:
+        applied = await runtime.store.migrate()
+    for name in applied:
+        log.info("applied migration %s", name)

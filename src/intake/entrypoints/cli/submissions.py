@@ -1,0 +1,133 @@
+"""`intake submissions ...`: list a form's submissions, or export them as CSV or JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from intake.containers import Runtime
+from intake.domain.model import Submission, SubmissionStatus
+from intake.entrypoints.cli.output import Output, table
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
+from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.service.admin import Admin, jsonl_line, submission_view
+
+_STATUSES = [status.value for status in SubmissionStatus]
+_DATA_WIDTH = 60  # characters of data shown per line in a human listing
+
+
+def register(commands: Subparsers) -> None:
+    group = add_group(commands, "submissions", help="read a form's submissions")
+
+    listing = add_command(
+        group, "list", help="list a form's submissions, oldest first", handler=with_runtime(_list)
+    )
+    listing.add_argument("--form", required=True, metavar="ID")
+    listing.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
+    listing.add_argument("--limit", type=positive_int, metavar="N", help="only the N most recent")
+
+    export = add_command(
+        group,
+        "export",
+        help="export a form's submissions; the data goes to stdout unless --output is given "
+        "(then --json prints a summary)",
+        handler=with_runtime(_export),
+    )
+    export.add_argument("--form", required=True, metavar="ID")
+    export.add_argument("--format", required=True, choices=["csv", "jsonl"])
+    export.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
+    export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def _status(args: argparse.Namespace) -> SubmissionStatus | None:
+    return SubmissionStatus(args.status) if args.status else None
+
+
+async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    # A bounded deque keeps only the newest N while the store streams oldest first.
+    rows: deque[Submission] = deque(maxlen=args.limit)
+    async for submission in runtime.admin.submissions(args.form, _status(args)):
+        rows.append(submission)
+    lines = table(
+        ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "DATA"),
+        (
+            (s.submission_id, s.status.value, s.created_at.isoformat(), s.subject, _brief(s))
+            for s in rows
+        ),
+    )
+    out.result(
+        {"submissions": [submission_view(s) for s in rows]},
+        lines if rows else ["no submissions"],
+    )
+
+
+def _brief(submission: Submission) -> str:
+    data = json.dumps(submission.data, ensure_ascii=False, separators=(",", ":"))
+    return data if len(data) <= _DATA_WIDTH else data[: _DATA_WIDTH - 3] + "..."
+
+
+async def _export(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    admin = runtime.admin
+    await admin.form(args.form)  # refuse an unknown form before creating any file
+    lines = _lines(admin, args.form, args.format, _status(args))
+    if args.output is None:
+        await _write(lines, out.stdout)
+        out.stdout.flush()
+        return
+    with _replacing(Path(args.output)) as destination:
+        written = await _write(lines, destination)
+    count = written - 1 if args.format == "csv" else written  # less the CSV header
+    out.result(
+        {"output": args.output, "format": args.format, "count": count},
+        [f"exported {count} submissions to {args.output}"],
+    )
+
+
+def _lines(
+    admin: Admin, form_id: str, fmt: str, status: SubmissionStatus | None
+) -> AsyncIterator[str]:
+    if fmt == "csv":
+        return admin.export_csv(form_id, status)
+    return _jsonl(admin, form_id, status)
+
+
+async def _jsonl(admin: Admin, form_id: str, status: SubmissionStatus | None) -> AsyncIterator[str]:
+    async for submission in admin.submissions(form_id, status):
+        yield jsonl_line(submission) + "\n"
+
+
+async def _write(lines: AsyncIterator[str], stream: TextIO) -> int:
+    """Row by row, so an export of any size runs in constant memory."""
+    count = 0
+    async for line in lines:
+        stream.write(line)
+        count += 1
+    return count
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[TextIO]:
+    """A file written beside `path` and renamed over it only when complete, so a failed
+    export never leaves a truncated file. It is created readable by its owner only
+    (mkstemp's 0600): an export holds personal data."""
+    try:
+        fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError as error:
+        raise CommandError(f"cannot write {str(path)!r}: {error.strerror}") from None
+    try:
+        # newline="": CSV's CRLF is written as it is.
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.replace(partial, path)
+    except BaseException as error:
+        Path(partial).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise CommandError(f"cannot write {str(path)!r}: {error.strerror}") from None
+        raise

@@ -1,0 +1,116 @@
+"""`intake workspace ...`: create, show, list, suspend and activate workspaces."""
+
+from __future__ import annotations
+
+import argparse
+
+from intake.containers import Runtime
+from intake.domain.model import Plan
+from intake.entrypoints.cli.output import Output, key_values, table
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
+from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.service.admin import workspace_view
+
+_PLANS = [plan.value for plan in Plan]
+
+
+def register(commands: Subparsers) -> None:
+    group = add_group(commands, "workspace", help="manage workspaces")
+
+    create = add_command(group, "create", help="create a workspace", handler=with_runtime(_create))
+    create.add_argument("--name", required=True)
+    create.add_argument("--plan", choices=_PLANS, default=Plan.FREE.value)
+    create.add_argument(
+        "--monthly-limit",
+        type=int,
+        metavar="N",
+        help="the workspace's own monthly limit, instead of its plan's",
+    )
+
+    update = add_command(
+        group, "update", help="change a workspace's plan or limit", handler=with_runtime(_update)
+    )
+    update.add_argument("workspace_id", metavar="ID")
+    update.add_argument("--plan", choices=_PLANS)
+    limit = update.add_mutually_exclusive_group()
+    limit.add_argument("--monthly-limit", type=int, metavar="N")
+    limit.add_argument(
+        "--no-monthly-limit",
+        action="store_true",
+        help="drop the workspace's own limit, so its plan's applies",
+    )
+
+    for name, verb, handler in (
+        ("suspend", "suspend a workspace: its forms refuse submissions", _suspend),
+        ("activate", "activate a suspended workspace", _activate),
+        ("show", "show a workspace and this month's usage", _show),
+    ):
+        command = add_command(group, name, help=verb, handler=with_runtime(handler))
+        command.add_argument("workspace_id", metavar="ID")
+
+    add_command(group, "list", help="list every workspace", handler=with_runtime(_list))
+
+
+async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    if not args.name.strip():
+        raise CommandError("--name cannot be empty")
+    workspace = await runtime.admin.create_workspace(
+        args.name, Plan(args.plan), monthly_limit=args.monthly_limit
+    )
+    view = workspace_view(workspace)
+    out.result(view, [f"workspace {workspace.workspace_id} created", *key_values(view)])
+
+
+async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    admin = runtime.admin
+    plan = Plan(args.plan) if args.plan is not None else None
+    if args.no_monthly_limit:
+        workspace = await admin.update_workspace(args.workspace_id, plan=plan, monthly_limit=None)
+    elif args.monthly_limit is not None:
+        if args.monthly_limit < 0:
+            raise CommandError("a monthly limit cannot be negative")
+        workspace = await admin.update_workspace(
+            args.workspace_id, plan=plan, monthly_limit=args.monthly_limit
+        )
+    else:
+        workspace = await admin.update_workspace(args.workspace_id, plan=plan)
+    view = workspace_view(workspace)
+    out.result(view, [f"workspace {workspace.workspace_id} updated", *key_values(view)])
+
+
+async def _set_active(
+    runtime: Runtime, args: argparse.Namespace, out: Output, active: bool
+) -> None:
+    workspace = await runtime.admin.set_workspace_active(args.workspace_id, active)
+    view = workspace_view(workspace)
+    state = "active" if active else "suspended"
+    out.result(view, [f"workspace {workspace.workspace_id} {state}"])
+
+
+async def _suspend(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    await _set_active(runtime, args, out, active=False)
+
+
+async def _activate(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    await _set_active(runtime, args, out, active=True)
+
+
+async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    usage = await runtime.admin.usage(args.workspace_id)
+    view = workspace_view(usage.workspace)
+    counts = {"period": usage.period, "used": usage.used, "ceiling": usage.ceiling}
+    out.result(
+        {**view, "usage": counts},
+        [*key_values(view), f"usage={usage.used}/{usage.ceiling} in {usage.period}"],
+    )
+
+
+async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    workspaces = await runtime.admin.workspaces()
+    views = [workspace_view(w) for w in workspaces]
+    rows = (
+        (w.workspace_id, "active" if w.active else "suspended", w.plan.value, w.name)
+        for w in workspaces
+    )
+    lines = table(("WORKSPACE", "STATE", "PLAN", "NAME"), rows) if workspaces else []
+    out.result({"workspaces": views}, lines or ["no workspaces"])

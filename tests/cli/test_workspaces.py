@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from tests.cli.conftest import Cli
+
+
+def test_workspace_create_prints_the_workspace_id_and_view(cli: Cli) -> None:
+    doc = cli.json("workspace", "create", "--name", "Acme")
+
+    assert doc["workspace_id"].startswith("ws_")
+    assert doc["name"] == "Acme"
+    assert doc["plan"] == "free"
+    assert doc["monthly_limit"] is None
+    assert doc["active"] is True
+
+
+def test_workspace_create_takes_a_plan_and_its_own_limit(cli: Cli) -> None:
+    doc = cli.json(
+        "workspace", "create", "--name", "Big", "--plan", "business", "--monthly-limit", "40"
+    )
+
+    shown = cli.json("workspace", "show", doc["workspace_id"])
+    assert shown["plan"] == "business"
+    assert shown["monthly_limit"] == 40
+    # Business has overage: the ceiling is twice the workspace's own limit.
+    assert shown["usage"]["ceiling"] == 80
+    assert shown["usage"]["used"] == 0
+
+
+def test_workspace_show_gives_this_months_usage(cli: Cli) -> None:
+    workspace_id = cli.json("workspace", "create", "--name", "Acme")["workspace_id"]
+
+    usage = cli.json("workspace", "show", workspace_id)["usage"]
+
+    assert set(usage) == {"period", "used", "ceiling"}
+    assert usage["ceiling"] == 50  # free: the plan limit, no overage
+    assert len(usage["period"]) == len("2025-01")
+
+
+def test_workspace_create_without_json_prints_readable_lines(cli: Cli) -> None:
+    result = cli("workspace", "create", "--name", "Acme")
+
+    assert result.code == 0
+    first, *rest = result.out.splitlines()
+    assert first.startswith("workspace ws_")
+    assert first.endswith(" created")
+    assert "name=Acme" in rest
+    assert "plan=free" in rest
+
+
+def test_suspend_and_activate_toggle_the_workspace(cli: Cli) -> None:
+    workspace_id = cli.json("workspace", "create", "--name", "Acme")["workspace_id"]
+
+    assert cli.json("workspace", "suspend", workspace_id)["active"] is False
+    assert cli.json("workspace", "show", workspace_id)["active"] is False
+    assert cli.json("workspace", "activate", workspace_id)["active"] is True
+    assert cli.json("workspace", "show", workspace_id)["active"] is True
+
+
+def test_suspend_prints_the_new_state(cli: Cli) -> None:
+    workspace_id = cli.json("workspace", "create", "--name", "Acme")["workspace_id"]
+
+    assert cli("workspace", "suspend", workspace_id).out == f"workspace {workspace_id} suspended\n"
+    assert cli("workspace", "activate", workspace_id).out == f"workspace {workspace_id} active\n"
+
+
+def test_workspace_list_shows_every_workspace(cli: Cli) -> None:
+    assert cli.json("workspace", "list") == {"workspaces": []}
+    first = cli.json("workspace", "create", "--name", "One")["workspace_id"]
+    second = cli.json("workspace", "create", "--name", "Two")["workspace_id"]
+
+    listed = cli.json("workspace", "list")["workspaces"]
+
+    assert {w["workspace_id"] for w in listed} == {first, second}
+    table = cli("workspace", "list").out
+    assert first in table
+    assert second in table
+
+
+def test_workspace_update_changes_the_plan_and_limit(cli: Cli) -> None:
+    workspace_id = cli.json("workspace", "create", "--name", "Acme")["workspace_id"]
+
+    updated = cli.json(
+        "workspace", "update", workspace_id, "--plan", "starter", "--monthly-limit", "5"
+    )
+    assert (updated["plan"], updated["monthly_limit"]) == ("starter", 5)
+
+    cleared = cli.json("workspace", "update", workspace_id, "--no-monthly-limit")
+    assert (cleared["plan"], cleared["monthly_limit"]) == ("starter", None)
+
+
+def test_an_unknown_workspace_is_refused_with_exit_1(cli: Cli) -> None:
+    for command in ("show", "suspend", "activate"):
+        result = cli("workspace", command, "ws_nope", "--json")
+
+        assert result.code == 1
+        assert result.document == {"ok": False, "error": "no workspace 'ws_nope'"}
+        assert "no workspace 'ws_nope'" in result.err
+
+
+def test_a_negative_monthly_limit_is_refused(cli: Cli) -> None:
+    result = cli("workspace", "create", "--name", "Acme", "--monthly-limit", "-1")
+
+    assert result.code == 1
+    assert "negative" in result.err
+
+
+def test_workspace_create_without_a_name_is_a_usage_error(cli: Cli) -> None:
+    result = cli("workspace", "create")
+
+    assert result.code == 2
+    assert "--name" in result.err
+    assert result.out == ""
+
+
+def test_an_unknown_plan_is_a_usage_error(cli: Cli) -> None:
+    assert cli("workspace", "create", "--name", "Acme", "--plan", "gold").code == 2
