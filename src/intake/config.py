@@ -30,6 +30,8 @@ class ConfigError(ValueError):
 @frozen
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
+    database_pool_size: int = 10
+    database_pool_timeout: float = 2.0
     redis_url: str | None = None
     base_url: str | None = None
     trusted_proxies: tuple[Network, ...] = ()
@@ -64,6 +66,8 @@ class Settings:
         }
         return cls(
             database_url=reader.text("INTAKE_DATABASE_URL", DEFAULT_DATABASE_URL),
+            database_pool_size=reader.integer("INTAKE_DATABASE_POOL_SIZE", 10),
+            database_pool_timeout=reader.number("INTAKE_DATABASE_POOL_TIMEOUT", 2.0),
             redis_url=reader.optional("INTAKE_REDIS_URL"),
             base_url=reader.optional("INTAKE_BASE_URL"),
             trusted_proxies=reader.networks("INTAKE_TRUSTED_PROXIES"),

@@ -35,11 +35,20 @@ from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 
 
 async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
+    # Imported only when chosen: a deployment loads the drivers it uses.
+    store: Store
     if settings.is_sqlite:
-        # Imported only when chosen: a deployment loads the drivers it uses.
         from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
 
         store = await open_sqlite_store(settings.database_url)
+    elif settings.is_postgres:
+        from intake.adapters.postgres import open_postgres_store  # noqa: PLC0415
+
+        store = await open_postgres_store(
+            settings.database_url,
+            max_size=settings.database_pool_size,
+            pool_timeout=settings.database_pool_timeout,
+        )
     else:
         raise ConfigError(
             f"INTAKE_DATABASE_URL: unsupported database {settings.database_url.split(':')[0]!r}"

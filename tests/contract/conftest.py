@@ -1,20 +1,35 @@
 """The contract suite runs every test against each store: the in-memory fake and the
 real adapters. A backend knows how to open its store and how to make its commits fail;
-adding PostgreSQL is adding one class and one name to BACKENDS."""
+adding a store is adding one class and one name to BACKENDS.
+
+PostgreSQL: the session creates a database of its own on the server at
+INTAKE_TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres, used
+only to create and drop it), migrates it once, and each test starts from emptied
+tables. No server there: the PostgreSQL tests skip, or fail under
+INTAKE_REQUIRE_SERVICES=1.
+"""
 
 from __future__ import annotations
 
+import os
+import secrets
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from intake.adapters.memory import InMemoryStore
+from intake.adapters.postgres import PostgresStore, open_postgres_store
+from intake.adapters.postgres.migrations import TABLES
 from intake.adapters.sqlite import open_sqlite_store
 from intake.ports.store import Store
+from tests.conftest import unavailable
 
 
 class Backend(Protocol):
@@ -26,7 +41,7 @@ class Backend(Protocol):
 
 
 class MemoryBackend:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self) -> None:
         self._store = InMemoryStore()
 
     async def open(self) -> Store:
@@ -63,20 +78,158 @@ class SqliteBackend:
         finally:
             self.execute("DROP TRIGGER contract_fail_outbox")
 
-    def execute(self, sql: str) -> None:
+    def execute(self, sql_text: str) -> None:
         with closing(sqlite3.connect(self.path, timeout=5)) as conn, conn:
-            conn.execute(sql)
+            conn.execute(sql_text)
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {
-    "memory": MemoryBackend,
-    "sqlite": SqliteBackend,
+# PostgreSQL
+
+DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+_MIGRATED: set[str] = set()  # the session databases already migrated
+
+
+def admin_url() -> str:
+    return os.environ.get("INTAKE_TEST_DATABASE_URL") or DEFAULT_ADMIN_URL
+
+
+def database_url(url: str, database: str | None = None, **query: str) -> str:
+    """`url` with another database name, or more query parameters (application_name...)."""
+    parts = urlsplit(url)
+    joined = "&".join(part for part in (parts.query, urlencode(query, quote_via=quote)) if part)
+    path = parts.path if database is None else f"/{database}"
+    return urlunsplit(parts._replace(path=path, query=joined))
+
+
+def _where(url: str) -> str:
+    # Host and port only: the URL may carry a password.
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+
+
+def create_database(admin: str) -> str:
+    """A new empty database on the server, UTF-8 whatever the server's default; its name."""
+    name = f"intake_test_{secrets.token_hex(6)}"
+    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
+                sql.Identifier(name)
+            )
+        )
+    return name
+
+
+def drop_database(admin: str, name: str) -> None:
+    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+        # FORCE: a store a failed test left open must not keep the database alive.
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> str:
+    """The server's admin URL, once it answers; else skip (or fail, when required)."""
+    url = admin_url()
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.OperationalError as error:
+        unavailable(f"PostgreSQL is not reachable at {_where(url)}: {error}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_admin_url: str) -> Iterator[str]:
+    """The session's database: created empty, migrated by the first store opened on it."""
+    name = create_database(postgres_admin_url)
+    try:
+        yield database_url(postgres_admin_url, name)
+    finally:
+        drop_database(postgres_admin_url, name)
+
+
+async def empty_tables(store: PostgresStore) -> None:
+    """DELETE, not TRUNCATE: on a few rows it is a hundred times faster (TRUNCATE makes
+    new files for every table and index and syncs them to disk)."""
+    async with store._db.connection() as conn, conn.transaction():
+        for table in TABLES:  # those that refer to others first
+            await conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
+
+
+class PostgresBackend:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._emptied = False
+
+    async def open(self) -> Store:
+        return await self.open_postgres()
+
+    async def open_postgres(
+        self,
+        *,
+        url: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        pool_timeout: float = 2.0,
+    ) -> PostgresStore:
+        """A store on the session's database (`url`: the same, with other parameters)."""
+        store = await open_postgres_store(
+            url or self.url, min_size=min_size, max_size=max_size, pool_timeout=pool_timeout
+        )
+        try:
+            if self.url not in _MIGRATED:
+                await store.migrate()
+                _MIGRATED.add(self.url)
+            if not self._emptied:
+                # Once per test: a second store of the same test sees the first's rows.
+                await empty_tables(store)
+                self._emptied = True
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    @asynccontextmanager
+    async def failing_commits(self) -> AsyncIterator[None]:
+        # As for SQLite: the outbox insert fails, after the usage count, the idempotency
+        # record and the submission are written, which must all be rolled back.
+        await self.execute(
+            "CREATE FUNCTION contract_fail() RETURNS trigger LANGUAGE plpgsql"
+            " AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;"
+            " CREATE TRIGGER contract_fail_outbox BEFORE INSERT ON outbox"
+            " FOR EACH ROW EXECUTE FUNCTION contract_fail()"
+        )
+        try:
+            yield
+        finally:
+            await self.execute(
+                "DROP TRIGGER contract_fail_outbox ON outbox; DROP FUNCTION contract_fail()"
+            )
+
+    async def execute(self, statements: str) -> None:
+        """Runs SQL over a connection of its own, as another process would."""
+        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+            await conn.execute(statements.encode())  # bytes: no parameters, no %-parsing
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
+    "memory": lambda request: MemoryBackend(),
+    "sqlite": lambda request: SqliteBackend(request.getfixturevalue("tmp_path")),
+    # The database is made only when a PostgreSQL test runs.
+    "postgres": lambda request: PostgresBackend(request.getfixturevalue("postgres_url")),
 }
+_SERVICES = {"postgres"}
 
 
-@pytest.fixture(params=list(BACKENDS))
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return BACKENDS[request.param](tmp_path)
+@pytest.fixture(
+    params=[
+        pytest.param(name, marks=[pytest.mark.services] if name in _SERVICES else [])
+        for name in BACKENDS
+    ]
+)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

@@ -49,6 +49,11 @@ class InProcessRateLimiter:
             log.append(now)
         return RateDecision(allowed=True)
 
+    @property
+    def keys_held(self) -> int:
+        """How many windows' logs are in memory: what a sweep of idle keys brings down."""
+        return len(self._hits)
+
     def _sweep(self, now: float) -> None:
         self._since_sweep = 0
         for key in [

@@ -18,7 +18,7 @@ _CHALLENGE_SET = frozenset(CHALLENGE_TOKEN_FIELDS)
 
 @frozen
 class Controls:
-    honeypot: str = ""
+    honeypot: bool = False
     next_url: str | None = None
     subject: str | None = None
     reply_to: str | None = None
@@ -26,7 +26,7 @@ class Controls:
 
     @property
     def honeypot_filled(self) -> bool:
-        return bool(self.honeypot.strip())
+        return self.honeypot
 
 
 def is_control(name: str) -> bool:
@@ -44,6 +44,12 @@ def _text(value: FieldValue) -> str:
     return json.dumps(value)
 
 
+def _present(text: str | None) -> str | None:
+    """A blank control (`_replyto=`, or only spaces) is no control at all."""
+    stripped = (text or "").strip()
+    return stripped or None
+
+
 def split_controls(fields: FieldData) -> tuple[FieldData, Controls]:
     """Returns the data without any control field, and the known controls' values."""
     data: FieldData = {}
@@ -59,9 +65,10 @@ def split_controls(fields: FieldData) -> tuple[FieldData, Controls]:
         else:
             data[name] = value
     return data, Controls(
-        honeypot=found.get(HONEYPOT, ""),
-        next_url=found.get(NEXT) or None,
-        subject=found.get(SUBJECT) or None,
-        reply_to=found.get(REPLY_TO) or None,
+        # Present and non-empty means a bot: even spaces, or a JSON `false`, fill it.
+        honeypot=bool(found.get(HONEYPOT)),
+        next_url=_present(found.get(NEXT)),
+        subject=_present(found.get(SUBJECT)),
+        reply_to=_present(found.get(REPLY_TO)),
         challenge_token=token,
     )

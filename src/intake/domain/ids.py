@@ -18,8 +18,8 @@ SECRET_RANDOM_BYTES = 24
 
 API_KEY_PREFIX = "intake_sk_"
 WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a format prefix, not a secret
-_API_KEY_RE = re.compile(r"^intake_sk_[0-9a-hjkmnp-tv-z]{39}$")
-_SUBMISSION_ID_RE = re.compile(r"^sub_[0-9a-hjkmnp-tv-z]{29}$")
+_API_KEY_RE = re.compile(r"intake_sk_[0-9a-hjkmnp-tv-z]{39}")
+_SUBMISSION_ID_RE = re.compile(r"sub_[0-9a-hjkmnp-tv-z]{29}")
 
 
 def encode_base32(value: int, length: int) -> str:
@@ -43,7 +43,7 @@ def submission_id(unix_ms: int, random: bytes) -> str:
 
 
 def is_submission_id(value: str) -> bool:
-    return _SUBMISSION_ID_RE.match(value) is not None
+    return _SUBMISSION_ID_RE.fullmatch(value) is not None  # `$` would allow a final \n
 
 
 def prefixed_id(prefix: str, random: bytes) -> str:
@@ -67,7 +67,7 @@ def api_key(random: bytes) -> str:
 
 
 def is_well_formed_api_key(value: str) -> bool:
-    return _API_KEY_RE.match(value) is not None
+    return _API_KEY_RE.fullmatch(value) is not None
 
 
 def hash_secret(value: str) -> bytes:

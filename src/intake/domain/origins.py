@@ -40,7 +40,10 @@ def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     candidate = normalize_origin(origin)
     if candidate is None:
         return False
-    for pattern in allowed:
+    for entry in allowed:
+        pattern = normalize_pattern(entry)  # entries are kept normalized; this is a guard
+        if pattern is None:
+            continue
         if pattern == candidate:
             return True
         if "://*." in pattern:
@@ -64,10 +67,15 @@ def redirect_target(
         return redirect_url
     if not next_url:
         return None
-    target = normalize_origin(next_url)
+    location = next_url.strip()
+    if any(ch == "\\" or ch <= " " or ch == "\x7f" for ch in location):
+        # Browsers read `\` as `/` and drop tabs and newlines, so `https://evil.com\@ok.com`
+        # goes to evil.com although urlsplit finds ok.com: never send such a value on.
+        return None
+    target = normalize_origin(location)
     if target is None:
         return None
     request = normalize_origin(request_origin) if request_origin else None
     if target == request or origin_allowed(target, allowed):
-        return next_url.strip()
+        return location
     return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import enum
 import json
+import math
 from urllib.parse import unquote_plus
 
 import python_multipart
@@ -52,26 +53,34 @@ def _malformed() -> IntakeError:
 def parse_content_type(header: str | None) -> ContentType:
     if not header:
         raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
-    mime, options = parse_options_header(header)
+    try:
+        mime, options = parse_options_header(header)
+    except UnicodeEncodeError:
+        # Starlette hands headers over as latin-1 text; anything else cannot be a type.
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
     try:
         kind = ContentKind(mime.decode("latin-1").strip().lower())
     except ValueError:
         raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
     raw_charset = options.get(b"charset", b"utf-8").decode("latin-1") or "utf-8"
     try:
-        charset = codecs.lookup(raw_charset).name
+        codec = codecs.lookup(raw_charset)
     except LookupError:
-        raise _malformed() from None
-    boundary = options.get(b"boundary")
-    if kind is ContentKind.MULTIPART and not boundary:
-        raise _malformed()
-    return ContentType(kind=kind, charset=charset, boundary=boundary)
+        # A charset intake cannot read is a content type it does not support (step 5).
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
+    # `base64` and `rot13` are codecs but not text encodings; `bytes.decode` refuses them
+    # by this same flag, so it is checked here, before any callback meets it.
+    if not codec._is_text_encoding:
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
+    # A multipart type without a boundary is a body that cannot be read: the reader
+    # refuses it when parsing starts (step 6).
+    return ContentType(kind=kind, charset=codec.name, boundary=options.get(b"boundary"))
 
 
 def _decode(raw: bytes, charset: str) -> str:
     try:
         return raw.decode(charset)
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):
         raise _malformed() from None
 
 
@@ -89,7 +98,7 @@ class _Budget:
         self.fields += 1
         if self.fields > self.limits.max_fields:
             raise _too_large()
-        if len(name) > self.limits.max_name and len(name.encode("utf-8")) > self.limits.max_name:
+        if _utf8_len(name) > self.limits.max_name:
             raise _too_large()
 
     def text(self, size: int) -> None:
@@ -101,8 +110,18 @@ class _Budget:
 
 
 def _utf8_len(value: str) -> int:
+    """The UTF-8 size of a name or value, refusing what no form field holds: NUL, which
+    PostgreSQL cannot store either, and lone surrogates."""
+    if "\x00" in value:
+        raise _malformed()
     # ASCII is the common case; len() is exact there and far cheaper than encoding.
-    return len(value) if value.isascii() else len(value.encode("utf-8"))
+    if value.isascii():
+        return len(value)
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        # A lone surrogate, which only a JSON `\ud800` escape can produce: not text.
+        raise _malformed() from None
 
 
 def _add(data: FieldData, name: str, value: FieldValue) -> None:
@@ -128,7 +147,7 @@ def parse_urlencoded(body: bytes, content_type: ContentType, limits: PayloadLimi
         try:
             name = unquote_plus(raw_name, encoding=content_type.charset, errors="strict")
             value = unquote_plus(raw_value, encoding=content_type.charset, errors="strict")
-        except UnicodeDecodeError:
+        except UnicodeError:
             raise _malformed() from None
         budget.name(name)
         budget.text(_utf8_len(value))
@@ -138,6 +157,13 @@ def parse_urlencoded(body: bytes, content_type: ContentType, limits: PayloadLimi
 
 def _reject_constant(_: str) -> float:
     raise ValueError("NaN and Infinity are not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("a number too large for a double, such as 1e400, is refused")
+    return value
 
 
 def _measure_json(value: FieldValue, budget: _Budget, nesting: int) -> int:
@@ -174,7 +200,7 @@ def _measure_json(value: FieldValue, budget: _Budget, nesting: int) -> int:
 def parse_json(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
     text = _decode(body, content_type.charset)
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except RecursionError:
         raise _too_large() from None  # nested far past the depth limit
     except ValueError:
@@ -201,7 +227,8 @@ class MultipartReader:
     and their bytes against the body limit."""
 
     def __init__(self, content_type: ContentType, limits: PayloadLimits) -> None:
-        assert content_type.boundary is not None
+        if not content_type.boundary:
+            raise _malformed()
         self._charset = content_type.charset
         self._limits = limits
         self._budget = _Budget(limits)
@@ -260,7 +287,7 @@ class MultipartReader:
         try:
             self._part.name = raw_name.decode(self._charset)
             self._budget.name(self._part.name)
-        except UnicodeDecodeError:
+        except UnicodeError:
             self._fail(_malformed())
             return
         except IntakeError as error:
@@ -299,8 +326,8 @@ class MultipartReader:
                 charset = options[b"charset"].decode("latin-1")
         try:
             value = bytes(part.data).decode(charset)
-            self._budget.text(len(part.data))
-        except (UnicodeDecodeError, LookupError):
+            self._budget.text(_utf8_len(value))
+        except (UnicodeError, LookupError):
             self._fail(_malformed())
             return
         except IntakeError as error:

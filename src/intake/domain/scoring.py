@@ -60,8 +60,15 @@ _LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _MARKUP_LINK = re.compile(r"\[url[=\]]|<a\s+href", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{12,}")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6,}", re.IGNORECASE)
+# German writes one sound as `sch` or `ch`, so its compounds (`Rechtsschutzversicherung`)
+# hold long runs of consonant letters but not of consonant sounds: each counts as one.
+_ONE_SOUND = re.compile("s?ch", re.IGNORECASE)
 _VOWELS = frozenset("aeiouyAEIOUY")
-_PHRASES = re.compile("|".join(re.escape(p) for p in SPAM_PHRASES), re.IGNORECASE)
+# A phrase starts a word: "cialis" must not fire inside "specialist", nor "act now" inside
+# "contact now". Its end may run on, so "casinos" and "backlinks" still count.
+_PHRASES = re.compile(
+    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in SPAM_PHRASES) + ")", re.IGNORECASE
+)
 
 
 @frozen
@@ -88,7 +95,7 @@ def _is_gibberish(word: str) -> bool:
     if not word.isascii():
         return False  # the vowel heuristic only knows Latin script
     vowels = sum(1 for ch in word if ch in _VOWELS)
-    return vowels / len(word) < 0.2 or _CONSONANT_RUN.search(word) is not None
+    return vowels / len(word) < 0.2 or _CONSONANT_RUN.search(_ONE_SOUND.sub("s", word)) is not None
 
 
 def score(data: FieldData, subject: str | None = None) -> Score:

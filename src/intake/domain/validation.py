@@ -23,16 +23,22 @@ DEFAULT_EMAIL_FIELD = "email"
 
 
 def is_email(value: str) -> bool:
+    # Surrounding spaces are forgiven, as for URLs and numbers: phones' keyboards add a
+    # trailing one after autocompleting an address.
     try:
-        validate_email(value, check_deliverability=False)
+        validate_email(value.strip(), check_deliverability=False)
     except EmailNotValidError:
         return False
     return True
 
 
 def is_url(value: str) -> bool:
+    text = value.strip()
+    if any(ch.isspace() for ch in text):
+        return False  # `http://exa mple.com` is no address
     try:
-        parts = urlsplit(value.strip())
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)
@@ -45,6 +51,8 @@ def is_number(value: FieldValue) -> bool:
         return math.isfinite(value)
     if not isinstance(value, str):
         return False
+    if "_" in value:
+        return False  # Python's float() takes `1_000`; a person's number does not
     try:
         return math.isfinite(float(value.strip()))
     except ValueError:
@@ -60,8 +68,10 @@ def _is_blank(value: FieldValue) -> bool:
         return True
     if isinstance(value, str):
         return not value.strip()
-    if isinstance(value, list | dict):
-        return not value or all(_is_blank(item) for item in _values(value))
+    if isinstance(value, list):
+        return all(_is_blank(item) for item in value)
+    if isinstance(value, dict):
+        return all(_is_blank(item) for item in value.values())
     return False
 
 

@@ -248,10 +248,12 @@ class SubmissionPipeline:
         )
         # Steps 11 and 12 are one transaction, so that N concurrent submissions against
         # R remaining commit exactly min(N, R); the quota refusal comes from the commit.
+        # A storage failure is the commit's, so the commit is the step until it answers.
+        at.current = Step.COMMIT
         result = await self._store.submissions.commit(plan)
         if isinstance(result, QuotaReached):
+            at.current = Step.QUOTA
             raise IntakeError.of(ErrorCode.QUOTA_EXCEEDED)
-        at.current = Step.COMMIT
         if isinstance(result, IdempotencyTaken):
             return self._replay(result.existing, print_, context, controls)
         assert isinstance(result, Committed)

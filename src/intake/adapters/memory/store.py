@@ -129,19 +129,23 @@ class InMemorySubmissions:
         self.fail_commits = 0
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
-        if self.fail_commits:
-            self.fail_commits -= 1
-            raise StorageUnavailable("injected failure")
         record = plan.idempotency
         if record is not None:
             existing = self._t.idempotency.get((record.scope, record.key))
             if existing is not None and not existing.expired(record.created_at):
                 return IdempotencyTaken(existing)
         quota = plan.quota
+        used = 0
         if quota is not None:
             used = self._t.usage.get((quota.workspace_id, quota.period), 0)
             if used >= quota.ceiling:
                 return QuotaReached()
+        if self.fail_commits:
+            # The injected failure strikes the writes, as the real stores' does: after
+            # the transaction's checks have answered, before anything is kept.
+            self.fail_commits -= 1
+            raise StorageUnavailable("injected failure")
+        if quota is not None:
             self._t.usage[(quota.workspace_id, quota.period)] = used + 1
         if record is not None:
             self._t.idempotency[(record.scope, record.key)] = record

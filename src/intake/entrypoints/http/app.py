@@ -76,8 +76,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
             yield
 
     routes = [
-        Route("/f/{public_form_key}", submissions.submit_public, methods=["POST"]),
-        Route("/f/{public_form_key}", submissions.preflight, methods=["OPTIONS"]),
+        Route("/f/{public_form_key}", submissions.public_form, methods=["POST", "OPTIONS"]),
         Route("/f/{public_form_key}/thanks", submissions.thanks, methods=["GET"]),
         Route("/v1/forms/{form_id}/submissions", submissions.submit_server, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),

@@ -23,9 +23,10 @@ def client_ip(peer: str | None, forwarded_for: str | None, proxies: Sequence[Net
     address = peer or "unknown"
     if not proxies or not forwarded_for or not _trusted(address, proxies):
         return address
-    for hop in reversed([h.strip() for h in forwarded_for.split(",")]):
+    for entry in reversed(forwarded_for.split(",")):
         try:
-            ipaddress.ip_address(hop)
+            # Canonical text, so two spellings of one address share their rate limits.
+            hop = str(ipaddress.ip_address(entry.strip()))
         except ValueError:
             return address  # a garbled entry: trust nothing further left
         if not _trusted(hop, proxies):

@@ -1,4 +1,5 @@
-"""The outermost layer: a request id on every answer, and no answer outside the envelope.
+"""The outermost layer: a request id on every answer, no answer outside the envelope,
+and the public endpoint's CORS headers on every one of its answers.
 
 A pure ASGI middleware, so it sees every response, including Starlette's own.
 """
@@ -11,6 +12,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from intake.entrypoints.http.cors import cors_headers, is_public_path
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.rendering import service_unavailable
 
@@ -32,6 +34,13 @@ class RequestContextMiddleware:
             return
         request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
+        request_headers = dict(scope.get("headers", []))
+        origin = request_headers.get(b"origin")
+        cors = (
+            _raw(cors_headers(origin.decode("latin-1") if origin is not None else None))
+            if is_public_path(scope.get("path", ""))
+            else []
+        )
         started = time.perf_counter()
         status = 0
         response_started = False
@@ -43,6 +52,8 @@ class RequestContextMiddleware:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode("ascii")))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(h for h in cors if h[0] not in present)
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -53,7 +64,7 @@ class RequestContextMiddleware:
             # log keeps the trace under the request id (never the submission's contents).
             log.exception("unhandled error", extra={"request_id": request_id})
             if not response_started:
-                accept = dict(scope.get("headers", [])).get(b"accept", b"").decode("latin-1")
+                accept = request_headers.get(b"accept", b"").decode("latin-1")
                 response = service_unavailable(request_id, browser=prefers_html(accept))
                 await response(scope, receive, send_with_id)
         finally:
@@ -70,3 +81,7 @@ class RequestContextMiddleware:
                     "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                 },
             )
+
+
+def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]

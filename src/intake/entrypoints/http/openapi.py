@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from intake.domain.errors import ERRORS, ErrorCode
-from intake.entrypoints.http.submissions import CORS_ALLOW_HEADERS
+from intake.entrypoints.http.cors import ALLOW_HEADERS
 
 _PUBLIC_CODES = tuple(ErrorCode)
 _SERVER_CODES = tuple(
@@ -209,7 +209,7 @@ def openapi_document() -> dict[str, Any]:
         ],
         "responses": {
             "204": {
-                "description": f"Allowed: POST, with headers {CORS_ALLOW_HEADERS}.",
+                "description": f"Allowed: POST, with headers {ALLOW_HEADERS}.",
                 "headers": {
                     "Access-Control-Allow-Origin": {"schema": {"type": "string"}},
                     "Access-Control-Allow-Methods": {"schema": {"type": "string"}},

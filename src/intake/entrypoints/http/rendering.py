@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from urllib.parse import quote
 
 from starlette.responses import Response
 
@@ -25,6 +26,17 @@ HTML_HEADERS: Mapping[str, str] = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+# What a URL may hold as it is; anything else (non-ASCII, spaces, control characters) is
+# percent-encoded as UTF-8, as a browser itself would send it. Existing escapes are kept.
+_URL_SAFE = "!#$%&'()*+,/:;=?@[]~"
+
+
+def _location(url: str) -> str:
+    """A Location value that is plain ASCII: the submission is committed by now, and a
+    header that cannot be encoded must not turn that success into an error."""
+    return quote(url, safe=_URL_SAFE)
 
 
 def _json(body: Mapping[str, object], status: int, headers: dict[str, str]) -> Response:
@@ -85,7 +97,7 @@ def outcome_response(
             request_origin=origin,
             allowed=form.allowed_origins,
         ) or thanks_path(form.public_form_key)
-        extra["Location"] = location
+        extra["Location"] = _location(location)
         extra["Cache-Control"] = "no-store"
         return Response(status_code=303, headers=extra)
     return _json(success_body(outcome.submission_id), outcome.status, extra)

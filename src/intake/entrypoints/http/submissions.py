@@ -11,6 +11,7 @@ from starlette.responses import Response
 from intake.containers import Runtime
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.entrypoints.http.client_ip import client_ip
+from intake.entrypoints.http.cors import preflight_headers
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.pages import thank_you_page
 from intake.entrypoints.http.rendering import HTML_HEADERS, HTML_TYPE, outcome_response
@@ -23,13 +24,6 @@ from intake.service.messages import (
     ServerTarget,
     SubmitRequest,
 )
-
-CORS_ALLOW_HEADERS = (
-    "Content-Type, Idempotency-Key, X-Challenge-Token, Accept, Accept-Language, "
-    "Content-Language, X-Requested-With"
-)
-CORS_EXPOSE_HEADERS = "Retry-After, X-Request-ID, Idempotent-Replayed"
-CORS_MAX_AGE = "600"
 
 
 def _runtime(request: Request) -> Runtime:
@@ -62,17 +56,6 @@ async def _chunks(request: Request, seconds: float) -> AsyncIterator[bytes]:
             yield chunk
 
 
-def _cors_headers(request: Request) -> dict[str, str]:
-    # Every answer of the public endpoint echoes the Origin: the allow-list is enforced by
-    # the 403, not by CORS, so a page on a refused origin can still read why.
-    origin = request.headers.get("origin")
-    headers = {"Vary": "Origin"}
-    if origin:
-        headers["Access-Control-Allow-Origin"] = origin
-        headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
-    return headers
-
-
 def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitRequest:
     runtime = _runtime(request)
     peer = request.client.host if request.client else None
@@ -84,7 +67,10 @@ def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitReq
             chunks=_chunks(request, runtime.settings.body_timeout),
         ),
         client_ip=client_ip(
-            peer, request.headers.get("x-forwarded-for"), runtime.settings.trusted_proxies
+            peer,
+            # A proxy may add its own header line rather than extend the client's.
+            ", ".join(request.headers.getlist("x-forwarded-for")) or None,
+            runtime.settings.trusted_proxies,
         ),
         origin=request.headers.get("origin"),
         idempotency_key=request.headers.get("idempotency-key"),
@@ -113,7 +99,6 @@ async def submit_public(request: Request) -> Response:
         request.state.request_id,
         browser=prefers_html(request.headers.get("accept")),
         origin=request.headers.get("origin"),
-        headers=_cors_headers(request),
     )
 
 
@@ -136,13 +121,14 @@ async def submit_server(request: Request) -> Response:
 
 
 async def preflight(request: Request) -> Response:
-    headers = _cors_headers(request)
-    headers["Access-Control-Allow-Methods"] = "POST, OPTIONS"
-    headers["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
-    headers["Access-Control-Max-Age"] = CORS_MAX_AGE
-    if "Access-Control-Allow-Origin" not in headers:
-        headers["Access-Control-Allow-Origin"] = "*"
-    return Response(status_code=204, headers=headers)
+    return Response(status_code=204, headers=preflight_headers(request.headers.get("origin")))
+
+
+async def public_form(request: Request) -> Response:
+    """`/f/{key}`: one route for both methods, so a wrong method's Allow names both."""
+    if request.method == "OPTIONS":
+        return await preflight(request)
+    return await submit_public(request)
 
 
 async def thanks(request: Request) -> Response:

@@ -1,0 +1,311 @@
+"""The repositories over the pool. Each method is one statement on one connection taken
+from the pool and given back at once; the SQL is written out in full, with named
+parameters matching `mapping`'s params."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres.database import Database
+from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
+from intake.ports.forms import FormContext
+from intake.ports.submissions import (
+    CommitPlan,
+    CommitResult,
+    Committed,
+    IdempotencyTaken,
+    OutboxRow,
+    QuotaReached,
+)
+
+# Workspaces
+
+_INSERT_WORKSPACE = """
+    INSERT INTO workspaces (workspace_id, name, plan, monthly_limit, active, created_at)
+    VALUES (%(workspace_id)s, %(name)s, %(plan)s, %(monthly_limit)s, %(active)s,
+        %(created_at)s)
+"""
+_UPDATE_WORKSPACE = """
+    UPDATE workspaces
+    SET name = %(name)s, plan = %(plan)s, monthly_limit = %(monthly_limit)s,
+        active = %(active)s, created_at = %(created_at)s
+    WHERE workspace_id = %(workspace_id)s
+"""
+_SELECT_WORKSPACE = """
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at FROM workspaces
+"""
+_GET_WORKSPACE = _SELECT_WORKSPACE + " WHERE workspace_id = %s"
+_LIST_WORKSPACES = _SELECT_WORKSPACE + " ORDER BY workspace_id"
+_USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = %s AND period = %s"
+
+
+class PostgresWorkspaces:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, workspace: Workspace) -> None:
+        await self._db.execute(_INSERT_WORKSPACE, m.workspace_params(workspace))
+
+    async def get(self, workspace_id: str) -> Workspace | None:
+        row = await self._db.fetch_one(_GET_WORKSPACE, (workspace_id,))
+        return None if row is None else m.workspace_from_row(row)
+
+    async def update(self, workspace: Workspace) -> None:
+        await self._db.execute(_UPDATE_WORKSPACE, m.workspace_params(workspace))
+
+    async def list(self) -> list[Workspace]:
+        return [m.workspace_from_row(row) for row in await self._db.fetch_all(_LIST_WORKSPACES)]
+
+    async def usage(self, workspace_id: str, period: str) -> int:
+        row = await self._db.fetch_one(_USAGE, (workspace_id, period))
+        return 0 if row is None else int(row["count"])
+
+
+# Forms
+
+_INSERT_FORM = """
+    INSERT INTO forms (
+        form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+    ) VALUES (
+        %(form_id)s, %(workspace_id)s, %(public_form_key)s, %(name)s, %(mode)s, %(enabled)s,
+        %(allowed_origins)s, %(rules)s, %(spam_threshold)s, %(challenge_provider)s,
+        %(challenge_secret)s, %(redirect_url)s, %(created_at)s
+    )
+"""
+_UPDATE_FORM = """
+    UPDATE forms
+    SET workspace_id = %(workspace_id)s, public_form_key = %(public_form_key)s,
+        name = %(name)s, mode = %(mode)s, enabled = %(enabled)s,
+        allowed_origins = %(allowed_origins)s, rules = %(rules)s,
+        spam_threshold = %(spam_threshold)s, challenge_provider = %(challenge_provider)s,
+        challenge_secret = %(challenge_secret)s, redirect_url = %(redirect_url)s,
+        created_at = %(created_at)s
+    WHERE form_id = %(form_id)s
+"""
+_SELECT_FORM = """
+    SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+    FROM forms
+"""
+_GET_FORM = _SELECT_FORM + " WHERE form_id = %s"
+_LIST_FORMS = _SELECT_FORM + " ORDER BY form_id"
+_LIST_WORKSPACE_FORMS = _SELECT_FORM + " WHERE workspace_id = %s ORDER BY form_id"
+# The form and its workspace in one statement; the workspace's columns are aliased `w_*`.
+_SELECT_CONTEXT = """
+    SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
+        f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
+        f.challenge_secret, f.redirect_url, f.created_at,
+        w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
+        w.monthly_limit AS w_monthly_limit, w.active AS w_active,
+        w.created_at AS w_created_at
+    FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+"""
+_RESOLVE_PUBLIC_KEY = _SELECT_CONTEXT + " WHERE f.public_form_key = %s"
+_RESOLVE_ID = _SELECT_CONTEXT + " WHERE f.form_id = %s"
+
+
+class PostgresForms:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, form: Form) -> None:
+        await self._db.execute(_INSERT_FORM, m.form_params(form))
+
+    async def get(self, form_id: str) -> Form | None:
+        row = await self._db.fetch_one(_GET_FORM, (form_id,))
+        return None if row is None else m.form_from_row(row)
+
+    async def update(self, form: Form) -> None:
+        # The key is a column of the row, not a second index to keep: a rotated key is gone.
+        await self._db.execute(_UPDATE_FORM, m.form_params(form))
+
+    async def list(self, workspace_id: str | None = None) -> list[Form]:
+        rows = (
+            await self._db.fetch_all(_LIST_FORMS)
+            if workspace_id is None
+            else await self._db.fetch_all(_LIST_WORKSPACE_FORMS, (workspace_id,))
+        )
+        return [m.form_from_row(row) for row in rows]
+
+    async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
+        return await self._resolve(_RESOLVE_PUBLIC_KEY, public_form_key)
+
+    async def resolve_id(self, form_id: str) -> FormContext | None:
+        return await self._resolve(_RESOLVE_ID, form_id)
+
+    async def _resolve(self, query: str, value: str) -> FormContext | None:
+        row = await self._db.fetch_one(query, (value,))
+        if row is None:
+            return None
+        return FormContext(m.form_from_row(row), m.workspace_from_row(row, prefix="w_"))
+
+
+# API keys
+
+_INSERT_API_KEY = """
+    INSERT INTO api_keys (key_id, workspace_id, key_hash, prefix, created_at, revoked_at)
+    VALUES (%(key_id)s, %(workspace_id)s, %(key_hash)s, %(prefix)s, %(created_at)s,
+        %(revoked_at)s)
+"""
+_SELECT_API_KEY = """
+    SELECT key_id, workspace_id, key_hash, prefix, created_at, revoked_at FROM api_keys
+"""
+_FIND_API_KEY = _SELECT_API_KEY + " WHERE key_hash = %s"
+_GET_API_KEY = _SELECT_API_KEY + " WHERE key_id = %s"
+_LIST_API_KEYS = _SELECT_API_KEY + " WHERE workspace_id = %s ORDER BY created_at, key_id"
+# COALESCE keeps the first revocation time when a key is revoked again.
+_REVOKE_API_KEY = "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, %s) WHERE key_id = %s"
+
+
+class PostgresApiKeys:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, key: ApiKey) -> None:
+        await self._db.execute(_INSERT_API_KEY, m.api_key_params(key))
+
+    async def find_by_hash(self, key_hash: bytes) -> ApiKey | None:
+        row = await self._db.fetch_one(_FIND_API_KEY, (key_hash,))
+        return None if row is None else m.api_key_from_row(row)
+
+    async def get(self, key_id: str) -> ApiKey | None:
+        row = await self._db.fetch_one(_GET_API_KEY, (key_id,))
+        return None if row is None else m.api_key_from_row(row)
+
+    async def revoke(self, key_id: str, when: datetime) -> bool:
+        return await self._db.execute(_REVOKE_API_KEY, (m.moment(when), key_id)) > 0
+
+    async def list(self, workspace_id: str) -> list[ApiKey]:
+        rows = await self._db.fetch_all(_LIST_API_KEYS, (workspace_id,))
+        return [m.api_key_from_row(row) for row in rows]
+
+
+# Submissions, the outbox and idempotency records
+
+# One round trip: the function (migrations.py) runs the whole commit in this
+# statement's own transaction. Explicit casts pick its one signature whatever types
+# the driver sends (an int may go as smallint, a None as unknown).
+_COMMIT = """
+    SELECT outcome, held_fingerprint, held_submission_id, held_created_at
+    FROM intake_commit(
+        p_submission_id => %(submission_id)s::text,
+        p_form_id => %(form_id)s::text,
+        p_workspace_id => %(workspace_id)s::text,
+        p_status => %(status)s::text,
+        p_data => %(data)s::json,
+        p_subject => %(subject)s::text,
+        p_reply_to => %(reply_to)s::text,
+        p_spam_score => %(spam_score)s::double precision,
+        p_client_ip => %(client_ip)s::text,
+        p_created_at => %(created_at)s::timestamptz,
+        p_event_id => %(event_id)s::text,
+        p_event_type => %(event_type)s::text,
+        p_event_submission_id => %(event_submission_id)s::text,
+        p_event_form_id => %(event_form_id)s::text,
+        p_event_workspace_id => %(event_workspace_id)s::text,
+        p_payload => %(payload)s::json,
+        p_event_created_at => %(event_created_at)s::timestamptz,
+        p_idem_scope => %(idem_scope)s::text,
+        p_idem_key => %(idem_key)s::text,
+        p_idem_fingerprint => %(idem_fingerprint)s::text,
+        p_idem_submission_id => %(idem_submission_id)s::text,
+        p_idem_created_at => %(idem_created_at)s::timestamptz,
+        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
+        p_quota_workspace_id => %(quota_workspace_id)s::text,
+        p_quota_period => %(quota_period)s::text,
+        p_quota_ceiling => %(quota_ceiling)s::bigint
+    )
+"""
+_SELECT_SUBMISSION = """
+    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
+        client_ip, created_at
+    FROM submissions
+"""
+_GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = %s"
+# Keyset pagination: each batch starts after the last id of the one before, an index seek.
+_PAGE = (
+    _SELECT_SUBMISSION
+    + " WHERE form_id = %s AND submission_id > %s ORDER BY submission_id LIMIT %s"
+)
+_PAGE_WITH_STATUS = (
+    _SELECT_SUBMISSION
+    + " WHERE form_id = %s AND status = %s AND submission_id > %s"
+    + " ORDER BY submission_id LIMIT %s"
+)
+_OUTBOX = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox ORDER BY event_id LIMIT %s
+"""
+_FIND_IDEMPOTENCY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = %s AND key = %s AND created_at > %s
+"""
+
+
+class PostgresSubmissions:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def commit(self, plan: CommitPlan) -> CommitResult:
+        params = m.commit_params(plan)
+        row = await self._db.fetch_one(_COMMIT, params)
+        outcome = None if row is None else row["outcome"]
+        if outcome == "committed":
+            return Committed()
+        if outcome == "quota_reached":
+            return QuotaReached()
+        if outcome == "idempotency_taken" and row is not None and plan.idempotency is not None:
+            return IdempotencyTaken(
+                IdempotencyRecord(
+                    scope=plan.idempotency.scope,
+                    key=plan.idempotency.key,
+                    fingerprint=row["held_fingerprint"],
+                    submission_id=row["held_submission_id"],
+                    created_at=m.utc(row["held_created_at"]),
+                )
+            )
+        raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
+
+    async def find_idempotency(
+        self, scope: str, key: str, not_before: datetime
+    ) -> IdempotencyRecord | None:
+        row = await self._db.fetch_one(_FIND_IDEMPOTENCY, (scope, key, m.moment(not_before)))
+        return None if row is None else m.idempotency_from_row(row)
+
+    async def get(self, submission_id: str) -> Submission | None:
+        row = await self._db.fetch_one(_GET_SUBMISSION, (submission_id,))
+        return None if row is None else m.submission_from_row(row)
+
+    async def iterate(
+        self,
+        form_id: str,
+        status: SubmissionStatus | None = None,
+        *,
+        batch_size: int = 500,
+    ) -> AsyncIterator[Submission]:
+        """A connection per batch, given back before the batch is yielded: a slow reader
+        holds none of the pool."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        after = ""  # sorts before every id
+        while True:
+            rows = (
+                await self._db.fetch_all(_PAGE, (form_id, after, batch_size))
+                if status is None
+                else await self._db.fetch_all(
+                    _PAGE_WITH_STATUS, (form_id, status.value, after, batch_size)
+                )
+            )
+            for row in rows:
+                yield m.submission_from_row(row)
+            if len(rows) < batch_size:
+                return
+            after = rows[-1]["submission_id"]
+
+    async def outbox(self, limit: int = 100) -> list[OutboxRow]:
+        return [m.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))]

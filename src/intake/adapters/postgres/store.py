@@ -1,0 +1,92 @@
+"""The PostgreSQL store: the production database, shared by every process of intake.
+
+The schema is not brought up to date on open, unlike the embedded SQLite store: with
+several processes and a schema shared by all, changing it is a deployment step,
+`intake migrate` (Store.migrate), run once before the new version starts serving.
+Opening a store on a database that was never migrated, or migrated by an older intake,
+succeeds, so that `intake migrate` can open it; but `ping()` (the readiness check)
+raises StorageUnavailable saying to run `intake migrate`, and so does any operation
+that meets a missing table.
+"""
+
+from __future__ import annotations
+
+from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.errors import MIGRATE_HINT
+from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
+from intake.adapters.postgres.repositories import (
+    PostgresApiKeys,
+    PostgresForms,
+    PostgresSubmissions,
+    PostgresWorkspaces,
+)
+from intake.domain.errors import StorageUnavailable
+
+DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
+DEFAULT_OPEN_TIMEOUT = 10.0  # seconds to get the first connections on open
+
+
+class PostgresStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._workspaces = PostgresWorkspaces(db)
+        self._forms = PostgresForms(db)
+        self._api_keys = PostgresApiKeys(db)
+        self._submissions = PostgresSubmissions(db)
+
+    @property
+    def workspaces(self) -> PostgresWorkspaces:
+        return self._workspaces
+
+    @property
+    def forms(self) -> PostgresForms:
+        return self._forms
+
+    @property
+    def api_keys(self) -> PostgresApiKeys:
+        return self._api_keys
+
+    @property
+    def submissions(self) -> PostgresSubmissions:
+        return self._submissions
+
+    async def migrate(self) -> list[str]:
+        async with self._db.connection() as conn:
+            return await migrate(conn)
+
+    async def ping(self) -> None:
+        """A real query, and the schema's version: a database that needs `intake
+        migrate` cannot serve."""
+        async with self._db.connection() as conn:
+            version = await schema_version(conn)
+        if version < LATEST_VERSION:
+            raise StorageUnavailable(
+                f"postgres: the database schema is at version {version}, this intake needs"
+                f" {LATEST_VERSION}: {MIGRATE_HINT}"
+            )
+
+    async def close(self) -> None:
+        await self._db.close()
+
+
+async def open_postgres_store(
+    url: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+    open_timeout: float = DEFAULT_OPEN_TIMEOUT,
+) -> PostgresStore:
+    """Opens a pool of `min_size` to `max_size` connections to a `postgresql://` URL and
+    waits up to `open_timeout` seconds for the first ones (StorageUnavailable if the
+    server cannot be reached). A request waits up to `pool_timeout` seconds for a free
+    connection, then fails with StorageUnavailable. Does not migrate: see the module."""
+    return PostgresStore(
+        await Database.open(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            pool_timeout=pool_timeout,
+            open_timeout=open_timeout,
+        )
+    )

@@ -1,0 +1,455 @@
+"""What only the PostgreSQL store has: a server, a pool, migrations run as a deployment
+step, several processes committing at once, connections that die."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import psycopg
+import pytest
+from attrs import evolve
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from intake.adapters.postgres import PostgresStore, open_postgres_store
+from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres.migrations import MIGRATIONS
+from intake.domain.errors import StorageUnavailable
+from intake.domain.idempotency import RETENTION
+from intake.ports.submissions import Committed, IdempotencyTaken, QuotaReached
+from tests.contract.builders import (
+    FORM_ID,
+    PERIOD,
+    WORKSPACE_ID,
+    form,
+    plan,
+    quota,
+    record,
+    seed,
+    stored,
+    submission,
+    workspace,
+)
+from tests.contract.conftest import PostgresBackend, database_url
+
+pytestmark = [pytest.mark.anyio, pytest.mark.services]
+
+MIGRATION_NAMES = [m.name for m in MIGRATIONS]
+
+
+@pytest.fixture
+def backend(postgres_url: str) -> PostgresBackend:
+    return PostgresBackend(postgres_url)
+
+
+@pytest.fixture
+async def store(backend: PostgresBackend) -> AsyncIterator[PostgresStore]:
+    opened = await backend.open_postgres()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+def empty_url(postgres_url: str) -> Iterator[str]:
+    """A URL whose search_path is a new empty schema: a database never migrated, made
+    and dropped far faster than a database."""
+    schema = f"empty_{secrets.token_hex(6)}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    try:
+        yield database_url(postgres_url, options=f"-c search_path={schema}")
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+async def query(url: str, text: str, *params: object) -> list[dict[str, Any]]:
+    """Runs SQL over a connection of its own, as another process would."""
+    async with await psycopg.AsyncConnection.connect(
+        url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        cursor = await conn.execute(text, params or None)
+        return await cursor.fetchall() if cursor.description else []
+
+
+# Migrations
+
+
+async def test_an_unmigrated_database_opens_but_says_to_run_intake_migrate(
+    empty_url: str,
+) -> None:
+    opened = await open_postgres_store(empty_url)
+    try:
+        with pytest.raises(StorageUnavailable, match="intake migrate"):
+            await opened.ping()
+        with pytest.raises(StorageUnavailable, match="intake migrate"):
+            await opened.forms.resolve_public_key("pk")
+
+        assert await opened.migrate() == MIGRATION_NAMES
+        assert await opened.migrate() == []
+        await opened.ping()
+        assert await opened.forms.resolve_public_key("pk") is None
+    finally:
+        await opened.close()
+
+
+async def test_migrations_are_recorded_in_the_ledger(empty_url: str) -> None:
+    opened = await open_postgres_store(empty_url)
+    try:
+        await opened.migrate()
+    finally:
+        await opened.close()
+
+    rows = await query(empty_url, "SELECT version, name, applied_at FROM schema_migrations")
+
+    assert [(r["version"], r["name"]) for r in rows] == [(m.version, m.name) for m in MIGRATIONS]
+    assert all(r["applied_at"].tzinfo is not None for r in rows)
+
+
+async def test_two_processes_migrating_at_once_apply_each_migration_once(
+    empty_url: str,
+) -> None:
+    one = await open_postgres_store(empty_url)
+    two = await open_postgres_store(empty_url)
+    try:
+        results = await asyncio.gather(one.migrate(), two.migrate())
+
+        assert sorted(results) == [[], MIGRATION_NAMES]
+        await one.ping()
+        await two.ping()
+    finally:
+        await one.close()
+        await two.close()
+    rows = await query(empty_url, "SELECT version FROM schema_migrations")
+    assert len(rows) == len(MIGRATIONS)
+
+
+# Several processes at once: two stores, two pools, as two workers of `intake serve`
+
+
+async def test_two_stores_share_the_quota_exactly(backend: PostgresBackend) -> None:
+    one = await backend.open_postgres()
+    two = await backend.open_postgres()
+    try:
+        await seed(one)
+        subs = [submission(n) for n in range(20)]
+        results = await asyncio.gather(
+            *(
+                (one if n % 2 else two).submissions.commit(plan(sub, charge=quota(7)))
+                for n, sub in enumerate(subs)
+            )
+        )
+
+        assert results.count(Committed()) == 7
+        assert results.count(QuotaReached()) == 13
+        committed = [sub for sub, r in zip(subs, results, strict=True) if r == Committed()]
+        assert await stored(one) == committed
+        assert len(await two.submissions.outbox()) == 7
+        assert await two.workspaces.usage(WORKSPACE_ID, PERIOD) == 7
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_two_stores_commit_one_key_once(backend: PostgresBackend) -> None:
+    one = await backend.open_postgres()
+    two = await backend.open_postgres()
+    try:
+        await seed(one)
+        subs = [submission(n) for n in range(10)]
+        results = await asyncio.gather(
+            *(
+                (one if n % 2 else two).submissions.commit(
+                    plan(sub, idempotency=record(sub), charge=quota(100))
+                )
+                for n, sub in enumerate(subs)
+            )
+        )
+
+        winners = [sub for sub, r in zip(subs, results, strict=True) if r == Committed()]
+        assert len(winners) == 1
+        assert [r for r in results if r != Committed()] == [
+            IdempotencyTaken(record(winners[0]))
+        ] * 9
+        assert await stored(two) == winners
+        assert len(await one.submissions.outbox()) == 1
+        assert await one.workspaces.usage(WORKSPACE_ID, PERIOD) == 1
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def wait_until_blocked(url: str, application_name: str) -> None:
+    """Until a backend of that name waits for a lock (another transaction's)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        rows = await query(
+            url,
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s"
+            " AND wait_event_type = 'Lock'",
+            application_name,
+        )
+        if rows:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no backend of {application_name} waited for a lock")
+
+
+@pytest.mark.parametrize("earlier", [0, 2])
+async def test_a_key_taken_while_the_commit_waited_gives_the_count_back(
+    backend: PostgresBackend, postgres_url: str, earlier: int
+) -> None:
+    # The commit finds the key free, counts one, then meets another transaction's
+    # uncommitted claim of the key, waits for it, and loses.
+    name = f"intake_race_{secrets.token_hex(4)}"
+    opened = await backend.open_postgres(url=database_url(postgres_url, application_name=name))
+    try:
+        await seed(opened)
+        for n in range(earlier):
+            await opened.submissions.commit(plan(submission(100 + n), charge=quota(10)))
+        first, late = submission(1), submission(2)
+        async with (
+            await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as other,
+            other.transaction(),
+        ):
+            await other.execute(
+                "INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                (
+                    record(first).scope,
+                    record(first).key,
+                    record(first).fingerprint,
+                    first.submission_id,
+                    first.created_at,
+                ),
+            )
+            task = asyncio.create_task(
+                opened.submissions.commit(plan(late, idempotency=record(late), charge=quota(10)))
+            )
+            await wait_until_blocked(postgres_url, name)
+
+        assert await task == IdempotencyTaken(record(first))
+        assert await opened.workspaces.usage(WORKSPACE_ID, PERIOD) == earlier
+        rows = await query(postgres_url, "SELECT count FROM monthly_usage")
+        assert rows == ([{"count": earlier}] if earlier else [])  # no row left at zero
+        assert await opened.submissions.get(late.submission_id) is None
+    finally:
+        await opened.close()
+
+
+# The pool, and failures
+
+
+async def test_a_full_pool_answers_storage_unavailable_at_once(backend: PostgresBackend) -> None:
+    opened = await backend.open_postgres(max_size=1, pool_timeout=0.2)
+    try:
+        async with opened._db._pool.connection():  # the only connection, held
+            started = time.monotonic()
+            with pytest.raises(StorageUnavailable, match="no free connection"):
+                await opened.workspaces.list()
+            assert time.monotonic() - started < 1.0
+
+        assert await opened.workspaces.list() == []  # given back: served again
+    finally:
+        await opened.close()
+
+
+async def test_a_killed_connection_fails_its_commit_leaves_nothing_and_the_store_recovers(
+    backend: PostgresBackend, postgres_url: str
+) -> None:
+    name = f"intake_kill_{secrets.token_hex(4)}"
+    url = database_url(postgres_url, application_name=name)
+    opened = await backend.open_postgres(url=url, min_size=3)  # idle connections die too
+    try:
+        await seed(opened)
+        sub = submission(1)
+        failing = plan(sub, idempotency=record(sub), charge=quota(10))
+        async with (
+            await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as other,
+            other.transaction(),
+        ):
+            # The commit has counted the quota and claimed the key when it blocks here.
+            await other.execute("LOCK TABLE outbox IN ACCESS EXCLUSIVE MODE")
+            task = asyncio.create_task(opened.submissions.commit(failing))
+            await wait_until_blocked(postgres_url, name)
+            killed = await query(
+                postgres_url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                name,
+            )
+            assert len(killed) == 3
+
+            with pytest.raises(StorageUnavailable):
+                await task
+
+        assert await stored(opened) == []
+        assert await opened.workspaces.usage(WORKSPACE_ID, PERIOD) == 0
+        found = await opened.submissions.find_idempotency(
+            record(sub).scope, record(sub).key, sub.created_at - RETENTION
+        )
+        assert found is None
+        assert await opened.submissions.outbox() == []
+        assert await opened.submissions.commit(failing) == Committed()
+        assert await stored(opened) == [sub]
+        assert await opened.workspaces.usage(WORKSPACE_ID, PERIOD) == 1
+    finally:
+        await opened.close()
+
+
+async def test_an_unreachable_server_fails_the_open_quickly() -> None:
+    started = time.monotonic()
+
+    with pytest.raises(StorageUnavailable):
+        await open_postgres_store(
+            "postgresql://postgres@127.0.0.1:1/intake?connect_timeout=1", open_timeout=0.5
+        )
+    assert time.monotonic() - started < 3.0
+
+
+@pytest.mark.parametrize("bad_url", ["sqlite:///intake.db", "host=localhost dbname=intake", ""])
+async def test_a_url_that_is_not_postgresql_is_refused(bad_url: str) -> None:
+    with pytest.raises(ValueError, match="PostgreSQL"):
+        await open_postgres_store(bad_url)
+
+
+async def test_operations_on_a_closed_store_raise_storage_unavailable(
+    backend: PostgresBackend,
+) -> None:
+    opened = await backend.open_postgres()
+    await opened.close()
+
+    with pytest.raises(StorageUnavailable):
+        await opened.workspaces.list()
+    with pytest.raises(StorageUnavailable):
+        await opened.submissions.commit(plan(submission(1)))
+
+
+# Values
+
+
+async def test_times_in_any_zone_come_back_as_the_same_moment_in_utc(
+    store: PostgresStore,
+) -> None:
+    await seed(store)
+    local = datetime(2026, 1, 15, 14, 30, 0, 654321, tzinfo=timezone(timedelta(hours=2)))
+    sub = submission(1, created_at=local)
+    await store.submissions.commit(plan(sub))
+
+    back = await store.submissions.get(sub.submission_id)
+
+    assert back is not None
+    assert back.created_at == local
+    assert back.created_at.tzinfo is UTC
+    assert back.created_at == datetime(2026, 1, 15, 12, 30, 0, 654321, tzinfo=UTC)
+
+
+async def test_a_session_in_another_time_zone_still_reads_utc(postgres_url: str) -> None:
+    url = database_url(postgres_url, options="-c TimeZone=Asia/Kolkata")
+    backend = PostgresBackend(postgres_url)
+    opened = await backend.open_postgres(url=url)
+    try:
+        await opened.workspaces.add(workspace())
+        back = await opened.workspaces.get(WORKSPACE_ID)
+        assert back == workspace()
+        assert back is not None
+        assert back.created_at is not None
+        assert back.created_at.tzinfo is UTC
+    finally:
+        await opened.close()
+
+
+async def test_a_naive_time_is_refused_rather_than_guessed(store: PostgresStore) -> None:
+    await seed(store)
+    naive = evolve(submission(1), created_at=datetime(2026, 1, 15, 12, 0))
+
+    with pytest.raises(ValueError, match="timezone-aware"):
+        await store.submissions.commit(plan(naive))
+    assert await stored(store) == []
+
+
+async def test_text_with_nul_is_a_programming_error_not_an_outage(store: PostgresStore) -> None:
+    # The domain refuses NUL; PostgreSQL text and jsonb cannot hold it.
+    await seed(store)
+
+    with pytest.raises(ValueError, match="NUL"):
+        await store.submissions.commit(plan(evolve(submission(1), subject="a\x00b")))
+    with pytest.raises(ValueError, match="NUL"):
+        await store.forms.add(evolve(form("frm_2", public_form_key="pk2"), name="a\x00b"))
+    with pytest.raises(ValueError, match="NUL"):
+        await store.forms.add(
+            evolve(form("frm_2", public_form_key="pk2"), allowed_origins=("https://a\x00",))
+        )
+    assert await stored(store) == []
+    assert await store.forms.get("frm_2") is None
+
+
+async def test_data_is_kept_as_json_text_in_the_order_sent(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    await seed(store)
+    sub = submission(1, data={"z": "last?", "a": -0.0, "m": [3, 1, 2]})
+    await store.submissions.commit(plan(sub))
+
+    rows = await query(postgres_url, "SELECT data::text AS data FROM submissions")
+
+    assert rows == [{"data": '{"z":"last?","a":-0.0,"m":[3,1,2]}'}]
+
+
+async def test_a_commit_wakes_the_relay(store: PostgresStore, postgres_url: str) -> None:
+    await seed(store)
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as relay:
+        await relay.execute("LISTEN intake_outbox")
+
+        await store.submissions.commit(plan(submission(1)))
+        assert await store.submissions.commit(plan(submission(2), charge=quota(0))) == (
+            QuotaReached()
+        )
+
+        woken = [n.channel async for n in relay.notifies(timeout=0.5)]
+    assert woken == ["intake_outbox"]  # one commit, one wake-up; none for the refusal
+
+
+# Each hot query reads through an index, and none sorts. The tables are near empty, where
+# a sequential scan is the cheaper plan: seqscan is turned off to show an index serves.
+HOT_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
+    "resolve_public_key": (pg._RESOLVE_PUBLIC_KEY, ("pk",)),
+    "resolve_id": (pg._RESOLVE_ID, (FORM_ID,)),
+    "find_by_hash": (pg._FIND_API_KEY, (b"h",)),
+    "find_idempotency": (pg._FIND_IDEMPOTENCY, ("s", "k", datetime(2026, 1, 1, tzinfo=UTC))),
+    "usage": (pg._USAGE, (WORKSPACE_ID, PERIOD)),
+    "iterate": (pg._PAGE, (FORM_ID, "", 500)),
+    "iterate_by_status": (pg._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500)),
+    "outbox": (pg._OUTBOX, (100,)),
+}
+
+
+@pytest.mark.parametrize("name", list(HOT_QUERIES))
+async def test_hot_queries_use_an_index_and_no_sort(
+    store: PostgresStore, postgres_url: str, name: str
+) -> None:
+    text, params = HOT_QUERIES[name]
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
+        await conn.execute("SET enable_seqscan = off")
+        cursor = await conn.execute("EXPLAIN (FORMAT JSON) " + text, params)
+        row = await cursor.fetchone()
+    assert row is not None
+
+    nodes = [node["Node Type"] for node in _plan_nodes(row[0][0]["Plan"])]
+
+    assert any(node.startswith("Index") for node in nodes), nodes
+    assert "Seq Scan" not in nodes, nodes
+    assert "Sort" not in nodes, nodes
+
+
+def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
