@@ -199,12 +199,6 @@ def test_a_honeypot_is_caught_before_the_challenge_and_validation(seeded: Seeded
     assert seeded.fake_challenge.calls == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pipeline: a honeypot success keeps no idempotency record, so a retry with the "
-    "same Idempotency-Key answers 201 with a new id where a real success answers 200 with "
-    "the original one: a bot that retries can tell it was caught",
-)
 def test_a_honeypot_retry_with_its_key_is_answered_like_a_real_replay(seeded: Seeded) -> None:
     key = seeded.form.public_form_key
     bot = {**FIELDS, "_gotcha": "x"}
@@ -214,6 +208,19 @@ def test_a_honeypot_retry_with_its_key_is_answered_like_a_real_replay(seeded: Se
 
     assert _assert_success(retry, status=200) == first.json()["submission_id"]
     assert retry.headers["idempotent-replayed"] == "true"
+    assert seeded.svc.stored() == (0, 0)
+
+
+def test_a_honeypot_key_reused_with_another_payload_conflicts_like_a_real_one(
+    seeded: Seeded,
+) -> None:
+    key = seeded.form.public_form_key
+    seeded.svc.public(key, data={**FIELDS, "_gotcha": "x"}, idempotency_key="h-2")
+
+    response = seeded.svc.public(key, data={**FIELDS, "_gotcha": "y"}, idempotency_key="h-2")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "idempotency_conflict"
     assert seeded.svc.stored() == (0, 0)
 
 

@@ -62,6 +62,13 @@ class SubmissionRepository(Protocol):
         nothing behind."""
         ...
 
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        """Records an idempotency key alone, with no submission: a filled honeypot's
+        look-alike success, so that its retry replays like a real one. Returns None when
+        the key was free (or held by an expired record, now replaced), else the live
+        record holding it, writing nothing."""
+        ...
+
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
     ) -> IdempotencyRecord | None: ...

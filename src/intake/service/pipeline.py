@@ -188,8 +188,17 @@ class SubmissionPipeline:
 
         at.current = Step.HONEYPOT
         if controls.honeypot_filled:
-            # Indistinguishable from a success, and nothing is kept.
-            return Accepted(self._new_submission_id(now), form, next_url=controls.next_url)
+            # Indistinguishable from a success, and no submission is kept. With an
+            # Idempotency-Key only the key is recorded, so that a retry is answered as a
+            # real one's would be: the same id, 200, or 409 for another payload.
+            decoy = self._new_submission_id(now)
+            if idempotency_key is not None:
+                holder = await self._store.submissions.claim_key(
+                    IdempotencyRecord(key_scope, idempotency_key, print_, decoy, now)
+                )
+                if holder is not None:
+                    return self._replay(holder, print_, context, controls)
+            return Accepted(decoy, form, next_url=controls.next_url)
 
         at.current = Step.CHALLENGE
         status = SubmissionStatus.ACCEPTED

@@ -153,6 +153,13 @@ class InMemorySubmissions:
         self._t.outbox[plan.event.event_id] = OutboxRow(plan.event)
         return Committed()
 
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        existing = self._t.idempotency.get((record.scope, record.key))
+        if existing is not None and not existing.expired(record.created_at):
+            return existing
+        self._t.idempotency[(record.scope, record.key)] = record
+        return None
+
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
     ) -> IdempotencyRecord | None:

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
-from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
@@ -246,6 +246,26 @@ _FIND_IDEMPOTENCY = """
     WHERE scope = %s AND key = %s AND created_at > %s
 """
 
+# Claims a key with no submission: inserted, or replacing an expired record. The flag
+# says whether it did; the holder is read in a statement of its own, whose snapshot sees
+# a record that a concurrent claim committed while this one waited on it.
+_CLAIM_KEY = """
+    WITH claimed AS (
+        INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
+        VALUES (%(scope)s, %(key)s, %(fingerprint)s, %(submission_id)s, %(created_at)s)
+        ON CONFLICT (scope, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, submission_id = EXCLUDED.submission_id,
+            created_at = EXCLUDED.created_at
+        WHERE idempotency.created_at <= %(expired_at)s
+        RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM claimed) AS claimed
+"""
+_HELD_KEY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = %s AND key = %s
+"""
+
 
 class PostgresSubmissions:
     def __init__(self, db: Database) -> None:
@@ -270,6 +290,23 @@ class PostgresSubmissions:
                 )
             )
         raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
+
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        params = {
+            "scope": record.scope,
+            "key": record.key,
+            "fingerprint": record.fingerprint,
+            "submission_id": record.submission_id,
+            "created_at": m.moment(record.created_at),
+            "expired_at": m.moment(record.created_at - RETENTION),
+        }
+        row = await self._db.fetch_one(_CLAIM_KEY, params)
+        if row is not None and row["claimed"]:
+            return None
+        held = await self._db.fetch_one(_HELD_KEY, (record.scope, record.key))
+        if held is None:
+            raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
+        return m.idempotency_from_row(held)
 
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime

@@ -342,6 +342,14 @@ def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> Idempoten
     return None
 
 
+def _claim_alone(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
+    with transaction(conn) as tx:
+        holder = _claim_key(conn, record)
+        if holder is not None:
+            tx.discard()
+        return holder
+
+
 def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:
     params = {"workspace_id": quota.workspace_id, "period": quota.period, "ceiling": quota.ceiling}
     return conn.execute(_CHARGE_QUOTA, params).rowcount > 0
@@ -384,6 +392,9 @@ class SqliteSubmissions:
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
         return await self._worker.run(_commit, plan)
+
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        return await self._worker.run(_claim_alone, record)
 
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
