@@ -37,8 +37,11 @@ def test_the_rate_limit_comes_before_the_quota_and_the_origin_before_the_body() 
     assert Step.ORIGIN_POLICY < Step.CONTENT_TYPE_AND_SIZE < Step.PARSE
 
 
-def test_the_steps_whose_outcome_must_not_show_answer_with_no_code() -> None:
-    assert STEP_CODES[Step.HONEYPOT] == frozenset()
+def test_the_steps_whose_outcome_must_not_show_answer_with_no_code_of_their_own() -> None:
+    # The honeypot answers only what its Idempotency-Key would make any request answer.
+    assert STEP_CODES[Step.HONEYPOT] == frozenset(
+        {ErrorCode.IDEMPOTENCY_CONFLICT, ErrorCode.SERVICE_UNAVAILABLE}
+    )
     assert STEP_CODES[Step.SCORE] == frozenset()
 
 

@@ -27,27 +27,34 @@ class Step(enum.IntEnum):
     COMMIT = 12
 
 
+_UNAVAILABLE = ErrorCode.SERVICE_UNAVAILABLE
+
+# A step that reads or writes storage (or the shared rate-limit windows) may also answer
+# service_unavailable when that storage fails transiently.
 STEP_CODES: Mapping[Step, frozenset[ErrorCode]] = {
     # Authentication belongs to resolving: a form is only found through a valid route.
-    Step.RESOLVE_FORM: frozenset({ErrorCode.FORM_NOT_FOUND, ErrorCode.UNAUTHORIZED}),
+    Step.RESOLVE_FORM: frozenset({ErrorCode.FORM_NOT_FOUND, ErrorCode.UNAUTHORIZED, _UNAVAILABLE}),
     Step.CHECK_ENABLED: frozenset({ErrorCode.FORM_DISABLED}),
-    Step.RATE_LIMIT: frozenset({ErrorCode.RATE_LIMITED}),
+    Step.RATE_LIMIT: frozenset({ErrorCode.RATE_LIMITED, _UNAVAILABLE}),
     Step.ORIGIN_POLICY: frozenset({ErrorCode.ORIGIN_NOT_ALLOWED}),
     Step.CONTENT_TYPE_AND_SIZE: frozenset(
         {ErrorCode.UNSUPPORTED_CONTENT_TYPE, ErrorCode.PAYLOAD_TOO_LARGE}
     ),
-    # Parsing a streamed multipart body meets the size limits as it goes.
+    # Parsing a streamed multipart body meets the size limits as it goes; the replay
+    # check reads the idempotency records.
     Step.PARSE: frozenset(
         {
             ErrorCode.MALFORMED_REQUEST,
             ErrorCode.PAYLOAD_TOO_LARGE,
             ErrorCode.IDEMPOTENCY_CONFLICT,
+            _UNAVAILABLE,
         }
     ),
-    Step.HONEYPOT: frozenset(),
+    # A filled honeypot with an Idempotency-Key records the key, and may meet its owner.
+    Step.HONEYPOT: frozenset({ErrorCode.IDEMPOTENCY_CONFLICT, _UNAVAILABLE}),
     Step.CHALLENGE: frozenset({ErrorCode.CHALLENGE_FAILED}),
     Step.VALIDATE: frozenset({ErrorCode.VALIDATION_FAILED}),
     Step.SCORE: frozenset(),
     Step.QUOTA: frozenset({ErrorCode.QUOTA_EXCEEDED}),
-    Step.COMMIT: frozenset({ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.IDEMPOTENCY_CONFLICT}),
+    Step.COMMIT: frozenset({_UNAVAILABLE, ErrorCode.IDEMPOTENCY_CONFLICT}),
 }
