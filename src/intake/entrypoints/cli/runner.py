@@ -14,6 +14,7 @@ from typing import TypeAlias
 from intake.config import ConfigError, Settings
 from intake.containers import Runtime, open_runtime
 from intake.entrypoints.cli.output import Output
+from intake.logs import JsonFormatter
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
 RuntimeCommand: TypeAlias = Callable[[Runtime, argparse.Namespace, Output], Awaitable[None]]
@@ -67,8 +68,6 @@ def log_level(settings: Settings) -> int:
 
 def configure_logging(settings: Settings) -> None:
     # stderr: stdout carries the command's answer, which scripts parse.
-    logging.basicConfig(
-        level=log_level(settings),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    logging.basicConfig(level=log_level(settings), handlers=[handler])

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import pytest
+from starlette.testclient import TestClient
+
+from intake.adapters.memory import FakeChallengeVerifier, FakeClock, InMemoryStore, SeededIdSource
+from intake.config import Settings
+from intake.domain.model import Challenge, ChallengeProvider
+from intake.entrypoints.http import create_app
+from intake.logs import JsonFormatter
+from intake.service.admin import Admin
+
+
+def _record(**extra: object) -> logging.LogRecord:
+    record = logging.LogRecord("intake.access", logging.INFO, "x.py", 1, "request", None, None)
+    for name, value in extra.items():
+        setattr(record, name, value)
+    return record
+
+
+def test_a_record_is_one_json_line_with_its_structured_fields() -> None:
+    line = JsonFormatter().format(_record(request_id="req_1", status=201, duration_ms=1.5))
+
+    entry = json.loads(line)
+    assert "\n" not in line
+    assert entry["message"] == "request"
+    assert entry["level"] == "info"
+    assert entry["logger"] == "intake.access"
+    assert (entry["request_id"], entry["status"], entry["duration_ms"]) == ("req_1", 201, 1.5)
+
+
+def test_the_standard_record_attributes_are_not_repeated() -> None:
+    entry = json.loads(JsonFormatter().format(_record()))
+
+    assert set(entry) == {"time", "level", "logger", "message"}
+
+
+def test_no_log_record_carries_submission_contents_or_secrets(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store, clock, ids = InMemoryStore(), FakeClock(), SeededIdSource()
+    admin = Admin(store, clock, ids)
+
+    async def seed() -> tuple[str, str, str]:
+        workspace = await admin.create_workspace("Acme")
+        form = await admin.create_form(
+            workspace.workspace_id, challenge=Challenge(ChallengeProvider.TURNSTILE, SECRET)
+        )
+        key = await admin.create_api_key(workspace.workspace_id)
+        return form.public_form_key, form.form_id, key.secret
+
+    public_key, form_id, api_key = asyncio.run(seed())
+    app = create_app(
+        Settings(), store=store, clock=clock, id_source=ids, challenge=FakeChallengeVerifier()
+    )
+    caplog.set_level(logging.DEBUG)
+    with TestClient(app) as client:
+        client.post(
+            f"/f/{public_key}",
+            json={"message": MARKER, "email": "a@example.com"},
+            headers={"X-Challenge-Token": TOKEN},
+        )
+        client.post(
+            f"/v1/forms/{form_id}/submissions",
+            data={"message": MARKER},
+            headers={"Authorization": f"Bearer {api_key}"},
+        )
+        client.post(f"/f/{public_key}", content=b"{" + MARKER.encode(), headers=JSON)
+
+    formatter = JsonFormatter()
+    lines = [formatter.format(record) for record in caplog.records]
+    assert any('"logger": "intake.access"' in line for line in lines)
+    for secret in (MARKER, SECRET, TOKEN, api_key):
+        assert not any(secret in line for line in lines), secret
+
+
+MARKER = "private-words-7f3a"
+SECRET = "challenge-secret-91ce"
+TOKEN = "challenge-token-55d0"
+JSON = {"Content-Type": "application/json"}
