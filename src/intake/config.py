@@ -48,6 +48,8 @@ class Settings:
     workers: int = 1
     log_level: str = "info"
     webhook_allow_private: bool = False
+    # `intake purge` deletes outbox rows published longer ago than this; 0: at once.
+    outbox_retention_days: int = 7
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -113,6 +115,7 @@ class Settings:
             workers=reader.integer("INTAKE_WORKERS", 1),
             log_level=reader.text("INTAKE_LOG_LEVEL", "info").lower(),
             webhook_allow_private=reader.boolean("INTAKE_WEBHOOK_ALLOW_PRIVATE", False),
+            outbox_retention_days=reader.integer("INTAKE_OUTBOX_RETENTION_DAYS", 7, minimum=0),
         )
 
     @property

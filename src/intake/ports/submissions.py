@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from attrs import frozen
 
-from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 
 
@@ -50,6 +50,35 @@ CommitResult = Committed | QuotaReached | IdempotencyTaken
 
 
 @frozen
+class PurgeCounts:
+    """What one purge deleted."""
+
+    idempotency: int
+    outbox: int
+
+
+# Rows per DELETE: each batch is a short transaction of its own, so a large purge never
+# holds its locks (SQLite's one write lock above all) for long.
+PURGE_BATCH_SIZE = 5_000
+
+
+@frozen
+class PurgeCutoffs:
+    """The rule of `purge`, once for every store: a row at a cutoff exactly is deleted."""
+
+    idempotency: datetime  # records created at or before: IdempotencyRecord.expired
+    outbox: datetime  # rows published at or before
+
+    @classmethod
+    def at(cls, now: datetime, outbox_retention: timedelta, batch_size: int) -> PurgeCutoffs:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if outbox_retention < timedelta(0):
+            raise ValueError("outbox_retention must not be negative")
+        return cls(idempotency=now - RETENTION, outbox=now - outbox_retention)
+
+
+@frozen
 class OutboxRow:
     event: OutboxEvent
     published_at: datetime | None = None
@@ -86,3 +115,19 @@ class SubmissionRepository(Protocol):
         ...
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]: ...
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        """Deletes the idempotency records expired at `now` (created at or before
+        now - RETENTION, as IdempotencyRecord.expired says) and the outbox rows
+        published at or before now - outbox_retention; never an unpublished row,
+        whatever its age. Deletes `batch_size` rows per transaction until none is left,
+        and returns the totals. Safe to run while serving, and twice at once: each row
+        is counted by the purge that deleted it. ValueError for a batch_size below 1
+        or a negative retention."""
+        ...

@@ -4,7 +4,7 @@ one event loop every call is atomic, as a transaction is in the real stores."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from attrs import evolve
 
@@ -13,11 +13,14 @@ from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
+    PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
     IdempotencyTaken,
     OutboxRow,
+    PurgeCounts,
+    PurgeCutoffs,
     QuotaReached,
 )
 
@@ -191,6 +194,27 @@ class InMemorySubmissions:
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return sorted(self._t.outbox.values(), key=lambda r: r.event.event_id)[:limit]
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        # No lock to hold here: one pass, atomic like every method of this store.
+        cutoffs = PurgeCutoffs.at(now, outbox_retention, batch_size)
+        expired = [k for k, r in self._t.idempotency.items() if r.created_at <= cutoffs.idempotency]
+        published = [
+            event_id
+            for event_id, row in self._t.outbox.items()
+            if row.published_at is not None and row.published_at <= cutoffs.outbox
+        ]
+        for key in expired:
+            del self._t.idempotency[key]
+        for event_id in published:
+            del self._t.outbox[event_id]
+        return PurgeCounts(idempotency=len(expired), outbox=len(published))
 
 
 class InMemoryStore:

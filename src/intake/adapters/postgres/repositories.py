@@ -5,7 +5,7 @@ parameters matching `mapping`'s params."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
@@ -13,11 +13,14 @@ from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
+    PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
     IdempotencyTaken,
     OutboxRow,
+    PurgeCounts,
+    PurgeCutoffs,
     QuotaReached,
 )
 
@@ -266,6 +269,36 @@ _HELD_KEY = """
     WHERE scope = %s AND key = %s
 """
 
+# Purging: one batch per statement, each in its own transaction (autocommit), oldest
+# first. The batch is chosen once (ARRAY(...) is an InitPlan) by a range scan of an
+# index (idempotency_created; outbox_published, partial, of published rows only), then
+# deleted row by row: a join on the batch lets the planner read the whole table to hash
+# it, at every batch. SKIP LOCKED: a row another purge has taken, or a commit is
+# replacing, is left to it, so two purges at once neither wait on each other nor
+# deadlock, and each row is deleted and counted once.
+#
+# The idempotency key is two columns, so the batch is its rows' ctids (a TID scan). The
+# subquery has locked them, so they stay where they are until this statement ends; a
+# row changed in between (replaced by a commit) is not visible at its new ctid, and is
+# not deleted.
+_PURGE_IDEMPOTENCY = """
+    DELETE FROM idempotency WHERE ctid = ANY (ARRAY (
+        SELECT ctid FROM idempotency
+        WHERE created_at <= %s ORDER BY created_at LIMIT %s
+        FOR UPDATE SKIP LOCKED
+    ))
+"""
+# `published_at IS NOT NULL` is implied by the comparison; written out all the same, as
+# the rule it is (an unpublished row is never deleted) and as the partial index's term.
+_PURGE_OUTBOX = """
+    DELETE FROM outbox WHERE event_id = ANY (ARRAY (
+        SELECT event_id FROM outbox
+        WHERE published_at IS NOT NULL AND published_at <= %s
+        ORDER BY published_at LIMIT %s
+        FOR UPDATE SKIP LOCKED
+    ))
+"""
+
 
 class PostgresSubmissions:
     def __init__(self, db: Database) -> None:
@@ -346,3 +379,27 @@ class PostgresSubmissions:
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return [m.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))]
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        cutoffs = PurgeCutoffs.at(now, outbox_retention, batch_size)
+        return PurgeCounts(
+            idempotency=await self._purge(_PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
+            outbox=await self._purge(_PURGE_OUTBOX, cutoffs.outbox, batch_size),
+        )
+
+    async def _purge(self, query: str, cutoff: datetime, batch_size: int) -> int:
+        """A connection per batch, given back in between. A short batch means nothing
+        was left to take: rows skipped as locked belong to a statement that is deleting
+        (or replacing) them, and a row changed meanwhile is the next purge's."""
+        total = 0
+        while True:
+            deleted = await self._db.execute(query, (m.moment(cutoff), batch_size))
+            total += deleted
+            if deleted < batch_size:
+                return total

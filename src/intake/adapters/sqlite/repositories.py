@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
@@ -14,11 +14,14 @@ from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
+    PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
     IdempotencyTaken,
     OutboxRow,
+    PurgeCounts,
+    PurgeCutoffs,
     QuotaCharge,
     QuotaReached,
 )
@@ -306,6 +309,25 @@ _CHARGE_QUOTA = """
     DO UPDATE SET count = monthly_usage.count + 1 WHERE monthly_usage.count < :ceiling
 """
 
+# Purging: one batch per statement, oldest first, each a range scan of an index
+# (idempotency_created; outbox_published, partial, of published rows only). SQLite's
+# DELETE takes no LIMIT unless so compiled, hence the subquery.
+_PURGE_IDEMPOTENCY = """
+    DELETE FROM idempotency WHERE (scope, key) IN (
+        SELECT scope, key FROM idempotency
+        WHERE created_at <= ? ORDER BY created_at LIMIT ?
+    )
+"""
+# `published_at IS NOT NULL` is implied by the comparison; written out all the same, as
+# the rule it is (an unpublished row is never deleted) and as the partial index's term.
+_PURGE_OUTBOX = """
+    DELETE FROM outbox WHERE event_id IN (
+        SELECT event_id FROM outbox
+        WHERE published_at IS NOT NULL AND published_at <= ?
+        ORDER BY published_at LIMIT ?
+    )
+"""
+
 
 def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
     """The key first, so a retry gets its answer even when the month's quota is spent;
@@ -386,6 +408,11 @@ def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
     return [m.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
 
 
+def _purge_batch(conn: sqlite3.Connection, query: str, cutoff: datetime, limit: int) -> int:
+    with transaction(conn):
+        return conn.execute(query, (m.time_text(cutoff), limit)).rowcount
+
+
 class SqliteSubmissions:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
@@ -424,3 +451,27 @@ class SqliteSubmissions:
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return await self._worker.run(_outbox, limit)
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        cutoffs = PurgeCutoffs.at(now, outbox_retention, batch_size)
+        return PurgeCounts(
+            idempotency=await self._purge(_PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
+            outbox=await self._purge(_PURGE_OUTBOX, cutoffs.outbox, batch_size),
+        )
+
+    async def _purge(self, query: str, cutoff: datetime, batch_size: int) -> int:
+        """One batch per hop to the worker, so this process's submissions are served
+        between them, and another process waits for the write lock one batch at most.
+        A short batch means none was left (another purge may have taken some)."""
+        total = 0
+        while True:
+            deleted = await self._worker.run(_purge_batch, query, cutoff, batch_size)
+            total += deleted
+            if deleted < batch_size:
+                return total

@@ -13,7 +13,7 @@ from importlib import metadata
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
-from intake.entrypoints.cli import demo, forms, keys, migrate, serve, submissions, workspaces
+from intake.entrypoints.cli import demo, forms, keys, migrate, purge, serve, submissions, workspaces
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
@@ -37,7 +37,7 @@ def build_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument("--version", action="version", version=f"intake {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (migrate, serve, workspaces, forms, keys, submissions, demo):
+    for module in (migrate, serve, purge, workspaces, forms, keys, submissions, demo):
         module.register(commands)
     return parser
 

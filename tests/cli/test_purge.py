@@ -1,0 +1,124 @@
+"""`intake purge` on a SQLite file: what it deletes, and how it says so."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from intake.adapters.sqlite import open_sqlite_store
+from intake.adapters.sqlite.connection import database_path
+from intake.adapters.sqlite.mapping import time_text
+from intake.domain.idempotency import RETENTION, IdempotencyRecord
+from tests.cli.conftest import Cli
+from tests.contract.builders import event_for, plan, seed, submission
+
+DAY = timedelta(days=1)
+
+
+async def _fill(url: str, now: datetime) -> None:
+    """Keys: two expired, one live. Outbox rows: two published 10 days ago, one a day
+    ago, and one never published, ten years old."""
+    store = await open_sqlite_store(url)
+    try:
+        await seed(store)
+        for key, age in (("old-1", RETENTION), ("old-2", 3 * DAY), ("live", DAY / 2)):
+            record = IdempotencyRecord("public:frm_1", key, "f" * 64, f"sub_{key}", now - age)
+            assert await store.submissions.claim_key(record) is None
+        published = {1: now - 10 * DAY, 2: now - 10 * DAY, 3: now - DAY}
+        for n in (*published, 4):
+            await store.submissions.commit(plan(submission(n, created_at=now - 3650 * DAY)))
+    finally:
+        await store.close()
+    # As the relay will: published rows are marked so, in the database itself.
+    with closing(sqlite3.connect(database_path(url))) as conn, conn:
+        for n, when in published.items():
+            event_id = event_for(submission(n, created_at=now - 3650 * DAY)).event_id
+            conn.execute(
+                "UPDATE outbox SET published_at = ? WHERE event_id = ?",
+                (time_text(when), event_id),
+            )
+
+
+@pytest.fixture
+def filled(database_url: str) -> None:
+    # The command reads the system clock: the rows are aged against it, by days, so the
+    # seconds the test takes change nothing.
+    asyncio.run(_fill(database_url, datetime.now(UTC)))
+
+
+def _outbox_left(database_url: str) -> int:
+    with closing(sqlite3.connect(database_path(database_url))) as conn:
+        (count,) = conn.execute("SELECT count(*) FROM outbox").fetchone()
+    assert isinstance(count, int)
+    return count
+
+
+@pytest.mark.usefixtures("filled")
+def test_purge_prints_what_it_deleted_as_json(cli: Cli, database_url: str) -> None:
+    assert cli.json("purge") == {"idempotency": 2, "outbox": 2}
+    assert _outbox_left(database_url) == 2  # the recent one and the unpublished one
+
+    assert cli.json("purge") == {"idempotency": 0, "outbox": 0}
+
+
+@pytest.mark.usefixtures("filled")
+def test_purge_prints_what_it_deleted_for_people(cli: Cli) -> None:
+    result = cli("purge")
+
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "deleted 2 expired idempotency keys",
+        "deleted 2 outbox rows published more than 7 days ago",
+    ]
+    assert result.err == ""
+
+
+def test_purge_of_an_empty_database_deletes_nothing(cli: Cli) -> None:
+    result = cli("purge")
+
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "deleted 0 expired idempotency keys",
+        "deleted 0 outbox rows published more than 7 days ago",
+    ]
+    assert cli.json("purge") == {"idempotency": 0, "outbox": 0}
+
+
+@pytest.mark.usefixtures("filled")
+def test_the_retention_flag_replaces_the_default(cli: Cli, database_url: str) -> None:
+    assert cli.json("purge", "--outbox-retention-days", "0") == {"idempotency": 2, "outbox": 3}
+    # Published or not: the row still to deliver stays.
+    assert _outbox_left(database_url) == 1
+
+
+@pytest.mark.usefixtures("filled")
+def test_the_retention_comes_from_the_environment(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INTAKE_OUTBOX_RETENTION_DAYS", "30")
+    assert cli.json("purge") == {"idempotency": 2, "outbox": 0}
+
+    result = cli("purge", "--outbox-retention-days", "1")
+    assert result.out.splitlines()[1] == "deleted 3 outbox rows published more than 1 day ago"
+
+
+@pytest.mark.parametrize("days", ["-1", "seven", "1.5"])
+def test_a_bad_retention_flag_is_a_usage_error(cli: Cli, days: str) -> None:
+    result = cli("purge", "--outbox-retention-days", days, "--json")
+
+    assert result.code == 2
+    assert "--outbox-retention-days" in result.err
+    assert result.document["ok"] is False
+
+
+def test_a_bad_retention_variable_is_refused(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTAKE_OUTBOX_RETENTION_DAYS", "-1")
+
+    result = cli("purge")
+
+    assert result.code == 1
+    assert "INTAKE_OUTBOX_RETENTION_DAYS" in result.err
