@@ -15,6 +15,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",  # uvicorn's copy of the message with terminal colours
 }
 
 
@@ -32,3 +33,26 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def logging_config(level: int | str) -> dict[str, object]:
+    """A `logging.config.dictConfig` that sends every logger, uvicorn's included, through
+    one JSON handler on stderr. uvicorn applies it in each worker process it starts, where
+    a configuration made only in the parent would not exist."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "intake.logs.JsonFormatter"}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"handlers": ["stderr"], "level": level},
+        "loggers": {
+            name: {"handlers": [], "propagate": True, "level": level}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
+    }

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import logging.config
 
 import pytest
 from starlette.testclient import TestClient
@@ -11,7 +12,7 @@ from intake.adapters.memory import FakeChallengeVerifier, FakeClock, InMemorySto
 from intake.config import Settings
 from intake.domain.model import Challenge, ChallengeProvider
 from intake.entrypoints.http import create_app
-from intake.logs import JsonFormatter
+from intake.logs import JsonFormatter, logging_config
 from intake.service.admin import Admin
 
 
@@ -82,3 +83,25 @@ MARKER = "private-words-7f3a"
 SECRET = "challenge-secret-91ce"
 TOKEN = "challenge-token-55d0"
 JSON = {"Content-Type": "application/json"}
+
+
+def test_the_serve_logging_config_sends_uvicorn_and_intake_through_one_json_handler(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    try:
+        logging.config.dictConfig(logging_config(logging.INFO))
+        logging.getLogger("uvicorn.error").info("started", extra={"color_message": "x"})
+        logging.getLogger("intake.access").info("request", extra={"status": 201})
+        logging.getLogger("intake.access").debug("not at info")
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [(e["logger"], e["message"]) for e in lines] == [
+        ("uvicorn.error", "started"),
+        ("intake.access", "request"),
+    ]
+    assert "color_message" not in lines[0]
+    assert lines[1]["status"] == 201

@@ -282,3 +282,9 @@ async def test_through_the_port_the_async_hit_decides_like_the_sync_one() -> Non
 
     assert (await limiter.hit([window], T0)).allowed
     assert await limiter.hit([window], T0 + 1) == RateDecision(False, retry_after=29)
+
+
+def test_retry_after_never_exceeds_the_window_when_the_oldest_hit_is_stamped_later() -> None:
+    # With several workers a hit stamped a moment after this request's `now` can reach
+    # the shared windows first; it still leaves the window within one window.
+    assert retry_after(oldest=100.4, window_seconds=30, now=100.0) == 30

@@ -64,5 +64,8 @@ def server_windows(limits: RateLimits, form_id: str, key_id: str) -> tuple[Windo
 
 
 def retry_after(oldest: float, window_seconds: int, now: float) -> int:
-    """A full window admits again once its oldest hit leaves it; at least one second."""
-    return max(1, math.ceil(oldest + window_seconds - now))
+    """A full window admits again once its oldest hit leaves it; at least one second, and
+    at most the window: with several workers the hits reach Redis in another order than
+    their timestamps were taken, so the oldest hit may be stamped a little after `now`,
+    yet it was recorded before this answer, so it leaves within one window from here."""
+    return min(window_seconds, max(1, math.ceil(oldest + window_seconds - now)))

@@ -12,6 +12,7 @@ from intake.config import Settings
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
 from intake.entrypoints.cli.runner import CommandError, log_level, opened_runtime
+from intake.logs import logging_config
 
 log = logging.getLogger("intake.cli")
 
@@ -73,6 +74,7 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
         port=port,
         workers=workers,
         log_level=level,
+        log_config=logging_config(level),
         access_log=False,  # submissions carry personal data; the app logs what it needs
         server_header=False,
         # The app finds the client address itself (INTAKE_TRUSTED_PROXIES); uvicorn must
