@@ -1,4 +1,21 @@
-"""The HTTP suite's harness: the real Starlette app on in-memory fakes, driven over HTTP.
+"""The HTTP suite's harness: the real Starlette app, driven over HTTP, on each backend.
+
+Every test that builds a service runs three times, once per backend:
+
+- memory: the in-memory fakes (store and the in-process limiter);
+- sqlite: a real SQLite file in the test's directory, and the in-process limiter;
+- postgres: a real PostgreSQL database and the real RedisRateLimiter, as production
+  runs (marked `services`: skipped without the servers, or failed under
+  INTAKE_REQUIRE_SERVICES=1).
+
+The clock is a FakeClock on all three (the stores and the limiters take their times from
+it, so tests move time without sleeping) and ids come from a SeededIdSource. What a test
+reads back goes through the Store ports, so the same assertions hold for every backend.
+
+PostgreSQL: the session creates a database of its own on INTAKE_TEST_DATABASE_URL's server
+and migrates it once; each service starts from emptied tables (DELETE, as the contract
+suite does). Redis (INTAKE_TEST_REDIS_URL, default database 15): each service's limiter
+has a key prefix of its own, whose keys are deleted when the service stops.
 
 Every answer the suite receives goes through `SpecCheck`: it must carry an X-Request-ID,
 and an answer of a documented operation must have a documented status, the documented
@@ -8,25 +25,63 @@ headers and a body that validates against the schema /openapi.json gives for it.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from contextlib import ExitStack
-from typing import Any, ParamSpec, TypeVar
+import os
+import secrets
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import anyio
 import httpx2
 import jsonschema
+import psycopg
 import pytest
+from psycopg import sql
+from redis import Redis as SyncRedis
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from intake.adapters.memory import FakeChallengeVerifier, FakeClock, InMemoryStore, SeededIdSource
+from intake.adapters.postgres import open_postgres_store
+from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.adapters.ratelimit_redis import RedisRateLimiter
+from intake.adapters.sqlite import open_sqlite_store
 from intake.config import Settings
-from intake.domain.model import Form, Submission, Workspace
+from intake.domain.errors import StorageUnavailable
+from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
 from intake.entrypoints.http import create_app
+from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.challenge import ChallengeVerifier
-from intake.ports.submissions import OutboxRow
+from intake.ports.forms import FormRepository
+from intake.ports.rate_limiter import RateLimiter
+from intake.ports.store import Store
+from intake.ports.submissions import (
+    PURGE_BATCH_SIZE,
+    CommitPlan,
+    CommitResult,
+    OutboxRow,
+    PurgeCounts,
+    SubmissionRepository,
+)
+from intake.ports.workspaces import WorkspaceRepository
 from intake.service.admin import Admin, CreatedKey
+from tests.conftest import unavailable
+from tests.contract.conftest import (
+    admin_url,
+    create_database,
+    database_url,
+    drop_database,
+    empty_tables,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -127,15 +182,301 @@ class SpecCheck:
         self.seen.append((operation["operationId"], response.status_code, code))
 
 
+# -- the store the app is given --------------------------------------------------------
+
+
+class FailingCommits:
+    """A SubmissionRepository that delegates every call to another, except that its next
+    `failures` commits raise StorageUnavailable without reaching it: a commit the database
+    refused, on any backend. Nothing of such a commit is written."""
+
+    def __init__(self, inner: SubmissionRepository) -> None:
+        self.inner = inner
+        self.failures = 0
+
+    async def commit(self, plan: CommitPlan) -> CommitResult:
+        if self.failures:
+            self.failures -= 1
+            raise StorageUnavailable("injected failure")
+        return await self.inner.commit(plan)
+
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        return await self.inner.claim_key(record)
+
+    async def find_idempotency(
+        self, scope: str, key: str, not_before: datetime
+    ) -> IdempotencyRecord | None:
+        return await self.inner.find_idempotency(scope, key, not_before)
+
+    async def get(self, submission_id: str) -> Submission | None:
+        return await self.inner.get(submission_id)
+
+    def iterate(
+        self,
+        form_id: str,
+        status: SubmissionStatus | None = None,
+        *,
+        batch_size: int = 500,
+    ) -> AsyncIterator[Submission]:
+        return self.inner.iterate(form_id, status, batch_size=batch_size)
+
+    async def outbox(self, limit: int = 100) -> list[OutboxRow]:
+        return await self.inner.outbox(limit)
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        return await self.inner.purge(now, outbox_retention, batch_size=batch_size)
+
+
+class HarnessStore:
+    """The store the app is given: the backend's own, with commits a test can make fail
+    and repositories a test can replace (`svc.store.forms = Exploding(svc.store.forms)`)."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.workspaces: WorkspaceRepository = inner.workspaces
+        self.forms: FormRepository = inner.forms
+        self.api_keys: ApiKeyRepository = inner.api_keys
+        self.submissions = FailingCommits(inner.submissions)
+
+    async def migrate(self) -> list[str]:
+        return await self.inner.migrate()
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+# -- backends ---------------------------------------------------------------------------
+
+Opened = tuple[Store, RateLimiter]
+
+
+class Backend(Protocol):
+    def open(self) -> AbstractAsyncContextManager[Opened]:
+        """A fresh, empty store and a limiter with no hits, closed on exit. Entered on the
+        event loop that serves the app."""
+        ...
+
+
+class MemoryBackend:
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Opened]:
+        store = InMemoryStore()
+        try:
+            yield store, InProcessRateLimiter()
+        finally:
+            await store.close()
+
+
+class SqliteBackend:
+    def __init__(self, template: Path, directory: Path) -> None:
+        self._template = template
+        self._directory = directory
+        self._numbers = itertools.count()
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Opened]:
+        # A file per service, each a copy of the session's migrated empty database: it
+        # starts empty, as a fake does, without the cost of migrating it each time.
+        path = self._directory / f"intake-{next(self._numbers)}.db"
+        shutil.copyfile(self._template, path)
+        store = await open_sqlite_store(f"sqlite:///{path}")
+        try:
+            yield store, InProcessRateLimiter()
+        finally:
+            await store.close()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite database at the latest schema, made once per session."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "intake.db"
+
+    async def migrate() -> None:
+        # Opening migrates it; closing checkpoints the journal into the one file.
+        store = await open_sqlite_store(f"sqlite:///{path}")
+        await store.close()
+
+    anyio.run(migrate)
+    return path
+
+
+class PostgresBackend:
+    """The production pair: the PostgreSQL store on the session's database and the Redis
+    limiter under a key prefix of its own. The database is shared, so a test runs one
+    service on it at a time: opening one empties the tables."""
+
+    def __init__(self, url: str, redis_url: str) -> None:
+        self._url = url
+        self._redis_url = redis_url
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Opened]:
+        store = await open_postgres_store(self._url, min_size=1, max_size=4)
+        try:
+            await empty_tables(store)
+            client = Redis.from_url(self._redis_url, socket_timeout=2, socket_connect_timeout=2)
+            prefix = f"intake-http:{secrets.token_hex(8)}:"
+            try:
+                yield store, RedisRateLimiter(client, prefix)
+            finally:
+                try:
+                    keys = [key async for key in client.scan_iter(match=prefix + "*")]
+                    if keys:
+                        await client.delete(*keys)
+                finally:
+                    await client.aclose()
+        finally:
+            await store.close()
+
+
+REDIS_URL = os.environ.get("INTAKE_TEST_REDIS_URL") or "redis://127.0.0.1:6379/15"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The Redis the production pair uses, once it answers; else skip (or fail)."""
+    client = SyncRedis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except (RedisError, OSError) as error:
+        unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A database of the session's own, created and migrated once, dropped at the end;
+    else skip (or fail) when the server does not answer."""
+    admin = admin_url()
+    try:
+        name = create_database(admin)
+    except psycopg.OperationalError as error:
+        unavailable(f"PostgreSQL is not reachable: {error}")
+    try:
+        url = database_url(admin, name)
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            # A commit need not wait for its WAL to reach the disk: what a crash of the
+            # server could lose no test needs, and commit-heavy tests run about a tenth
+            # faster. Nothing else the adapter sees changes.
+            conn.execute(
+                sql.SQL("ALTER DATABASE {} SET synchronous_commit = off").format(
+                    sql.Identifier(name)
+                )
+            )
+        anyio.run(_migrate, url)
+        yield url
+    finally:
+        drop_database(admin, name)
+
+
+async def _migrate(url: str) -> None:
+    store = await open_postgres_store(url)
+    try:
+        await store.migrate()
+    finally:
+        await store.close()
+
+
+async def empty_postgres(url: str) -> None:
+    """Every table of the database at `url` emptied."""
+    store = await open_postgres_store(url, min_size=1, max_size=1)
+    try:
+        await empty_tables(store)
+    finally:
+        await store.close()
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
+    "memory": lambda request: MemoryBackend(),
+    "sqlite": lambda request: SqliteBackend(
+        request.getfixturevalue("sqlite_template"), request.getfixturevalue("tmp_path")
+    ),
+    # The database and the Redis check are made only when a PostgreSQL test runs.
+    "postgres": lambda request: PostgresBackend(
+        request.getfixturevalue("postgres_url"), request.getfixturevalue("redis_url")
+    ),
+}
+_SERVICES = {"postgres"}
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(name, id=name, marks=[pytest.mark.services] if name in _SERVICES else [])
+        for name in BACKENDS
+    ]
+)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
+
+
+class OnBackend:
+    """Test-only ASGI wrapper that builds the app inside its lifespan, on the test client's
+    event loop: the backend's store and limiter are opened there first (a connection pool
+    belongs to the loop that opened it), and closed once the app has shut down, before the
+    client hears that it has."""
+
+    def __init__(self, backend: Backend, settings: Settings, **overrides: Any) -> None:
+        self._backend = backend
+        self._settings = settings
+        self._overrides = overrides
+        self._app: Starlette | None = None
+        self._store: HarnessStore | None = None
+
+    @property
+    def app(self) -> Starlette:
+        assert self._app is not None, "the app is built when the test client starts"
+        return self._app
+
+    @property
+    def store(self) -> HarnessStore:
+        assert self._store is not None, "the store is opened when the test client starts"
+        return self._store
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def hold_completion(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                held.append(message)
+            else:
+                await send(message)
+
+        async with self._backend.open() as (store, limiter):
+            self._store = HarnessStore(store)
+            self._app = create_app(
+                self._settings, store=self._store, rate_limiter=limiter, **self._overrides
+            )
+            await self._app(scope, receive, hold_completion)
+        for message in held:
+            await send(message)
+
+
+# -- the service under test -------------------------------------------------------------
+
+
 class Service:
-    """One running app on fakes, a client for it, and the admin that seeds it."""
+    """One running app on a backend, a client for it, and the admin that seeds it."""
 
     def __init__(
         self,
         *,
         app: ASGIApp,
         client: TestClient,
-        store: InMemoryStore,
+        store: HarnessStore,
         clock: FakeClock,
         ids: SeededIdSource,
         challenge: ChallengeVerifier,
@@ -236,14 +577,33 @@ class Service:
         return found
 
     def outbox(self, submission_id: str) -> list[OutboxRow]:
-        return self.store.outbox_for(submission_id)
+        return [row for row in self._outbox() if row.event.submission_id == submission_id]
 
     def used(self, workspace_id: str) -> int:
         return self.run(self.admin.usage, workspace_id).used
 
     def stored(self) -> tuple[int, int]:
         """(submissions, outbox rows): what a refusal must leave as it found."""
-        return self.store.count_submissions(), self.store.count_outbox()
+
+        async def count() -> int:
+            total = 0
+            for form in await self.store.forms.list():
+                total += len([s async for s in self.store.submissions.iterate(form.form_id)])
+            return total
+
+        return self.run(count), len(self._outbox())
+
+    def fail_commits(self, count: int = 1) -> None:
+        """The next `count` commits fail as a database that cannot write does."""
+        self.store.submissions.failures = count
+
+    def _outbox(self) -> list[OutboxRow]:
+        rows = self.run(self.store.submissions.outbox, _EVERY_ROW)
+        assert len(rows) < _EVERY_ROW
+        return rows
+
+
+_EVERY_ROW = 100_000  # more than any test stores
 
 
 def _headers(
@@ -328,9 +688,10 @@ ServiceFactory = Callable[..., Service]
 
 
 @pytest.fixture
-def make_service() -> Iterator[ServiceFactory]:
-    """Builds a running service; `settings` and `challenge` replace the defaults, and
-    `challenge=None` with `real_challenge=True` keeps the container's own verifier."""
+def make_service(backend: Backend) -> Iterator[ServiceFactory]:
+    """Builds a running service on the test's backend; `settings` and `challenge` replace
+    the defaults, and `challenge=None` with `real_challenge=True` keeps the container's
+    own verifier."""
     with ExitStack() as stack:
 
         def make(
@@ -338,17 +699,11 @@ def make_service() -> Iterator[ServiceFactory]:
             *,
             challenge: ChallengeVerifier | None = None,
             real_challenge: bool = False,
-            store: InMemoryStore | None = None,
         ) -> Service:
-            store = store or InMemoryStore()
             clock, ids = FakeClock(), SeededIdSource()
             verifier = None if real_challenge else (challenge or FakeChallengeVerifier())
-            app = create_app(
-                settings or Settings(),
-                store=store,
-                clock=clock,
-                id_source=ids,
-                challenge=verifier,
+            app = OnBackend(
+                backend, settings or Settings(), clock=clock, id_source=ids, challenge=verifier
             )
             client = TestClient(PeerFromHeader(app), client=(PEER, 1234), follow_redirects=False)
             stack.enter_context(client)
@@ -360,11 +715,11 @@ def make_service() -> Iterator[ServiceFactory]:
                 check.check(response)
 
             client.event_hooks = {"request": [], "response": [hook]}
-            runtime = app.state.runtime
+            runtime = app.app.state.runtime
             return Service(
-                app=app,
+                app=app.app,
                 client=client,
-                store=store,
+                store=app.store,
                 clock=clock,
                 ids=ids,
                 challenge=verifier or runtime.challenge,

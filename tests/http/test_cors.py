@@ -129,7 +129,7 @@ def test_every_access_error_echoes_the_origin(make_service: ServiceFactory) -> N
     svc.update_form(paused.form_id, enabled=False)
     protected = svc.form(ws, mode=FormMode.PROTECTED)
     guarded = svc.form(ws, challenge=Challenge(ChallengeProvider.TURNSTILE, "s"))
-    svc.store.submissions.fail_commits = 1
+    svc.fail_commits(1)
 
     answers = {
         "form_disabled": svc.public(paused.public_form_key, data=FIELDS, origin=ORIGIN),

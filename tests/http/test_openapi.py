@@ -129,7 +129,7 @@ def _every_public_error(svc: Service, seeded: Seeded) -> dict[str, httpx2.Respon
     answers["idempotency_conflict"] = svc.public(
         key, data={"x": "y"}, idempotency_key="i-1", peer="198.51.100.3"
     )
-    svc.store.submissions.fail_commits = 1
+    svc.fail_commits(1)
     answers["service_unavailable"] = svc.public(key, data=FIELDS, peer="198.51.100.4")
     svc.run(svc.admin.update_workspace, ws, monthly_limit=1)
     answers["quota_exceeded"] = svc.public(key, data=FIELDS, peer="198.51.100.1")
@@ -179,7 +179,7 @@ def test_every_server_error_answer_validates_against_the_document(seeded: Seeded
     answers["idempotency_conflict"] = svc.server(
         form_id, secret, data={"x": "y"}, idempotency_key="i-1"
     )
-    svc.store.submissions.fail_commits = 1
+    svc.fail_commits(1)
     answers["service_unavailable"] = svc.server(form_id, secret, data=FIELDS)
     svc.run(svc.admin.update_workspace, ws, monthly_limit=1)
     answers["quota_exceeded"] = svc.server(form_id, secret, data=FIELDS)

@@ -9,10 +9,9 @@ import re
 import httpx2
 import pytest
 
-from intake.adapters.memory import InMemoryStore
-from intake.adapters.memory.store import InMemoryForms
-from intake.ports.forms import FormContext
-from tests.http.conftest import Seeded, Service, ServiceFactory, assert_error
+from intake.domain.model import Form
+from intake.ports.forms import FormContext, FormRepository
+from tests.http.conftest import Seeded, Service, assert_error
 
 FIELDS = {"name": "Ada"}
 SECRET_DETAIL = "database password is hunter2"
@@ -102,22 +101,36 @@ def test_the_allow_header_of_the_public_path_lists_every_method(svc: Service) ->
     assert {"POST", "OPTIONS"} <= allowed
 
 
-class _ExplodingForms(InMemoryForms):
+class _ExplodingForms:
+    """A form repository whose public-key lookup fails with an error nobody planned for;
+    everything else it asks of the backend's own."""
+
+    def __init__(self, inner: FormRepository) -> None:
+        self._inner = inner
+
+    async def add(self, form: Form) -> None:
+        await self._inner.add(form)
+
+    async def get(self, form_id: str) -> Form | None:
+        return await self._inner.get(form_id)
+
+    async def update(self, form: Form) -> None:
+        await self._inner.update(form)
+
+    async def list(self, workspace_id: str | None = None) -> list[Form]:
+        return await self._inner.list(workspace_id)
+
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
         raise RuntimeError(SECRET_DETAIL)
 
-
-class _ExplodingStore(InMemoryStore):
-    """A store whose form lookup fails with an error nobody planned for."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.forms = _ExplodingForms(self._tables)
+    async def resolve_id(self, form_id: str) -> FormContext | None:
+        return await self._inner.resolve_id(form_id)
 
 
 @pytest.fixture
-def exploding(make_service: ServiceFactory) -> Seeded:
-    return Seeded(make_service(store=_ExplodingStore()))
+def exploding(seeded: Seeded) -> Seeded:
+    seeded.svc.store.forms = _ExplodingForms(seeded.svc.store.forms)
+    return seeded
 
 
 def test_an_unexpected_fault_is_a_503_envelope_without_a_trace(

@@ -281,7 +281,7 @@ def test_an_unverified_submission_is_still_validated(seeded: Seeded) -> None:
 def test_a_failed_commit_is_503_with_retry_after_and_leaves_nothing(
     seeded: Seeded, endpoint: str
 ) -> None:
-    seeded.svc.store.submissions.fail_commits = 1
+    seeded.svc.fail_commits(1)
 
     response = _send(seeded, endpoint, "k-1")
 
@@ -292,7 +292,7 @@ def test_a_failed_commit_is_503_with_retry_after_and_leaves_nothing(
 
 
 def test_a_retry_after_a_failed_commit_succeeds_once(seeded: Seeded) -> None:
-    seeded.svc.store.submissions.fail_commits = 1
+    seeded.svc.fail_commits(1)
     failed = _send(seeded, "public", "k-2")
 
     retry = _send(seeded, "public", "k-2")
