@@ -5,6 +5,9 @@
   (each independently: SQLite with Redis works for several workers on one host);
 - tests and library users: any port replaced by a fake through `open_runtime(...)`.
 
+The relay's senders are built here too: a webhook sender with its own HTTP client, and
+a mailer when INTAKE_SMTP_URL is set (None otherwise: mail deliveries are then parked).
+
 Nothing is built at import time; `open_runtime` opens the resources and closes them.
 """
 
@@ -24,14 +27,17 @@ from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
+from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.rate_limiter import RateLimiter
+from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
+from intake.service.relay import Relay
 
 
 async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
@@ -77,6 +83,29 @@ async def _http_client_resource() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
+async def _webhook_sender_resource(settings: Settings) -> AsyncIterator[WebhookSender]:
+    # A client of its own, apart from the challenge providers': receivers are many
+    # hosts, each answering within the sender's timeout, and none follows redirects.
+    async with httpx.AsyncClient(
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+    ) as client:
+        yield HttpWebhookSender(
+            client, timeout=DEFAULT_TIMEOUT, allow_private=settings.webhook_allow_private
+        )
+
+
+def _mailer(settings: Settings) -> Mailer | None:
+    if settings.smtp_url is None:
+        return None
+    from intake.adapters.mail_smtp import SmtpMailer  # noqa: PLC0415 - only when mailing
+
+    try:
+        return SmtpMailer(settings.smtp_url)
+    except ValueError as error:  # its message names INTAKE_SMTP_URL, never the password
+        raise ConfigError(str(error)) from None
+
+
 def _pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         limits=settings.limits, rate_limits=settings.rate_limits, plans=settings.plans
@@ -113,6 +142,18 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         id_source=id_source,
         plans=settings.provided.plans,
+        webhook_allow_private=settings.provided.webhook_allow_private,
+    )
+    webhook_sender = providers.Resource(_webhook_sender_resource, settings=settings)
+    mailer = providers.Singleton(_mailer, settings=settings)
+    relay = providers.Singleton(
+        Relay,
+        store=store,
+        webhook_sender=webhook_sender,
+        mailer=mailer,
+        clock=clock,
+        mail_from=settings.provided.mail_from,
+        base_url=settings.provided.base_url,
     )
 
 
@@ -128,6 +169,9 @@ class Runtime:
     challenge: ChallengeVerifier
     pipeline: SubmissionPipeline
     admin: Admin
+    webhook_sender: WebhookSender
+    mailer: Mailer | None
+    relay: Relay
 
 
 async def _resolve(value: Any) -> Any:
@@ -143,6 +187,8 @@ async def open_runtime(
     id_source: IdSource | None = None,
     rate_limiter: RateLimiter | None = None,
     challenge: ChallengeVerifier | None = None,
+    webhook_sender: WebhookSender | None = None,
+    mailer: Mailer | None = None,
 ) -> AsyncIterator[Runtime]:
     """Builds the container, replacing any port given, and closes it on exit. A store
     passed in stays open: whoever made it closes it."""
@@ -153,6 +199,8 @@ async def open_runtime(
         container.id_source: id_source,
         container.rate_limiter: rate_limiter,
         container.challenge: challenge,
+        container.webhook_sender: webhook_sender,
+        container.mailer: mailer,
     }
     for provider, replacement in overrides.items():
         if replacement is not None:
@@ -168,6 +216,9 @@ async def open_runtime(
             challenge=await _resolve(container.challenge()),
             pipeline=await _resolve(container.pipeline()),
             admin=await _resolve(container.admin()),
+            webhook_sender=await _resolve(container.webhook_sender()),
+            mailer=await _resolve(container.mailer()),
+            relay=await _resolve(container.relay()),
         )
     finally:
         await _resolve(container.shutdown_resources())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from intake.domain import ids
+from intake.domain.delivery import NotificationRecipient, WebhookEndpoint
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import (
     ApiKey,
@@ -147,3 +148,37 @@ async def seed(store: Store, *forms: Form) -> None:
 
 async def stored(store: Store, form_id: str = FORM_ID) -> list[Submission]:
     return [s async for s in store.submissions.iterate(form_id)]
+
+
+def endpoint(
+    endpoint_id: str = "whk_1",
+    *,
+    form_id: str = FORM_ID,
+    include_flagged: bool = False,
+    created_at: datetime | None = T0 + timedelta(seconds=2),
+    disabled_at: datetime | None = None,
+) -> WebhookEndpoint:
+    return WebhookEndpoint(
+        endpoint_id=endpoint_id,
+        form_id=form_id,
+        url=f"https://hooks.example.com/intake/{endpoint_id}?token=ü",
+        secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        include_flagged=include_flagged,
+        created_at=created_at,
+        disabled_at=disabled_at,
+    )
+
+
+def recipient(
+    recipient_id: str = "rcp_1",
+    *,
+    form_id: str = FORM_ID,
+    email: str | None = None,
+    created_at: datetime | None = T0 + timedelta(seconds=3),
+) -> NotificationRecipient:
+    return NotificationRecipient(
+        recipient_id=recipient_id,
+        form_id=form_id,
+        email=email or f"{recipient_id}@example.com",
+        created_at=created_at,
+    )

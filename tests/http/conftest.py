@@ -61,6 +61,7 @@ from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
 from intake.entrypoints.http import create_app
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.challenge import ChallengeVerifier
+from intake.ports.delivery import DeliveryRepository, DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.store import Store
@@ -243,6 +244,8 @@ class HarnessStore:
         self.forms: FormRepository = inner.forms
         self.api_keys: ApiKeyRepository = inner.api_keys
         self.submissions = FailingCommits(inner.submissions)
+        self.destinations: DestinationRepository = inner.destinations
+        self.deliveries: DeliveryRepository = inner.deliveries
 
     async def migrate(self) -> list[str]:
         return await self.inner.migrate()

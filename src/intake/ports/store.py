@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from intake.ports.api_keys import ApiKeyRepository
+from intake.ports.delivery import DeliveryRepository, DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.submissions import SubmissionRepository
 from intake.ports.workspaces import WorkspaceRepository
@@ -22,6 +23,12 @@ class Store(Protocol):
 
     @property
     def submissions(self) -> SubmissionRepository: ...
+
+    @property
+    def destinations(self) -> DestinationRepository: ...
+
+    @property
+    def deliveries(self) -> DeliveryRepository: ...
 
     async def migrate(self) -> list[str]:
         """Applies pending migrations; returns the names applied (none when current)."""

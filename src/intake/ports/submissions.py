@@ -125,9 +125,11 @@ class SubmissionRepository(Protocol):
     ) -> PurgeCounts:
         """Deletes the idempotency records expired at `now` (created at or before
         now - RETENTION, as IdempotencyRecord.expired says) and the outbox rows
-        published at or before now - outbox_retention; never an unpublished row,
-        whatever its age. Deletes `batch_size` rows per transaction until none is left,
-        and returns the totals. Safe to run while serving, and twice at once: each row
-        is counted by the purge that deleted it. ValueError for a batch_size below 1
-        or a negative retention."""
+        published at or before now - outbox_retention, with their deliveries; never an
+        unpublished row, whatever its age, nor one with a delivery still pending or
+        parked as dead after that cutoff (so a dead delivery can be retried for as long
+        as a published row is kept). Deletes `batch_size` rows per transaction until
+        none is left, and returns the totals. Safe to run while serving, and twice at
+        once: each row is counted by the purge that deleted it. ValueError for a
+        batch_size below 1 or a negative retention."""
         ...

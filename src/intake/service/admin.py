@@ -1,16 +1,20 @@
-"""Management use cases: workspaces, forms, API keys and submissions."""
+"""Management use cases: workspaces, forms, API keys, submissions, and where submissions
+are delivered (webhook endpoints, notification recipients, the outbox)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import ipaddress
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from attrs import evolve, frozen
 
 from intake.domain import ids
+from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import (
     ApiKey,
     Challenge,
@@ -26,9 +30,11 @@ from intake.domain.model import (
 )
 from intake.domain.origins import normalize_origin, normalize_pattern
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
+from intake.domain.validation import is_email
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.store import Store
+from intake.ports.submissions import OutboxRow
 
 
 class AdminError(Exception):
@@ -43,6 +49,20 @@ class NotFoundError(AdminError):
 class CreatedKey:
     key: ApiKey
     secret: str  # shown once, never stored
+
+
+@frozen
+class CreatedEndpoint:
+    endpoint: WebhookEndpoint
+    secret: str  # shown once; kept to sign with, never printed again
+
+
+@frozen
+class Outbox:
+    """The outbox as an operator sees it: events and their deliveries."""
+
+    events: list[OutboxRow]
+    deliveries: list[Delivery]
 
 
 @frozen
@@ -102,6 +122,44 @@ def _redirect(value: str | None) -> str | None:
     return value
 
 
+# Names that always mean this machine; any other name is checked when delivering, since
+# what it resolves to can change after it is added.
+_LOCAL_NAMES = ("localhost", "localhost.localdomain")
+
+
+def webhook_url(value: str, *, allow_private: bool) -> str:
+    """A webhook URL as given, once it is an absolute http(s) URL, with https and no
+    address in the operator's own network unless `allow_private` (decisions.md)."""
+    text = value.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise AdminError(f"not a valid URL: {value!r}") from None
+    if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in text):
+        raise AdminError(f"a webhook URL must be an absolute http(s) URL: {value!r}")
+    if allow_private:
+        return text
+    if parts.scheme != "https":
+        raise AdminError(
+            "a webhook URL must use https (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows http)"
+        )
+    if host in _LOCAL_NAMES or host.endswith(".localhost") or _private_literal(host):
+        raise AdminError(
+            f"{host} is not a public address (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows it)"
+        )
+    return text
+
+
+def _private_literal(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name
+    return not address.is_global
+
+
 class Admin:
     def __init__(
         self,
@@ -109,11 +167,14 @@ class Admin:
         clock: Clock,
         id_source: IdSource,
         plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
+        *,
+        webhook_allow_private: bool = False,
     ) -> None:
         self._store = store
         self._clock = clock
         self._ids = id_source
         self._plans = plans
+        self._allow_private = webhook_allow_private
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
@@ -318,6 +379,79 @@ class Admin:
             if all(name in fields for name in row.data):
                 yield csv_line(csv_record(row, fields))
 
+    # Webhook endpoints and notification recipients
+
+    async def add_webhook(
+        self, form_id: str, url: str, *, include_flagged: bool = False
+    ) -> CreatedEndpoint:
+        await self.form(form_id)
+        secret = ids.webhook_secret(self._ids.random_bytes(ids.SECRET_RANDOM_BYTES))
+        endpoint = WebhookEndpoint(
+            endpoint_id=self._id("wh"),
+            form_id=form_id,
+            url=webhook_url(url, allow_private=self._allow_private),
+            secret=secret,
+            include_flagged=include_flagged,
+            created_at=self._clock.now(),
+        )
+        await self._store.destinations.add_endpoint(endpoint)
+        return CreatedEndpoint(endpoint, secret)
+
+    async def webhooks(self, form_id: str) -> list[WebhookEndpoint]:
+        await self.form(form_id)
+        return await self._store.destinations.list_endpoints(form_id)
+
+    async def remove_webhook(self, endpoint_id: str) -> None:
+        if not await self._store.destinations.remove_endpoint(endpoint_id):
+            raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
+
+    async def add_recipient(self, form_id: str, email: str) -> NotificationRecipient:
+        await self.form(form_id)
+        address = email.strip()
+        if not is_email(address):
+            raise AdminError(f"not an email address: {email!r}")
+        taken = f"{address} is already notified for form {form_id}"
+        existing = await self._store.destinations.list_recipients(form_id)
+        # Two rows would mean two mails for every submission; addresses differing only
+        # in case reach the same mailbox in practice.
+        if any(r.email.lower() == address.lower() for r in existing):
+            raise AdminError(taken)
+        recipient = NotificationRecipient(
+            recipient_id=self._id("rcpt"),
+            form_id=form_id,
+            email=address,
+            created_at=self._clock.now(),
+        )
+        try:
+            await self._store.destinations.add_recipient(recipient)
+        except ValueError:  # the store's own check, against an `add` at the same moment
+            raise AdminError(taken) from None
+        return recipient
+
+    async def recipients(self, form_id: str) -> list[NotificationRecipient]:
+        await self.form(form_id)
+        return await self._store.destinations.list_recipients(form_id)
+
+    async def remove_recipient(self, recipient_id: str) -> None:
+        if not await self._store.destinations.remove_recipient(recipient_id):
+            raise NotFoundError(f"no notification recipient {recipient_id!r}")
+
+    # The outbox
+
+    async def outbox(self, *, dead_only: bool = False, limit: int = 100) -> Outbox:
+        """The deliveries (only the dead ones with `dead_only`) and, without it, the
+        outbox rows as well."""
+        deliveries = await self._store.deliveries.list_deliveries(dead_only=dead_only, limit=limit)
+        events = [] if dead_only else await self._store.submissions.outbox(limit)
+        return Outbox(events, deliveries)
+
+    async def retry(self, event_id: str) -> int:
+        """Makes an event's dead deliveries due now; returns how many."""
+        count = await self._store.deliveries.retry_dead(event_id, self._clock.now())
+        if count == 0:
+            raise NotFoundError(f"no dead deliveries of event {event_id!r}")
+        return count
+
 
 def _threshold(value: float) -> float:
     if not value > 0:
@@ -399,6 +533,58 @@ def submission_view(submission: Submission) -> dict[str, object]:
         "reply_to": submission.reply_to,
         "data": submission.data,
         "created_at": submission.created_at.isoformat(),
+    }
+
+
+def endpoint_view(endpoint: WebhookEndpoint) -> dict[str, object]:
+    # Never the secret: it is printed once, by `webhook add`.
+    return {
+        "endpoint_id": endpoint.endpoint_id,
+        "form_id": endpoint.form_id,
+        "url": endpoint.url,
+        "include_flagged": endpoint.include_flagged,
+        "enabled": endpoint.enabled,
+        "created_at": _time(endpoint.created_at),
+        "disabled_at": _time(endpoint.disabled_at),
+    }
+
+
+def recipient_view(recipient: NotificationRecipient) -> dict[str, object]:
+    return {
+        "recipient_id": recipient.recipient_id,
+        "form_id": recipient.form_id,
+        "email": recipient.email,
+        "created_at": _time(recipient.created_at),
+    }
+
+
+def delivery_view(delivery: Delivery) -> dict[str, object]:
+    return {
+        "delivery_id": delivery.delivery_id,
+        "event_id": delivery.event_id,
+        "kind": delivery.kind.value,
+        "destination_id": delivery.destination_id,
+        "state": delivery.state.value,
+        "attempts": delivery.attempts,
+        "next_attempt_at": _time(delivery.next_attempt_at),
+        "last_error": delivery.last_error,
+        "created_at": _time(delivery.created_at),
+        "delivered_at": _time(delivery.delivered_at),
+        "dead_at": _time(delivery.dead_at),
+    }
+
+
+def outbox_event_view(row: OutboxRow) -> dict[str, object]:
+    # The ids and times only; the payload holds what the visitor typed.
+    event = row.event
+    return {
+        "event_id": event.event_id,
+        "event_type": event.event_type.value,
+        "submission_id": event.submission_id,
+        "form_id": event.form_id,
+        "workspace_id": event.workspace_id,
+        "created_at": _time(event.created_at),
+        "published_at": _time(row.published_at),
     }
 
 

@@ -4,6 +4,14 @@ behaviour as the real adapters."""
 
 from intake.adapters.memory.challenge import FakeChallengeVerifier
 from intake.adapters.memory.clock import FakeClock, SeededIdSource
+from intake.adapters.memory.senders import FakeMailer, FakeWebhookSender
 from intake.adapters.memory.store import InMemoryStore
 
-__all__ = ["FakeChallengeVerifier", "FakeClock", "InMemoryStore", "SeededIdSource"]
+__all__ = [
+    "FakeChallengeVerifier",
+    "FakeClock",
+    "FakeMailer",
+    "FakeWebhookSender",
+    "InMemoryStore",
+    "SeededIdSource",
+]

@@ -36,8 +36,10 @@ def check_url(url: str) -> str:
 
 
 class Database:
-    def __init__(self, pool: AsyncConnectionPool[Connection]) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Connection], url: str) -> None:
         self._pool = pool
+        # For a connection of its own outside the pool: the relay's LISTEN.
+        self.url = url
         self._closed = False
         self._check: asyncio.Task[None] | None = None
 
@@ -75,7 +77,7 @@ class Database:
         except BaseException:
             await pool.close()
             raise
-        return cls(pool)
+        return cls(pool, url)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

@@ -17,6 +17,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from intake.domain.delivery import (
+    Delivery,
+    DeliveryState,
+    DestinationKind,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import (
     ApiKey,
@@ -258,17 +265,18 @@ def submission_from_row(row: Row) -> Submission:
     )
 
 
-def outbox_row_from_row(row: Row) -> OutboxRow:
+def outbox_row_from_row(row: Row, prefix: str = "") -> OutboxRow:
+    """`prefix` reads the row's columns out of a join, where they are aliased."""
     event = OutboxEvent(
-        event_id=row["event_id"],
-        event_type=EventType(row["event_type"]),
-        submission_id=row["submission_id"],
-        form_id=row["form_id"],
-        workspace_id=row["workspace_id"],
-        payload=row["payload"],
-        created_at=utc(row["created_at"]),
+        event_id=row[f"{prefix}event_id"],
+        event_type=EventType(row[f"{prefix}event_type"]),
+        submission_id=row[f"{prefix}submission_id"],
+        form_id=row[f"{prefix}form_id"],
+        workspace_id=row[f"{prefix}workspace_id"],
+        payload=row[f"{prefix}payload"],
+        created_at=utc(row[f"{prefix}created_at"]),
     )
-    return OutboxRow(event, published_at=optional_utc(row["published_at"]))
+    return OutboxRow(event, published_at=optional_utc(row[f"{prefix}published_at"]))
 
 
 def idempotency_from_row(row: Row) -> IdempotencyRecord:
@@ -278,4 +286,69 @@ def idempotency_from_row(row: Row) -> IdempotencyRecord:
         fingerprint=row["fingerprint"],
         submission_id=row["submission_id"],
         created_at=utc(row["created_at"]),
+    )
+
+
+# Destinations and deliveries
+
+
+def endpoint_params(endpoint: WebhookEndpoint) -> Params:
+    return checked(
+        {
+            "endpoint_id": endpoint.endpoint_id,
+            "form_id": endpoint.form_id,
+            "url": endpoint.url,
+            "secret": endpoint.secret,
+            "include_flagged": endpoint.include_flagged,
+            "created_at": optional_moment(endpoint.created_at),
+            "disabled_at": optional_moment(endpoint.disabled_at),
+        }
+    )
+
+
+def endpoint_from_row(row: Row, prefix: str = "") -> WebhookEndpoint:
+    return WebhookEndpoint(
+        endpoint_id=row[f"{prefix}endpoint_id"],
+        form_id=row[f"{prefix}form_id"],
+        url=row[f"{prefix}url"],
+        secret=row[f"{prefix}secret"],
+        include_flagged=row[f"{prefix}include_flagged"],
+        created_at=optional_utc(row[f"{prefix}created_at"]),
+        disabled_at=optional_utc(row[f"{prefix}disabled_at"]),
+    )
+
+
+def recipient_params(recipient: NotificationRecipient) -> Params:
+    return checked(
+        {
+            "recipient_id": recipient.recipient_id,
+            "form_id": recipient.form_id,
+            "email": recipient.email,
+            "created_at": optional_moment(recipient.created_at),
+        }
+    )
+
+
+def recipient_from_row(row: Row, prefix: str = "") -> NotificationRecipient:
+    return NotificationRecipient(
+        recipient_id=row[f"{prefix}recipient_id"],
+        form_id=row[f"{prefix}form_id"],
+        email=row[f"{prefix}email"],
+        created_at=optional_utc(row[f"{prefix}created_at"]),
+    )
+
+
+def delivery_from_row(row: Row) -> Delivery:
+    return Delivery(
+        delivery_id=row["delivery_id"],
+        event_id=row["event_id"],
+        kind=DestinationKind(row["kind"]),
+        destination_id=row["destination_id"],
+        state=DeliveryState(row["state"]),
+        attempts=row["attempts"],
+        next_attempt_at=optional_utc(row["next_attempt_at"]),
+        created_at=utc(row["created_at"]),
+        last_error=row["last_error"],
+        delivered_at=optional_utc(row["delivered_at"]),
+        dead_at=optional_utc(row["dead_at"]),
     )

@@ -284,18 +284,29 @@ _HELD_KEY = """
 _PURGE_IDEMPOTENCY = """
     DELETE FROM idempotency WHERE ctid = ANY (ARRAY (
         SELECT ctid FROM idempotency
-        WHERE created_at <= %s ORDER BY created_at LIMIT %s
+        WHERE created_at <= %(cutoff)s ORDER BY created_at LIMIT %(limit)s
         FOR UPDATE SKIP LOCKED
     ))
 """
 # `published_at IS NOT NULL` is implied by the comparison; written out all the same, as
 # the rule it is (an unpublished row is never deleted) and as the partial index's term.
+# A row stays while a delivery of it is pending, or was parked as dead after the cutoff
+# (kept for `intake outbox retry` as long as a published row is); its deliveries go
+# with it (ON DELETE CASCADE). The check is a seek on the deliveries' unique index, or
+# a read of the few pending and dead by their partial indexes (pending said as the
+# deliveries_due index says it), as the planner finds cheaper.
 _PURGE_OUTBOX = """
     DELETE FROM outbox WHERE event_id = ANY (ARRAY (
-        SELECT event_id FROM outbox
-        WHERE published_at IS NOT NULL AND published_at <= %s
-        ORDER BY published_at LIMIT %s
-        FOR UPDATE SKIP LOCKED
+        SELECT o.event_id FROM outbox AS o
+        WHERE o.published_at IS NOT NULL AND o.published_at <= %(cutoff)s
+            AND NOT EXISTS (
+                SELECT 1 FROM deliveries AS d
+                WHERE d.event_id = o.event_id
+                    AND (d.next_attempt_at IS NOT NULL  -- pending
+                        OR (d.state = 'dead' AND d.dead_at > %(cutoff)s))
+            )
+        ORDER BY o.published_at LIMIT %(limit)s
+        FOR UPDATE OF o SKIP LOCKED
     ))
 """
 
@@ -399,7 +410,8 @@ class PostgresSubmissions:
         (or replacing) them, and a row changed meanwhile is the next purge's."""
         total = 0
         while True:
-            deleted = await self._db.execute(query, (m.moment(cutoff), batch_size))
+            params = {"cutoff": m.moment(cutoff), "limit": batch_size}
+            deleted = await self._db.execute(query, params)
             total += deleted
             if deleted < batch_size:
                 return total

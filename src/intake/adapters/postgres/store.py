@@ -12,7 +12,9 @@ that meets a missing table.
 from __future__ import annotations
 
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.deliveries import PostgresDeliveries, PostgresDestinations
 from intake.adapters.postgres.errors import MIGRATE_HINT
+from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
 from intake.adapters.postgres.repositories import (
     PostgresApiKeys,
@@ -33,6 +35,10 @@ class PostgresStore:
         self._forms = PostgresForms(db)
         self._api_keys = PostgresApiKeys(db)
         self._submissions = PostgresSubmissions(db)
+        self._destinations = PostgresDestinations(db)
+        # Connects on a relay's first wait for events only: serving needs none.
+        self._listener = Listener(db.url)
+        self._deliveries = PostgresDeliveries(db, self._listener)
 
     @property
     def workspaces(self) -> PostgresWorkspaces:
@@ -50,6 +56,14 @@ class PostgresStore:
     def submissions(self) -> PostgresSubmissions:
         return self._submissions
 
+    @property
+    def destinations(self) -> PostgresDestinations:
+        return self._destinations
+
+    @property
+    def deliveries(self) -> PostgresDeliveries:
+        return self._deliveries
+
     async def migrate(self) -> list[str]:
         async with self._db.connection() as conn:
             return await migrate(conn)
@@ -66,7 +80,10 @@ class PostgresStore:
             )
 
     async def close(self) -> None:
-        await self._db.close()
+        try:
+            await self._listener.close()
+        finally:
+            await self._db.close()
 
 
 async def open_postgres_store(

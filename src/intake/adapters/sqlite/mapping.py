@@ -8,6 +8,13 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from intake.domain.delivery import (
+    Delivery,
+    DeliveryState,
+    DestinationKind,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import (
     ApiKey,
@@ -215,17 +222,79 @@ def event_params(event: OutboxEvent) -> Params:
     }
 
 
-def outbox_row_from_row(row: sqlite3.Row) -> OutboxRow:
+def outbox_row_from_row(row: sqlite3.Row, prefix: str = "") -> OutboxRow:
+    """`prefix` reads the row's columns out of a join, where they are aliased."""
     event = OutboxEvent(
-        event_id=row["event_id"],
-        event_type=EventType(row["event_type"]),
-        submission_id=row["submission_id"],
-        form_id=row["form_id"],
-        workspace_id=row["workspace_id"],
-        payload=parse_json(row["payload"]),
-        created_at=parse_time(row["created_at"]),
+        event_id=row[f"{prefix}event_id"],
+        event_type=EventType(row[f"{prefix}event_type"]),
+        submission_id=row[f"{prefix}submission_id"],
+        form_id=row[f"{prefix}form_id"],
+        workspace_id=row[f"{prefix}workspace_id"],
+        payload=parse_json(row[f"{prefix}payload"]),
+        created_at=parse_time(row[f"{prefix}created_at"]),
     )
-    return OutboxRow(event, published_at=parse_optional_time(row["published_at"]))
+    return OutboxRow(event, published_at=parse_optional_time(row[f"{prefix}published_at"]))
+
+
+# Destinations and deliveries
+
+
+def endpoint_params(endpoint: WebhookEndpoint) -> Params:
+    return {
+        "endpoint_id": endpoint.endpoint_id,
+        "form_id": endpoint.form_id,
+        "url": endpoint.url,
+        "secret": endpoint.secret,
+        "include_flagged": int(endpoint.include_flagged),
+        "created_at": optional_time_text(endpoint.created_at),
+        "disabled_at": optional_time_text(endpoint.disabled_at),
+    }
+
+
+def endpoint_from_row(row: sqlite3.Row, prefix: str = "") -> WebhookEndpoint:
+    return WebhookEndpoint(
+        endpoint_id=row[f"{prefix}endpoint_id"],
+        form_id=row[f"{prefix}form_id"],
+        url=row[f"{prefix}url"],
+        secret=row[f"{prefix}secret"],
+        include_flagged=bool(row[f"{prefix}include_flagged"]),
+        created_at=parse_optional_time(row[f"{prefix}created_at"]),
+        disabled_at=parse_optional_time(row[f"{prefix}disabled_at"]),
+    )
+
+
+def recipient_params(recipient: NotificationRecipient) -> Params:
+    return {
+        "recipient_id": recipient.recipient_id,
+        "form_id": recipient.form_id,
+        "email": recipient.email,
+        "created_at": optional_time_text(recipient.created_at),
+    }
+
+
+def recipient_from_row(row: sqlite3.Row, prefix: str = "") -> NotificationRecipient:
+    return NotificationRecipient(
+        recipient_id=row[f"{prefix}recipient_id"],
+        form_id=row[f"{prefix}form_id"],
+        email=row[f"{prefix}email"],
+        created_at=parse_optional_time(row[f"{prefix}created_at"]),
+    )
+
+
+def delivery_from_row(row: sqlite3.Row) -> Delivery:
+    return Delivery(
+        delivery_id=row["delivery_id"],
+        event_id=row["event_id"],
+        kind=DestinationKind(row["kind"]),
+        destination_id=row["destination_id"],
+        state=DeliveryState(row["state"]),
+        attempts=row["attempts"],
+        next_attempt_at=parse_optional_time(row["next_attempt_at"]),
+        created_at=parse_time(row["created_at"]),
+        last_error=row["last_error"],
+        delivered_at=parse_optional_time(row["delivered_at"]),
+        dead_at=parse_optional_time(row["dead_at"]),
+    )
 
 
 # Idempotency

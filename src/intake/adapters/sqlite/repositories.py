@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
+from intake.adapters.delivery import Wakeup
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.worker import Worker
@@ -315,16 +316,26 @@ _CHARGE_QUOTA = """
 _PURGE_IDEMPOTENCY = """
     DELETE FROM idempotency WHERE (scope, key) IN (
         SELECT scope, key FROM idempotency
-        WHERE created_at <= ? ORDER BY created_at LIMIT ?
+        WHERE created_at <= :cutoff ORDER BY created_at LIMIT :limit
     )
 """
 # `published_at IS NOT NULL` is implied by the comparison; written out all the same, as
 # the rule it is (an unpublished row is never deleted) and as the partial index's term.
+# A row stays while a delivery of it is pending, or was parked as dead after the cutoff
+# (kept for `intake outbox retry` as long as a published row is); its deliveries go
+# with it (ON DELETE CASCADE). The check is a seek on the deliveries' unique index;
+# pending is said as the deliveries_due index says it.
 _PURGE_OUTBOX = """
     DELETE FROM outbox WHERE event_id IN (
         SELECT event_id FROM outbox
-        WHERE published_at IS NOT NULL AND published_at <= ?
-        ORDER BY published_at LIMIT ?
+        WHERE published_at IS NOT NULL AND published_at <= :cutoff
+            AND NOT EXISTS (
+                SELECT 1 FROM deliveries AS d
+                WHERE d.event_id = outbox.event_id
+                    AND (d.next_attempt_at IS NOT NULL  -- pending
+                        OR (d.state = 'dead' AND d.dead_at > :cutoff))
+            )
+        ORDER BY published_at LIMIT :limit
     )
 """
 
@@ -410,15 +421,19 @@ def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
 
 def _purge_batch(conn: sqlite3.Connection, query: str, cutoff: datetime, limit: int) -> int:
     with transaction(conn):
-        return conn.execute(query, (m.time_text(cutoff), limit)).rowcount
+        return conn.execute(query, {"cutoff": m.time_text(cutoff), "limit": limit}).rowcount
 
 
 class SqliteSubmissions:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, wakeup: Wakeup) -> None:
         self._worker = worker
+        self._wakeup = wakeup
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
-        return await self._worker.run(_commit, plan)
+        result = await self._worker.run(_commit, plan)
+        if isinstance(result, Committed):
+            self._wakeup.ring()  # a relay of this process need not wait for its poll
+        return result
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         return await self._worker.run(_claim_alone, record)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from intake.adapters.delivery import Wakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, database_path
+from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
 from intake.adapters.sqlite.migrations import migrate
 from intake.adapters.sqlite.repositories import (
     SqliteApiKeys,
@@ -24,7 +26,11 @@ class SqliteStore:
         self._workspaces = SqliteWorkspaces(worker)
         self._forms = SqliteForms(worker)
         self._api_keys = SqliteApiKeys(worker)
-        self._submissions = SqliteSubmissions(worker)
+        # Commits ring it; a relay in this process waits on it.
+        wakeup = Wakeup()
+        self._submissions = SqliteSubmissions(worker, wakeup)
+        self._destinations = SqliteDestinations(worker)
+        self._deliveries = SqliteDeliveries(worker, wakeup)
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -41,6 +47,14 @@ class SqliteStore:
     @property
     def submissions(self) -> SqliteSubmissions:
         return self._submissions
+
+    @property
+    def destinations(self) -> SqliteDestinations:
+        return self._destinations
+
+    @property
+    def deliveries(self) -> SqliteDeliveries:
+        return self._deliveries
 
     async def migrate(self) -> list[str]:
         applied = self._applied_on_open + await self._worker.run(migrate)

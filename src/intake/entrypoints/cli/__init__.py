@@ -1,4 +1,4 @@
-"""The `intake` command line: management, migrations and the server.
+"""The `intake` command line: management, migrations, the server and the relay.
 
 `main` takes the arguments and returns the exit code: 0 done, 1 refused (an unknown id,
 a bad value, a configuration error), 2 a usage error. It never shows a traceback for
@@ -13,7 +13,20 @@ from importlib import metadata
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
-from intake.entrypoints.cli import demo, forms, keys, migrate, purge, serve, submissions, workspaces
+from intake.entrypoints.cli import (
+    demo,
+    forms,
+    keys,
+    migrate,
+    notify,
+    outbox,
+    purge,
+    relay,
+    serve,
+    submissions,
+    webhooks,
+    workspaces,
+)
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
@@ -37,7 +50,20 @@ def build_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument("--version", action="version", version=f"intake {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (migrate, serve, purge, workspaces, forms, keys, submissions, demo):
+    for module in (
+        migrate,
+        serve,
+        relay,
+        purge,
+        workspaces,
+        forms,
+        keys,
+        submissions,
+        webhooks,
+        notify,
+        outbox,
+        demo,
+    ):
         module.register(commands)
     return parser
 

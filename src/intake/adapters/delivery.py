@@ -1,0 +1,80 @@
+"""What the three stores do alike for delivery, written once: which destinations an
+event goes to, the id of a delivery, the reasons a delivery is parked without an
+attempt, and the wake-up of a relay waiting for events."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterable
+from contextlib import suppress
+
+from intake.domain import ids
+from intake.domain.delivery import DestinationKind, NotificationRecipient, WebhookEndpoint
+from intake.domain.model import EventType
+
+# A receiver's error text is kept this long at most: enough to tell what went wrong.
+ERROR_LIMIT = 500
+
+# Why claim_due parked a delivery without trying it: its destination is gone, or was
+# disabled (a webhook receiver answered 410 Gone). No attempt is counted.
+ENDPOINT_REMOVED = "endpoint removed"
+ENDPOINT_DISABLED = "endpoint disabled"
+RECIPIENT_REMOVED = "recipient removed"
+
+_DELIVERY_ID_BYTES = 16  # 128 bits of a hash: no two deliveries ever share one
+
+
+def delivery_id(event_id: str, kind: DestinationKind, destination_id: str) -> str:
+    """The same for the same event and destination, so a fan-out run twice (a relay
+    that died before its commit) makes no second delivery. A hash, not the three ids
+    joined: those may hold any separator, and an id has a fixed width."""
+    key = "\x00".join((event_id, kind.value, destination_id)).encode()
+    digest = hashlib.sha256(key).digest()[:_DELIVERY_ID_BYTES]
+    return ids.prefixed_id("dlv", digest)
+
+
+def destinations(
+    event_type: EventType,
+    endpoints: Iterable[WebhookEndpoint],
+    recipients: Iterable[NotificationRecipient],
+) -> list[tuple[DestinationKind, str]]:
+    """Where an event goes: the endpoints and recipients of its form that want it."""
+    chosen = [(DestinationKind.WEBHOOK, e.endpoint_id) for e in endpoints if e.wants(event_type)]
+    chosen += [(DestinationKind.EMAIL, r.recipient_id) for r in recipients if r.wants(event_type)]
+    return chosen
+
+
+def error_text(error: str) -> str:
+    """An error as kept: cut to ERROR_LIMIT, NUL (which PostgreSQL text cannot hold,
+    and a receiver's answer may) replaced, in every store alike."""
+    return error.replace("\x00", "\ufffd")[:ERROR_LIMIT]
+
+
+class Wakeup:
+    """A relay's wait for new events, rung by the commits of this process's store.
+
+    A ring with no one waiting is kept, so the next wait returns at once: a commit
+    between two waits is not missed. An event per wait, made in the waiter's loop, so
+    the store is not tied to the loop it was made in."""
+
+    def __init__(self) -> None:
+        self._rung = False
+        self._waiting: set[asyncio.Event] = set()
+
+    def ring(self) -> None:
+        self._rung = True
+        for event in self._waiting:
+            event.set()
+
+    async def wait(self, seconds: float) -> None:
+        if not self._rung:
+            event = asyncio.Event()
+            self._waiting.add(event)
+            try:
+                with suppress(TimeoutError):
+                    async with asyncio.timeout(seconds):
+                        await event.wait()
+            finally:
+                self._waiting.discard(event)
+        self._rung = False

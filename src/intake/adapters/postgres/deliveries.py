@@ -1,0 +1,351 @@
+"""Destinations and deliveries over the pool. Several relays may run at once, each in
+its own process: the fan-out and the claim take their rows FOR UPDATE SKIP LOCKED, so
+two relays never take the same outbox row nor lease the same delivery, and neither
+waits for the other."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from intake.adapters.delivery import (
+    ENDPOINT_DISABLED,
+    ENDPOINT_REMOVED,
+    RECIPIENT_REMOVED,
+    delivery_id,
+    destinations,
+    error_text,
+)
+from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.listener import Listener
+from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.ports.delivery import ClaimedDelivery
+
+# Destinations
+
+_INSERT_ENDPOINT = """
+    INSERT INTO webhook_endpoints (
+        endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    ) VALUES (
+        %(endpoint_id)s, %(form_id)s, %(url)s, %(secret)s, %(include_flagged)s,
+        %(created_at)s, %(disabled_at)s
+    )
+"""
+_SELECT_ENDPOINT = """
+    SELECT endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    FROM webhook_endpoints
+"""
+_GET_ENDPOINT = _SELECT_ENDPOINT + " WHERE endpoint_id = %s"
+# NULLS FIRST, as SQLite orders (and as the index is built).
+_LIST_ENDPOINTS = (
+    _SELECT_ENDPOINT + " WHERE form_id = %s ORDER BY created_at NULLS FIRST, endpoint_id"
+)
+_REMOVE_ENDPOINT = "DELETE FROM webhook_endpoints WHERE endpoint_id = %s"
+# COALESCE keeps the first time an endpoint was disabled.
+_DISABLE_ENDPOINT = """
+    UPDATE webhook_endpoints SET disabled_at = COALESCE(disabled_at, %s) WHERE endpoint_id = %s
+"""
+# A second recipient with the same address writes nothing: the caller is told.
+_INSERT_RECIPIENT = """
+    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
+    VALUES (%(recipient_id)s, %(form_id)s, %(email)s, %(created_at)s)
+    ON CONFLICT (form_id, email) DO NOTHING
+"""
+_SELECT_RECIPIENT = "SELECT recipient_id, form_id, email, created_at FROM notification_recipients"
+_LIST_RECIPIENTS = (
+    _SELECT_RECIPIENT + " WHERE form_id = %s ORDER BY created_at NULLS FIRST, recipient_id"
+)
+_REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = %s"
+
+
+class PostgresDestinations:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        await self._db.execute(_INSERT_ENDPOINT, m.endpoint_params(endpoint))
+
+    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
+        return None if row is None else m.endpoint_from_row(row)
+
+    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
+        rows = await self._db.fetch_all(_LIST_ENDPOINTS, (form_id,))
+        return [m.endpoint_from_row(row) for row in rows]
+
+    async def remove_endpoint(self, endpoint_id: str) -> bool:
+        return await self._db.execute(_REMOVE_ENDPOINT, (endpoint_id,)) > 0
+
+    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
+        await self._db.execute(_DISABLE_ENDPOINT, (m.moment(when), endpoint_id))
+
+    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+        """ValueError when the form has a recipient with this address already."""
+        if await self._db.execute(_INSERT_RECIPIENT, m.recipient_params(recipient)) == 0:
+            raise ValueError("already a recipient")
+
+    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
+        rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
+        return [m.recipient_from_row(row) for row in rows]
+
+    async def remove_recipient(self, recipient_id: str) -> bool:
+        return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
+
+
+# Deliveries
+
+# The outbox_unpublished index (0001), in its order: next_attempt_at is the row's
+# created_at (set so by the commit, never changed since delivery state moved to
+# `deliveries`), so this is oldest first. `dead_at IS NULL` is always true now; written
+# out as the partial index's term. SKIP LOCKED: rows another relay is fanning out are
+# its own.
+_UNPUBLISHED = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox
+    WHERE published_at IS NULL AND dead_at IS NULL
+    ORDER BY next_attempt_at, event_id LIMIT %s
+    FOR UPDATE SKIP LOCKED
+"""
+_FORMS_ENDPOINTS = _SELECT_ENDPOINT + " WHERE form_id = ANY (%s)"
+_FORMS_RECIPIENTS = _SELECT_RECIPIENT + " WHERE form_id = ANY (%s)"
+_INSERT_DELIVERY = """
+    INSERT INTO deliveries (
+        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        created_at
+    ) VALUES (%s, %s, %s, %s, 'pending', 0, %s, %s)
+    ON CONFLICT (event_id, kind, destination_id) DO NOTHING
+"""
+_PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
+
+# A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
+# queries below ask that column alone, as the deliveries_due index does (migrations.py
+# says why).
+#
+# One statement, one snapshot, one round trip:
+# - head: of the first `limit` due (the deliveries_due index, in its order; read, not
+#   locked), those that cannot be sent, locked, with the reason. Only those are looked
+#   at, so a claim never reads the whole backlog, and only those are locked, so another
+#   relay's claim skips no row this one does not take;
+# - parked: the head, dead, with the reason, no attempt counted. A row another relay
+#   parked meanwhile is re-read when locked, and is no longer pending;
+# - claimed: the first `limit` due that can be sent, leased. The UPDATE over a locking
+#   subquery is what makes the lease exclusive: a row another relay holds is skipped,
+#   and one it leased and committed meanwhile is re-read and no longer due.
+# The two UPDATEs touch different rows (sendable or not, in the one snapshot). Then the
+# leased rows with their event and destination, joined by kind.
+_CLAIM = """
+    WITH head AS (
+        SELECT h.delivery_id,
+            CASE
+                WHEN h.kind = 'webhook' AND e.endpoint_id IS NULL THEN %(endpoint_removed)s
+                WHEN h.kind = 'webhook' THEN %(endpoint_disabled)s
+                ELSE %(recipient_removed)s
+            END AS reason
+        FROM (
+            SELECT f.delivery_id FROM deliveries AS f
+            WHERE f.next_attempt_at <= %(now)s
+                AND (f.leased_until IS NULL OR f.leased_until <= %(now)s)
+            ORDER BY f.next_attempt_at, f.delivery_id
+            LIMIT %(limit)s
+        ) AS first
+        JOIN deliveries AS h ON h.delivery_id = first.delivery_id
+        LEFT JOIN webhook_endpoints AS e
+            ON h.kind = 'webhook' AND e.endpoint_id = h.destination_id
+        LEFT JOIN notification_recipients AS r
+            ON h.kind = 'email' AND r.recipient_id = h.destination_id
+        WHERE h.next_attempt_at IS NOT NULL
+            AND NOT ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+                OR r.recipient_id IS NOT NULL)
+        FOR UPDATE OF h SKIP LOCKED
+    ),
+    parked AS (
+        UPDATE deliveries AS d
+        SET state = 'dead', next_attempt_at = NULL, leased_until = NULL,
+            dead_at = %(now)s, last_error = head.reason
+        FROM head
+        WHERE d.delivery_id = head.delivery_id
+    ),
+    claimed AS (
+        UPDATE deliveries AS d
+        SET leased_until = %(leased_until)s
+        WHERE d.delivery_id IN (
+            SELECT c.delivery_id
+            FROM deliveries AS c
+            LEFT JOIN webhook_endpoints AS e
+                ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
+            LEFT JOIN notification_recipients AS r
+                ON c.kind = 'email' AND r.recipient_id = c.destination_id
+            WHERE c.next_attempt_at <= %(now)s
+                AND (c.leased_until IS NULL OR c.leased_until <= %(now)s)
+                AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+                    OR r.recipient_id IS NOT NULL)
+            ORDER BY c.next_attempt_at, c.delivery_id
+            LIMIT %(limit)s
+            FOR UPDATE OF c SKIP LOCKED
+        )
+        RETURNING d.*
+    )
+    SELECT c.delivery_id, c.event_id, c.kind, c.destination_id, c.state, c.attempts,
+        c.next_attempt_at, c.leased_until, c.last_error, c.delivered_at, c.dead_at,
+        c.created_at,
+        o.event_id AS o_event_id, o.event_type AS o_event_type,
+        o.submission_id AS o_submission_id, o.form_id AS o_form_id,
+        o.workspace_id AS o_workspace_id, o.payload AS o_payload,
+        o.created_at AS o_created_at, o.published_at AS o_published_at,
+        e.endpoint_id AS e_endpoint_id, e.form_id AS e_form_id, e.url AS e_url,
+        e.secret AS e_secret, e.include_flagged AS e_include_flagged,
+        e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
+        r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
+        r.created_at AS r_created_at
+    FROM claimed AS c
+    JOIN outbox AS o ON o.event_id = c.event_id
+    LEFT JOIN webhook_endpoints AS e
+        ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
+    LEFT JOIN notification_recipients AS r
+        ON c.kind = 'email' AND r.recipient_id = c.destination_id
+    ORDER BY c.next_attempt_at, c.delivery_id
+"""
+# A success is kept whatever came before (a parked delivery was delivered all the same),
+# but once: a second report of it counts no second attempt.
+_SUCCEEDED = """
+    UPDATE deliveries
+    SET state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, delivered_at = %s, dead_at = NULL
+    WHERE delivery_id = %s AND state <> 'delivered'
+"""
+# A failure counts only on a pending delivery: a relay whose lease ran out must not undo
+# what the relay that took over recorded.
+_FAILED_AGAIN = """
+    UPDATE deliveries
+    SET attempts = attempts + 1, next_attempt_at = %s, leased_until = NULL, last_error = %s
+    WHERE delivery_id = %s AND state = 'pending'
+"""
+_FAILED_DEAD = """
+    UPDATE deliveries
+    SET state = 'dead', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, last_error = %s, dead_at = %s
+    WHERE delivery_id = %s AND state = 'pending'
+"""
+_SELECT_DELIVERY = """
+    SELECT delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        leased_until, last_error, delivered_at, dead_at, created_at
+    FROM deliveries
+"""
+_LIST_DELIVERIES = _SELECT_DELIVERY + " ORDER BY created_at DESC, delivery_id DESC LIMIT %s"
+_LIST_DEAD = (
+    _SELECT_DELIVERY + " WHERE state = 'dead' ORDER BY created_at DESC, delivery_id DESC LIMIT %s"
+)
+# The last error stays, for the record, until the next attempt replaces it.
+_RETRY_DEAD = """
+    UPDATE deliveries
+    SET state = 'pending', attempts = 0, next_attempt_at = %s, leased_until = NULL,
+        dead_at = NULL
+    WHERE event_id = %s AND state = 'dead'
+"""
+_BACKLOG = """
+    SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
+        SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
+        UNION ALL
+        SELECT created_at FROM deliveries WHERE next_attempt_at IS NOT NULL
+    ) AS waiting
+"""
+
+
+class PostgresDeliveries:
+    def __init__(self, db: Database, listener: Listener) -> None:
+        self._db = db
+        self._listener = listener
+
+    async def fan_out(self, now: datetime, limit: int) -> int:
+        at = m.moment(now)
+        async with self._db.connection() as conn, conn.transaction():
+            cursor = await conn.execute(_UNPUBLISHED, (limit,))
+            events = [m.outbox_row_from_row(row).event for row in await cursor.fetchall()]
+            if not events:
+                return 0
+            form_ids = sorted({event.form_id for event in events})
+            forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {
+                form_id: ([], []) for form_id in form_ids
+            }
+            cursor = await conn.execute(_FORMS_ENDPOINTS, (form_ids,))
+            for row in await cursor.fetchall():
+                forms[row["form_id"]][0].append(m.endpoint_from_row(row))
+            cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
+            for row in await cursor.fetchall():
+                forms[row["form_id"]][1].append(m.recipient_from_row(row))
+            rows = [
+                (
+                    delivery_id(event.event_id, kind, destination_id),
+                    event.event_id,
+                    kind.value,
+                    destination_id,
+                    at,
+                    at,
+                )
+                for event in events
+                for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
+            ]
+            if rows:
+                async with conn.cursor() as many:
+                    await many.executemany(_INSERT_DELIVERY, rows)
+            await conn.execute(_PUBLISH, (at, [event.event_id for event in events]))
+        return len(events)
+
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+        """Parks (dead, no attempt counted, last_error saying why) any of the first
+        `limit` due deliveries whose endpoint was removed or disabled or whose recipient
+        was removed, and leases the first `limit` of the others."""
+        leased_until = m.moment(now + lease)
+        params = {
+            "now": m.moment(now),
+            "leased_until": leased_until,
+            "limit": limit,
+            "endpoint_removed": ENDPOINT_REMOVED,
+            "endpoint_disabled": ENDPOINT_DISABLED,
+            "recipient_removed": RECIPIENT_REMOVED,
+        }
+        rows = await self._db.fetch_all(_CLAIM, params)
+        return [
+            ClaimedDelivery(
+                delivery=m.delivery_from_row(row),
+                event=m.outbox_row_from_row(row, prefix="o_").event,
+                endpoint=(None if row["e_endpoint_id"] is None else m.endpoint_from_row(row, "e_")),
+                recipient=(
+                    None if row["r_recipient_id"] is None else m.recipient_from_row(row, "r_")
+                ),
+                leased_until=m.utc(leased_until),
+            )
+            for row in rows
+        ]
+
+    async def record_success(self, delivery_id: str, now: datetime) -> None:
+        await self._db.execute(_SUCCEEDED, (m.moment(now), delivery_id))
+
+    async def record_failure(
+        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+    ) -> None:
+        if next_attempt_at is None:
+            await self._db.execute(_FAILED_DEAD, (error_text(error), m.moment(now), delivery_id))
+        else:
+            await self._db.execute(
+                _FAILED_AGAIN, (m.moment(next_attempt_at), error_text(error), delivery_id)
+            )
+
+    async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
+        rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))
+        return [m.delivery_from_row(row) for row in rows]
+
+    async def retry_dead(self, event_id: str, now: datetime) -> int:
+        return await self._db.execute(_RETRY_DEAD, (m.moment(now), event_id))
+
+    async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        row = await self._db.fetch_one(_BACKLOG)
+        if row is None:
+            return 0, None
+        return int(row["waiting"]), m.optional_utc(row["oldest"])
+
+    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
+        """LISTEN on a connection of its own (see `listener`): woken by any process's
+        commit, at once; the timeout is the fallback. The first wait returns at once."""
+        await self._listener.wait(timeout)

@@ -1,0 +1,378 @@
+"""Destinations and deliveries over the SQLite connection. As in `repositories`, each
+method sends one function to the worker thread, and an operation of several statements
+is one transaction: BEGIN IMMEDIATE holds the write lock, so a second relay process
+waits for the first one's fan-out or claim rather than taking the same rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+from intake.adapters.delivery import (
+    ENDPOINT_DISABLED,
+    ENDPOINT_REMOVED,
+    RECIPIENT_REMOVED,
+    Wakeup,
+    delivery_id,
+    destinations,
+    error_text,
+)
+from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.worker import Worker
+from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.ports.delivery import ClaimedDelivery
+
+# Destinations
+
+_INSERT_ENDPOINT = """
+    INSERT INTO webhook_endpoints (
+        endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    ) VALUES (
+        :endpoint_id, :form_id, :url, :secret, :include_flagged, :created_at, :disabled_at
+    )
+"""
+_SELECT_ENDPOINT = """
+    SELECT endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    FROM webhook_endpoints
+"""
+_GET_ENDPOINT = _SELECT_ENDPOINT + " WHERE endpoint_id = ?"
+# NULLS FIRST is SQLite's own order, written out as PostgreSQL needs it said.
+_LIST_ENDPOINTS = (
+    _SELECT_ENDPOINT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, endpoint_id"
+)
+_REMOVE_ENDPOINT = "DELETE FROM webhook_endpoints WHERE endpoint_id = ?"
+# COALESCE keeps the first time an endpoint was disabled.
+_DISABLE_ENDPOINT = """
+    UPDATE webhook_endpoints SET disabled_at = COALESCE(disabled_at, ?) WHERE endpoint_id = ?
+"""
+# A second recipient with the same address writes nothing: the caller is told.
+_INSERT_RECIPIENT = """
+    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
+    VALUES (:recipient_id, :form_id, :email, :created_at)
+    ON CONFLICT (form_id, email) DO NOTHING
+"""
+_LIST_RECIPIENTS = """
+    SELECT recipient_id, form_id, email, created_at FROM notification_recipients
+    WHERE form_id = ? ORDER BY created_at NULLS FIRST, recipient_id
+"""
+_REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
+
+
+def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint) -> None:
+    conn.execute(_INSERT_ENDPOINT, m.endpoint_params(endpoint))
+
+
+def _get_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> WebhookEndpoint | None:
+    row = conn.execute(_GET_ENDPOINT, (endpoint_id,)).fetchone()
+    return None if row is None else m.endpoint_from_row(row)
+
+
+def _list_endpoints(conn: sqlite3.Connection, form_id: str) -> list[WebhookEndpoint]:
+    return [m.endpoint_from_row(row) for row in conn.execute(_LIST_ENDPOINTS, (form_id,))]
+
+
+def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
+    return conn.execute(query, (item_id,)).rowcount > 0
+
+
+def _disable_endpoint(conn: sqlite3.Connection, endpoint_id: str, when: datetime) -> None:
+    conn.execute(_DISABLE_ENDPOINT, (m.time_text(when), endpoint_id))
+
+
+def _add_recipient(conn: sqlite3.Connection, recipient: NotificationRecipient) -> None:
+    if conn.execute(_INSERT_RECIPIENT, m.recipient_params(recipient)).rowcount == 0:
+        raise ValueError("already a recipient")
+
+
+def _list_recipients(conn: sqlite3.Connection, form_id: str) -> list[NotificationRecipient]:
+    return [m.recipient_from_row(row) for row in conn.execute(_LIST_RECIPIENTS, (form_id,))]
+
+
+class SqliteDestinations:
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        await self._worker.run(_add_endpoint, endpoint)
+
+    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        return await self._worker.run(_get_endpoint, endpoint_id)
+
+    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
+        return await self._worker.run(_list_endpoints, form_id)
+
+    async def remove_endpoint(self, endpoint_id: str) -> bool:
+        return await self._worker.run(_remove, _REMOVE_ENDPOINT, endpoint_id)
+
+    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
+        await self._worker.run(_disable_endpoint, endpoint_id, when)
+
+    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+        """ValueError when the form has a recipient with this address already."""
+        await self._worker.run(_add_recipient, recipient)
+
+    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
+        return await self._worker.run(_list_recipients, form_id)
+
+    async def remove_recipient(self, recipient_id: str) -> bool:
+        return await self._worker.run(_remove, _REMOVE_RECIPIENT, recipient_id)
+
+
+# Deliveries
+
+# The outbox_unpublished index (0001), in its order: next_attempt_at is the row's
+# created_at (set so by the commit, never changed since delivery state moved to
+# `deliveries`), so this is oldest first. `dead_at IS NULL` is always true now; written
+# out as the partial index's term.
+_UNPUBLISHED = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox
+    WHERE published_at IS NULL AND dead_at IS NULL
+    ORDER BY next_attempt_at, event_id LIMIT ?
+"""
+_FORM_ENDPOINTS = _SELECT_ENDPOINT + " WHERE form_id = ?"
+_FORM_RECIPIENTS = """
+    SELECT recipient_id, form_id, email, created_at FROM notification_recipients
+    WHERE form_id = ?
+"""
+_INSERT_DELIVERY = """
+    INSERT INTO deliveries (
+        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        created_at
+    ) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)
+    ON CONFLICT (event_id, kind, destination_id) DO NOTHING
+"""
+_PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ?"
+
+# A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
+# queries below ask that column alone, as the deliveries_due index does (migrations.py
+# says why).
+#
+# The first `limit` due (the deliveries_due index, in its order), with the reason any of
+# them cannot be sent: its destination, joined by kind, is gone or disabled.
+_DUE_HEAD = """
+    SELECT d.delivery_id,
+        CASE
+            WHEN d.kind = 'webhook' AND e.endpoint_id IS NULL THEN :endpoint_removed
+            WHEN d.kind = 'webhook' AND e.disabled_at IS NOT NULL THEN :endpoint_disabled
+            WHEN d.kind = 'email' AND r.recipient_id IS NULL THEN :recipient_removed
+        END AS reason
+    FROM deliveries AS d
+    LEFT JOIN webhook_endpoints AS e
+        ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
+    LEFT JOIN notification_recipients AS r
+        ON d.kind = 'email' AND r.recipient_id = d.destination_id
+    WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
+    ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
+"""
+_PARK = """
+    UPDATE deliveries
+    SET state = 'dead', next_attempt_at = NULL, leased_until = NULL, dead_at = ?,
+        last_error = ?
+    WHERE delivery_id = ?
+"""
+# The first `limit` due that can be sent, with their event and destination.
+_CLAIMABLE = """
+    SELECT d.delivery_id, d.event_id, d.kind, d.destination_id, d.state, d.attempts,
+        d.next_attempt_at, d.leased_until, d.last_error, d.delivered_at, d.dead_at,
+        d.created_at,
+        o.event_id AS o_event_id, o.event_type AS o_event_type,
+        o.submission_id AS o_submission_id, o.form_id AS o_form_id,
+        o.workspace_id AS o_workspace_id, o.payload AS o_payload,
+        o.created_at AS o_created_at, o.published_at AS o_published_at,
+        e.endpoint_id AS e_endpoint_id, e.form_id AS e_form_id, e.url AS e_url,
+        e.secret AS e_secret, e.include_flagged AS e_include_flagged,
+        e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
+        r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
+        r.created_at AS r_created_at
+    FROM deliveries AS d
+    JOIN outbox AS o ON o.event_id = d.event_id
+    LEFT JOIN webhook_endpoints AS e
+        ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
+    LEFT JOIN notification_recipients AS r
+        ON d.kind = 'email' AND r.recipient_id = d.destination_id
+    WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
+        AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+            OR r.recipient_id IS NOT NULL)
+    ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
+"""
+_LEASE = "UPDATE deliveries SET leased_until = ? WHERE delivery_id = ?"
+# A success is kept whatever came before (a parked delivery was delivered all the same),
+# but once: a second report of it counts no second attempt.
+_SUCCEEDED = """
+    UPDATE deliveries
+    SET state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, delivered_at = ?, dead_at = NULL
+    WHERE delivery_id = ? AND state <> 'delivered'
+"""
+# A failure counts only on a pending delivery: a relay whose lease ran out must not undo
+# what the relay that took over recorded.
+_FAILED_AGAIN = """
+    UPDATE deliveries
+    SET attempts = attempts + 1, next_attempt_at = ?, leased_until = NULL, last_error = ?
+    WHERE delivery_id = ? AND state = 'pending'
+"""
+_FAILED_DEAD = """
+    UPDATE deliveries
+    SET state = 'dead', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, last_error = ?, dead_at = ?
+    WHERE delivery_id = ? AND state = 'pending'
+"""
+_SELECT_DELIVERY = """
+    SELECT delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        leased_until, last_error, delivered_at, dead_at, created_at
+    FROM deliveries
+"""
+_LIST_DELIVERIES = _SELECT_DELIVERY + " ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
+_LIST_DEAD = (
+    _SELECT_DELIVERY + " WHERE state = 'dead' ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
+)
+# The last error stays, for the record, until the next attempt replaces it.
+_RETRY_DEAD = """
+    UPDATE deliveries
+    SET state = 'pending', attempts = 0, next_attempt_at = ?, leased_until = NULL,
+        dead_at = NULL
+    WHERE event_id = ? AND state = 'dead'
+"""
+_BACKLOG = """
+    SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
+        SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
+        UNION ALL
+        SELECT created_at FROM deliveries WHERE next_attempt_at IS NOT NULL
+    )
+"""
+
+
+def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
+    at = m.time_text(now)
+    with transaction(conn):
+        events = [m.outbox_row_from_row(row).event for row in conn.execute(_UNPUBLISHED, (limit,))]
+        forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {}
+        for form_id in {event.form_id for event in events}:
+            forms[form_id] = (
+                [m.endpoint_from_row(row) for row in conn.execute(_FORM_ENDPOINTS, (form_id,))],
+                [m.recipient_from_row(row) for row in conn.execute(_FORM_RECIPIENTS, (form_id,))],
+            )
+        rows = [
+            (
+                delivery_id(event.event_id, kind, destination_id),
+                event.event_id,
+                kind.value,
+                destination_id,
+                at,
+                at,
+            )
+            for event in events
+            for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
+        ]
+        conn.executemany(_INSERT_DELIVERY, rows)
+        conn.executemany(_PUBLISH, [(at, event.event_id) for event in events])
+    return len(events)
+
+
+def _claim_due(
+    conn: sqlite3.Connection, now: datetime, lease: timedelta, limit: int
+) -> list[ClaimedDelivery]:
+    params = {
+        "now": m.time_text(now),
+        "limit": limit,
+        "endpoint_removed": ENDPOINT_REMOVED,
+        "endpoint_disabled": ENDPOINT_DISABLED,
+        "recipient_removed": RECIPIENT_REMOVED,
+    }
+    leased_until = now + lease
+    with transaction(conn):
+        # Parked, not returned: a delivery whose destination is gone has nowhere to go.
+        # Only among the first `limit` due, so a claim never reads the whole backlog.
+        parked = [
+            (params["now"], row["reason"], row["delivery_id"])
+            for row in conn.execute(_DUE_HEAD, params).fetchall()
+            if row["reason"] is not None
+        ]
+        conn.executemany(_PARK, parked)
+        rows = conn.execute(_CLAIMABLE, params).fetchall()
+        conn.executemany(_LEASE, [(m.time_text(leased_until), r["delivery_id"]) for r in rows])
+    return [_claimed(row, leased_until) for row in rows]
+
+
+def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
+    return ClaimedDelivery(
+        delivery=m.delivery_from_row(row),
+        event=m.outbox_row_from_row(row, prefix="o_").event,
+        endpoint=None if row["e_endpoint_id"] is None else m.endpoint_from_row(row, prefix="e_"),
+        recipient=(
+            None if row["r_recipient_id"] is None else m.recipient_from_row(row, prefix="r_")
+        ),
+        leased_until=leased_until,
+    )
+
+
+def _record_success(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> None:
+    conn.execute(_SUCCEEDED, (m.time_text(now), delivery_id))
+
+
+def _record_failure(
+    conn: sqlite3.Connection,
+    delivery_id: str,
+    now: datetime,
+    error: str,
+    next_attempt_at: datetime | None,
+) -> None:
+    if next_attempt_at is None:
+        conn.execute(_FAILED_DEAD, (error_text(error), m.time_text(now), delivery_id))
+    else:
+        conn.execute(_FAILED_AGAIN, (m.time_text(next_attempt_at), error_text(error), delivery_id))
+
+
+def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> list[Delivery]:
+    query = _LIST_DEAD if dead_only else _LIST_DELIVERIES
+    return [m.delivery_from_row(row) for row in conn.execute(query, (limit,))]
+
+
+def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int:
+    return conn.execute(_RETRY_DEAD, (m.time_text(now), event_id)).rowcount
+
+
+def _backlog(conn: sqlite3.Connection) -> tuple[int, datetime | None]:
+    row = conn.execute(_BACKLOG).fetchone()
+    return int(row["waiting"]), m.parse_optional_time(row["oldest"])
+
+
+class SqliteDeliveries:
+    def __init__(self, worker: Worker, wakeup: Wakeup) -> None:
+        self._worker = worker
+        self._wakeup = wakeup
+
+    async def fan_out(self, now: datetime, limit: int) -> int:
+        return await self._worker.run(_fan_out, now, limit)
+
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+        """Parks (dead, no attempt counted, last_error saying why) any of the first
+        `limit` due deliveries whose endpoint was removed or disabled or whose recipient
+        was removed, and leases the first `limit` of the others."""
+        return await self._worker.run(_claim_due, now, lease, limit)
+
+    async def record_success(self, delivery_id: str, now: datetime) -> None:
+        await self._worker.run(_record_success, delivery_id, now)
+
+    async def record_failure(
+        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+    ) -> None:
+        await self._worker.run(_record_failure, delivery_id, now, error, next_attempt_at)
+
+    async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
+        return await self._worker.run(_list_deliveries, dead_only, limit)
+
+    async def retry_dead(self, event_id: str, now: datetime) -> int:
+        return await self._worker.run(_retry_dead, event_id, now)
+
+    async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        return await self._worker.run(_backlog)
+
+    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
+        """Woken by this store's own commits (serve and relay in one process); another
+        process's commit is found by the next poll, `timeout` seconds at most. SQLite
+        has no notifications across processes."""
+        await self._wakeup.wait(timeout)

@@ -1,0 +1,108 @@
+"""Where committed events go, and how delivery is retried (decisions.md "Commit and
+events"; the Standard Webhooks retry schedule)."""
+
+from __future__ import annotations
+
+import enum
+import math
+from datetime import datetime, timedelta
+
+from attrs import field, frozen
+
+from intake.domain.model import EventType
+
+# Standard Webhooks: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after
+# the attempt before. After the last one the delivery is parked as dead.
+RETRY_SCHEDULE: tuple[timedelta, ...] = (
+    timedelta(0),
+    timedelta(seconds=5),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=5),
+    timedelta(hours=10),
+    timedelta(hours=10),
+)
+MAX_ATTEMPTS = len(RETRY_SCHEDULE)
+# A delay is stretched by up to this fraction at random, so a receiver that comes back
+# is not hit by every retry at the same second.
+JITTER = 0.2
+# A receiver asking for a longer pause than this is not waited for beyond it.
+MAX_RETRY_AFTER = timedelta(hours=10)
+
+
+class DestinationKind(enum.StrEnum):
+    WEBHOOK = "webhook"
+    EMAIL = "email"
+
+
+class DeliveryState(enum.StrEnum):
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    DEAD = "dead"
+
+
+@frozen
+class WebhookEndpoint:
+    endpoint_id: str
+    form_id: str
+    url: str
+    secret: str = field(repr=False)  # `whsec_` + base64 of the signing key
+    include_flagged: bool = False
+    created_at: datetime | None = None
+    disabled_at: datetime | None = None  # set when the receiver answered 410 Gone
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled_at is None
+
+    def wants(self, event_type: EventType) -> bool:
+        return self.enabled and (event_type is EventType.CREATED or self.include_flagged)
+
+
+@frozen
+class NotificationRecipient:
+    recipient_id: str
+    form_id: str
+    email: str
+    created_at: datetime | None = None
+
+    @staticmethod
+    def wants(event_type: EventType) -> bool:
+        # Mail goes out for accepted submissions only: never for spam or unverified.
+        return event_type is EventType.CREATED
+
+
+@frozen
+class Delivery:
+    """One event on its way to one destination."""
+
+    delivery_id: str
+    event_id: str
+    kind: DestinationKind
+    destination_id: str
+    state: DeliveryState
+    attempts: int
+    next_attempt_at: datetime | None
+    created_at: datetime
+    last_error: str | None = None
+    delivered_at: datetime | None = None
+    dead_at: datetime | None = None
+
+
+def next_attempt_at(
+    attempts_made: int,
+    now: datetime,
+    jitter: float,
+    retry_after: float | None = None,
+) -> datetime | None:
+    """When to try again after `attempts_made` failed attempts, or None: parked as dead.
+
+    `jitter` is a number in [0, 1) (random in production); a receiver's Retry-After is
+    honoured when it asks for longer than the schedule, up to MAX_RETRY_AFTER."""
+    if attempts_made >= MAX_ATTEMPTS:
+        return None
+    delay = RETRY_SCHEDULE[attempts_made].total_seconds() * (1 + JITTER * jitter)
+    if retry_after is not None and math.isfinite(retry_after) and retry_after > delay:
+        delay = min(retry_after, MAX_RETRY_AFTER.total_seconds())
+    return now + timedelta(seconds=delay)

@@ -1,0 +1,76 @@
+"""`intake outbox ...`: what the relay has to deliver, what it gave up on, and retrying."""
+
+from __future__ import annotations
+
+import argparse
+
+from intake.containers import Runtime
+from intake.entrypoints.cli.output import Output, table
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
+from intake.entrypoints.cli.runner import with_runtime
+from intake.service.admin import delivery_view, outbox_event_view
+
+
+def register(commands: Subparsers) -> None:
+    group = add_group(commands, "outbox", help="inspect deliveries and retry dead ones")
+
+    listing = add_command(
+        group,
+        "list",
+        help="list outbox events and their deliveries (most recent deliveries first)",
+        handler=with_runtime(_list),
+    )
+    listing.add_argument(
+        "--dead", action="store_true", help="only deliveries parked as dead, to retry"
+    )
+    listing.add_argument(
+        "--limit", type=positive_int, default=100, metavar="N", help="at most N rows (100)"
+    )
+
+    retry = add_command(
+        group,
+        "retry",
+        help="make an event's dead deliveries due now, with a fresh round of attempts",
+        handler=with_runtime(_retry),
+    )
+    retry.add_argument("event_id", metavar="EVENT_ID")
+
+
+async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    outbox = await runtime.admin.outbox(dead_only=args.dead, limit=args.limit)
+    deliveries = outbox.deliveries
+    rows = (
+        (
+            d.event_id,
+            d.kind.value,
+            d.destination_id,
+            d.state.value,
+            d.attempts,
+            (d.next_attempt_at.isoformat() if d.next_attempt_at else None),
+            d.last_error,
+        )
+        for d in deliveries
+    )
+    headers = ("EVENT", "KIND", "DESTINATION", "STATE", "ATTEMPTS", "NEXT ATTEMPT", "LAST ERROR")
+    lines = (
+        table(headers, rows)
+        if deliveries
+        else ["no dead deliveries" if args.dead else "no deliveries"]
+    )
+    document: dict[str, object] = {"deliveries": [delivery_view(d) for d in deliveries]}
+    if not args.dead:
+        document["events"] = [outbox_event_view(row) for row in outbox.events]
+        waiting = sum(1 for row in outbox.events if row.published_at is None)
+        lines.append(f"{waiting} events waiting for the relay to fan them out")
+    out.result(document, lines)
+
+
+async def _retry(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    count = await runtime.admin.retry(args.event_id)
+    out.result(
+        {"event_id": args.event_id, "retried": count},
+        [
+            f"{count} dead {'delivery' if count == 1 else 'deliveries'} of {args.event_id} "
+            "due again; the relay sends them on its next round"
+        ],
+    )

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from attrs import frozen
+
+from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.domain.model import OutboxEvent
+
+
+class DestinationRepository(Protocol):
+    """A form's webhook endpoints and notification recipients."""
+
+    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+
+    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
+
+    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]: ...
+
+    async def remove_endpoint(self, endpoint_id: str) -> bool: ...
+
+    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None: ...
+
+    async def add_recipient(self, recipient: NotificationRecipient) -> None: ...
+
+    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]: ...
+
+    async def remove_recipient(self, recipient_id: str) -> bool: ...
+
+
+@frozen
+class ClaimedDelivery:
+    """A delivery leased to one relay until `leased_until`, with what it needs to send."""
+
+    delivery: Delivery
+    event: OutboxEvent
+    endpoint: WebhookEndpoint | None  # for webhook deliveries
+    recipient: NotificationRecipient | None  # for email deliveries
+    leased_until: datetime
+
+
+class DeliveryRepository(Protocol):
+    async def fan_out(self, now: datetime, limit: int) -> int:
+        """Takes up to `limit` unpublished outbox rows, creates one pending delivery
+        (due now) per destination that wants each event, and marks the rows published,
+        in one transaction. Safe with several relays at once. Returns the rows taken."""
+        ...
+
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+        """Leases pending deliveries that are due and not leased to another relay, the
+        earliest due first, `limit` at most. A relay that dies leaves its lease to
+        expire; another then redelivers.
+
+        A delivery whose endpoint was removed or disabled, or whose recipient was
+        removed, is never returned: any among the first `limit` due is parked as dead
+        in the same transaction (no attempt counted; last_error "endpoint removed",
+        "endpoint disabled" or "recipient removed"), and `retry_dead` can revive it. So
+        a short batch means nothing else sendable was due."""
+        ...
+
+    async def record_success(self, delivery_id: str, now: datetime) -> None:
+        """Delivered: once (a second report counts no second attempt), whatever the
+        delivery's state before; the lease ends."""
+        ...
+
+    async def record_failure(
+        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+    ) -> None:
+        """Counts the attempt and ends the lease; None parks the delivery as dead.
+        Only a pending delivery changes: a relay whose lease ran out cannot undo what
+        the relay that took over recorded. The error is kept to 500 characters."""
+        ...
+
+    async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
+        """Newest first (by the time of the fan-out)."""
+        ...
+
+    async def retry_dead(self, event_id: str, now: datetime) -> int:
+        """Makes an event's dead deliveries pending and due now, their attempts counted
+        afresh; returns how many."""
+        ...
+
+    async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        """Undelivered outbox rows and pending deliveries, and the oldest one's time."""
+        ...
+
+    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
+        """Returns when new outbox rows may exist, or after `timeout` seconds at most.
+        May return early with nothing new (a relay then finds nothing to fan out), so
+        the caller loops; never raises for want of a wake-up channel, the timeout is the
+        fallback."""
+        ...
