@@ -17,16 +17,15 @@ exact JSON object instead of the normal answer). `requests` records what arrived
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qs
 
 from intake.domain.model import ChallengeProvider
+from tests.support.local_server import LocalHttpServer, QuietServer
 
 PASS_SECRET = "1x0000000000000000000000000000000AA"
 FAIL_SECRET = "2x0000000000000000000000000000000AA"
@@ -59,10 +58,13 @@ class ReceivedRequest:
         return f"ReceivedRequest({self.provider.value}, fields={sorted(self.form)})"
 
 
-class FakeProvider:
+class FakeProvider(LocalHttpServer):
     """The siteverify endpoints of all three providers on one local server."""
 
+    thread_name = "fake-challenge-provider"
+
     def __init__(self) -> None:
+        super().__init__()
         self.delay = 0.0
         self.status: int | None = None
         self.garbage = False
@@ -70,60 +72,8 @@ class FakeProvider:
         # reCAPTCHA v3 answers carry a score; None answers like v2 (no score).
         self.recaptcha_score: float | None = 0.9
         self._requests: list[ReceivedRequest] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -------------------------------------------------------------
-
-    def start(self) -> Self:
-        if self._server is not None:
-            raise RuntimeError("fake provider already started")
-        self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="fake-challenge-provider",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, wake delayed answers, and wait for every handler to finish."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        thread.join()
-        server.server_close()  # joins the handler threads (block_on_close)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- addresses -------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("fake provider not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def url(self, provider: ChallengeProvider) -> str:
         return self.base_url + PATHS[provider]
@@ -187,16 +137,8 @@ def _success(provider: ChallengeProvider, recaptcha_score: float | None) -> dict
     return answer
 
 
-class _Server(ThreadingHTTPServer):
-    # Handler threads are joined by server_close(), so none outlives stop().
-    daemon_threads = False
-    block_on_close = True
-    fake: FakeProvider
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        # A client that gave up (the timeout tests) leaves a broken pipe behind;
-        # that is the expected end of such an exchange, not a failure to report.
-        return
+class _Server(QuietServer):
+    owner: FakeProvider
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -204,7 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = _SOCKET_TIMEOUT
 
     def do_POST(self) -> None:
-        fake = self.server.fake
+        fake = self.server.owner
         provider = _PROVIDER_BY_PATH.get(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -237,3 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         # Quiet: the default writes every request to stderr.
         return
+
+
+FakeProvider.handler = _Handler
+FakeProvider.server_class = _Server

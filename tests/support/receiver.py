@@ -15,13 +15,13 @@ Behaviour switches, settable while it runs:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from attrs import frozen
+
+from tests.support.local_server import LocalHttpServer, QuietServer
 
 # A handler never waits longer than this for a client that stopped sending, so
 # `stop()` cannot hang on a half-open connection.
@@ -36,10 +36,13 @@ class ReceivedRequest:
     body: bytes
 
 
-class Receiver:
+class Receiver(LocalHttpServer):
     """A webhook endpoint that records requests and answers as told."""
 
+    thread_name = "webhook-receiver"
+
     def __init__(self) -> None:
+        super().__init__()
         self.status = 200
         self.delay = 0.0
         self.retry_after: str | None = None
@@ -47,59 +50,8 @@ class Receiver:
         self.body = b"ok"
         self._statuses: list[int] = []
         self._requests: list[ReceivedRequest] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -------------------------------------------------------------
-
-    def start(self) -> Self:
-        if self._server is not None:
-            raise RuntimeError("receiver already started")
-        self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.receiver = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="webhook-receiver",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, wake delayed answers, and wait for every handler to finish."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        thread.join()
-        server.server_close()  # joins the handler threads (block_on_close)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- addresses -------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("receiver not started")
-        return int(self._server.server_address[1])
 
     def url(self, path: str = "/hooks/intake") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -128,16 +80,8 @@ class Receiver:
             return self._statuses.pop(0) if self._statuses else self.status
 
 
-class _Server(ThreadingHTTPServer):
-    # Handler threads are joined by server_close(), so none outlives stop().
-    daemon_threads = False
-    block_on_close = True
-    receiver: Receiver
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        # A client that gave up (timeouts, a body not read to the end) leaves a broken
-        # pipe behind; that is the expected end of such an exchange.
-        return
+class _Server(QuietServer):
+    owner: Receiver
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -145,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = _SOCKET_TIMEOUT
 
     def do_POST(self) -> None:
-        receiver = self.server.receiver
+        receiver = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -169,3 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         # Quiet: the default writes every request to stderr.
         return
+
+
+Receiver.handler = _Handler
+Receiver.server_class = _Server
