@@ -42,10 +42,15 @@ FALLBACK_LOGGER = "intake.ratelimit"
 T0 = 1_700_000_000.125
 
 
-def _client(url: str) -> Redis:
-    # No retries: a test should see the first failure, and fast.
+def _client(url: str, connect_timeout: float = 5.0) -> Redis:
+    # No retries: a test should see the first failure. Connecting may take a while on a
+    # loaded machine when many tasks open connections at once (the concurrency tests);
+    # tests of an unreachable server pass a short timeout.
     return Redis.from_url(
-        url, socket_timeout=2, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+        url,
+        socket_timeout=5,
+        socket_connect_timeout=connect_timeout,
+        retry=Retry(NoBackoff(), 0),
     )
 
 
@@ -84,7 +89,7 @@ async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[RateLimiter]:
     else:
         # Redis down from the start, and never tried again: the degraded mode keeps the
         # contract too, within the process.
-        down = _client(CLOSED_URL)
+        down = _client(CLOSED_URL, connect_timeout=0.2)
         try:
             yield FallbackRateLimiter(
                 RedisRateLimiter(down), InProcessRateLimiter(), clock_for_retry=lambda: 0.0
@@ -310,7 +315,7 @@ async def test_a_prefix_cannot_hold_the_hash_tag_braces(redis_client: Redis) -> 
 
 
 async def test_an_unreachable_redis_raises_rate_limiter_unavailable() -> None:
-    down = _client(CLOSED_URL)
+    down = _client(CLOSED_URL, connect_timeout=0.2)
     try:
         with pytest.raises(RateLimiterUnavailable) as raised:
             await RedisRateLimiter(down).hit([window("ip", 1, 30)], T0)
@@ -379,7 +384,7 @@ async def test_the_fallback_answers_while_redis_is_unreachable_and_warns(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger=FALLBACK_LOGGER)
-    down = _client(CLOSED_URL)
+    down = _client(CLOSED_URL, connect_timeout=0.2)
     try:
         limiter = FallbackRateLimiter(RedisRateLimiter(down), InProcessRateLimiter())
         one = [window("ip", 1, 30)]

@@ -111,20 +111,28 @@ class RedisRateLimiter:
 
 @asynccontextmanager
 async def open_redis_rate_limiter(
-    url: str, *, prefix: str = DEFAULT_PREFIX, socket_timeout: float = 0.5
+    url: str,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    socket_timeout: float = 0.5,
+    connect_timeout: float = 2.0,
 ) -> AsyncIterator[RedisRateLimiter]:
     """A limiter on its own connection pool, closed on exit. Nothing is sent on opening:
     a service behind FallbackRateLimiter starts while Redis is down.
 
-    `socket_timeout` bounds connecting and each answer, so a hung Redis delays a request
-    by at most that before the fallback answers. A broken connection is retried once, at
-    once, since pooled connections go stale when Redis restarts (should the break come
-    after the script ran, the hit counts twice: the safe side). A timeout is not retried:
-    the script may well have run."""
+    `socket_timeout` bounds each answer, so a hung Redis delays a request by at most that
+    before the fallback answers. Connecting gets longer (`connect_timeout`): a burst of
+    requests opens many connections at once, and on a busy host a loopback connect can
+    take more than half a second; a refused connection fails at once either way, and
+    while Redis is down only one request at a time probes it.
+
+    A broken connection is retried once, at once, since pooled connections go stale when
+    Redis restarts (should the break come after the script ran, the hit counts twice: the
+    safe side). A timeout is not retried: the script may well have run."""
     client = Redis.from_url(
         url,
         socket_timeout=socket_timeout,
-        socket_connect_timeout=socket_timeout,
+        socket_connect_timeout=connect_timeout,
         retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
     )
     try:
