@@ -75,12 +75,14 @@ async def _rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimite
         yield FallbackRateLimiter(shared, InProcessRateLimiter())
 
 
-async def _http_client_resource() -> AsyncIterator[httpx.AsyncClient]:
-    # Providers' siteverify endpoints; the verifier sets its own timeout per call.
+async def _challenge_resource(settings: Settings) -> AsyncIterator[ChallengeVerifier]:
+    # The verifier owns its client, so a runtime given another verifier opens none.
     async with httpx.AsyncClient(
         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
     ) as client:
-        yield client
+        yield HttpChallengeVerifier(
+            client, verify_urls=settings.verify_urls, timeout=settings.challenge_timeout
+        )
 
 
 async def _webhook_sender_resource(settings: Settings) -> AsyncIterator[WebhookSender]:
@@ -119,13 +121,7 @@ class Container(containers.DeclarativeContainer):
     id_source = providers.Singleton(SecureIdSource)
     store = providers.Resource(_store_resource, settings=settings)
     rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
-    http_client = providers.Resource(_http_client_resource)
-    challenge = providers.Singleton(
-        HttpChallengeVerifier,
-        client=http_client,
-        verify_urls=settings.provided.verify_urls,
-        timeout=settings.provided.challenge_timeout,
-    )
+    challenge = providers.Resource(_challenge_resource, settings=settings)
     pipeline_settings = providers.Singleton(_pipeline_settings, settings=settings)
     pipeline = providers.Singleton(
         SubmissionPipeline,
