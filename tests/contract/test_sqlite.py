@@ -6,11 +6,10 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import closing
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from attrs import evolve
 
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import repositories as sql
@@ -175,16 +174,6 @@ async def test_a_directory_that_cannot_be_made_raises_storage_unavailable(
         await open_sqlite_store(f"sqlite:///{not_a_database / 'intake.db'}")
 
 
-async def test_operations_on_a_closed_store_raise_storage_unavailable(url: str) -> None:
-    opened = await open_sqlite_store(url)
-    await opened.close()
-
-    with pytest.raises(StorageUnavailable):
-        await opened.workspaces.list()
-    with pytest.raises(StorageUnavailable):
-        await opened.submissions.commit(plan(submission(1)))
-
-
 async def test_a_write_locked_database_raises_storage_unavailable_and_writes_nothing(
     path: Path, url: str
 ) -> None:
@@ -247,31 +236,6 @@ async def test_two_stores_on_one_file_commit_one_key_once(url: str) -> None:
     finally:
         await one.close()
         await two.close()
-
-
-async def test_times_in_any_zone_come_back_as_the_same_moment_in_utc(
-    store: SqliteStore,
-) -> None:
-    await seed(store)
-    local = datetime(2026, 1, 15, 14, 30, 0, 654321, tzinfo=timezone(timedelta(hours=2)))
-    sub = submission(1, created_at=local)
-    await store.submissions.commit(plan(sub))
-
-    back = await store.submissions.get(sub.submission_id)
-
-    assert back is not None
-    assert back.created_at == local
-    assert back.created_at.tzinfo is UTC
-    assert back.created_at == datetime(2026, 1, 15, 12, 30, 0, 654321, tzinfo=UTC)
-
-
-async def test_a_naive_time_is_refused_rather_than_guessed(store: SqliteStore) -> None:
-    await seed(store)
-    naive = evolve(submission(1), created_at=datetime(2026, 1, 15, 12, 0))
-
-    with pytest.raises(ValueError, match="timezone-aware"):
-        await store.submissions.commit(plan(naive))
-    assert await stored(store) == []
 
 
 async def test_stored_times_sort_as_text_in_time_order(store: SqliteStore, path: Path) -> None:

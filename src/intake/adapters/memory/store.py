@@ -60,11 +60,32 @@ class _Tables:
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
         # Rung by every commit, for a relay waiting on this store.
         self.wakeup = Wakeup()
+        self.closed = False
 
 
-class InMemoryWorkspaces:
+class _Repository:
+    """Reaches the tables only while the store is open, as a real store's connection."""
+
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        self._tables = tables
+
+    @property
+    def _t(self) -> _Tables:
+        if self._tables.closed:
+            raise StorageUnavailable("closed")
+        return self._tables
+
+
+def _utc(moment: datetime) -> datetime:
+    """As the SQL stores keep times: the moment, in UTC; a naive time is not guessed at."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"a stored time must be timezone-aware: {moment!r}")
+    return moment.astimezone(UTC)
+
+
+class InMemoryWorkspaces(_Repository):
+    def __init__(self, tables: _Tables) -> None:
+        super().__init__(tables)
 
     async def add(self, workspace: Workspace) -> None:
         self._t.workspaces[workspace.workspace_id] = workspace
@@ -84,9 +105,9 @@ class InMemoryWorkspaces:
         return self._t.usage.get((workspace_id, period), 0)
 
 
-class InMemoryForms:
+class InMemoryForms(_Repository):
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        super().__init__(tables)
 
     async def add(self, form: Form) -> None:
         self._t.forms[form.form_id] = form
@@ -121,9 +142,9 @@ class InMemoryForms:
         return self._context(form_id)
 
 
-class InMemoryApiKeys:
+class InMemoryApiKeys(_Repository):
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        super().__init__(tables)
 
     async def add(self, key: ApiKey) -> None:
         self._t.keys[key.key_id] = key
@@ -149,13 +170,15 @@ class InMemoryApiKeys:
         return sorted(keys, key=lambda k: (k.created_at, k.key_id))
 
 
-class InMemorySubmissions:
+class InMemorySubmissions(_Repository):
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        super().__init__(tables)
         # Failure injection: the next N commits raise StorageUnavailable.
         self.fail_commits = 0
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
+        submission = evolve(plan.submission, created_at=_utc(plan.submission.created_at))
+        event = evolve(plan.event, created_at=_utc(plan.event.created_at))
         record = plan.idempotency
         if record is not None:
             existing = self._t.idempotency.get((record.scope, record.key))
@@ -176,8 +199,8 @@ class InMemorySubmissions:
             self._t.usage[(quota.workspace_id, quota.period)] = used + 1
         if record is not None:
             self._t.idempotency[(record.scope, record.key)] = record
-        self._t.submissions[plan.submission.submission_id] = plan.submission
-        self._t.outbox[plan.event.event_id] = OutboxRow(plan.event)
+        self._t.submissions[submission.submission_id] = submission
+        self._t.outbox[event.event_id] = OutboxRow(event)
         self._t.wakeup.ring()
         return Committed()
 
@@ -266,9 +289,9 @@ def _oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, date
     return (created_at is not None, created_at or datetime.min.replace(tzinfo=UTC), item_id)
 
 
-class InMemoryDestinations:
+class InMemoryDestinations(_Repository):
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        super().__init__(tables)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
         self._t.endpoints[endpoint.endpoint_id] = endpoint
@@ -304,12 +327,12 @@ class InMemoryDestinations:
         return self._t.recipients.pop(recipient_id, None) is not None
 
 
-class InMemoryDeliveries:
+class InMemoryDeliveries(_Repository):
     """The same rules as the SQL stores, step for step, so the contract suite holds the
     fake to them: see the PostgreSQL adapter for the reasons."""
 
     def __init__(self, tables: _Tables) -> None:
-        self._t = tables
+        super().__init__(tables)
 
     async def fan_out(self, now: datetime, limit: int) -> int:
         unpublished = sorted(
@@ -465,17 +488,20 @@ class InMemoryStore:
         self.submissions = InMemorySubmissions(self._tables)
         self.destinations = InMemoryDestinations(self._tables)
         self.deliveries = InMemoryDeliveries(self._tables)
-        self.closed = False
 
     async def migrate(self) -> list[str]:
         return []
+
+    @property
+    def closed(self) -> bool:
+        return self._tables.closed
 
     async def ping(self) -> None:
         if self.closed:
             raise StorageUnavailable("closed")
 
     async def close(self) -> None:
-        self.closed = True
+        self._tables.closed = True
 
     # For tests: what is stored, without going through a port.
     def count_submissions(self) -> int:
