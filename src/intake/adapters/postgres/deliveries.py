@@ -18,6 +18,7 @@ from intake.adapters.delivery import (
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.listener import Listener
+from intake.adapters.postgres.mapping import ROWS
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.ports.delivery import ClaimedDelivery
 
@@ -63,15 +64,15 @@ class PostgresDestinations:
         self._db = db
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        await self._db.execute(_INSERT_ENDPOINT, m.endpoint_params(endpoint))
+        await self._db.execute(_INSERT_ENDPOINT, ROWS.endpoint_params(endpoint))
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
         row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
-        return None if row is None else m.endpoint_from_row(row)
+        return None if row is None else ROWS.endpoint_from_row(row)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
         rows = await self._db.fetch_all(_LIST_ENDPOINTS, (form_id,))
-        return [m.endpoint_from_row(row) for row in rows]
+        return [ROWS.endpoint_from_row(row) for row in rows]
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
         return await self._db.execute(_REMOVE_ENDPOINT, (endpoint_id,)) > 0
@@ -81,12 +82,12 @@ class PostgresDestinations:
 
     async def add_recipient(self, recipient: NotificationRecipient) -> None:
         """ValueError when the form has a recipient with this address already."""
-        if await self._db.execute(_INSERT_RECIPIENT, m.recipient_params(recipient)) == 0:
+        if await self._db.execute(_INSERT_RECIPIENT, ROWS.recipient_params(recipient)) == 0:
             raise ValueError("already a recipient")
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
-        return [m.recipient_from_row(row) for row in rows]
+        return [ROWS.recipient_from_row(row) for row in rows]
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
@@ -261,7 +262,7 @@ class PostgresDeliveries:
         at = m.moment(now)
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(_UNPUBLISHED, (limit,))
-            events = [m.outbox_row_from_row(row).event for row in await cursor.fetchall()]
+            events = [ROWS.outbox_row_from_row(row).event for row in await cursor.fetchall()]
             if not events:
                 return 0
             form_ids = sorted({event.form_id for event in events})
@@ -270,10 +271,10 @@ class PostgresDeliveries:
             }
             cursor = await conn.execute(_FORMS_ENDPOINTS, (form_ids,))
             for row in await cursor.fetchall():
-                forms[row["form_id"]][0].append(m.endpoint_from_row(row))
+                forms[row["form_id"]][0].append(ROWS.endpoint_from_row(row))
             cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
             for row in await cursor.fetchall():
-                forms[row["form_id"]][1].append(m.recipient_from_row(row))
+                forms[row["form_id"]][1].append(ROWS.recipient_from_row(row))
             rows = [
                 (
                     delivery_id(event.event_id, kind, destination_id),
@@ -308,11 +309,13 @@ class PostgresDeliveries:
         rows = await self._db.fetch_all(_CLAIM, params)
         return [
             ClaimedDelivery(
-                delivery=m.delivery_from_row(row),
-                event=m.outbox_row_from_row(row, prefix="o_").event,
-                endpoint=(None if row["e_endpoint_id"] is None else m.endpoint_from_row(row, "e_")),
+                delivery=ROWS.delivery_from_row(row),
+                event=ROWS.outbox_row_from_row(row, prefix="o_").event,
+                endpoint=(
+                    None if row["e_endpoint_id"] is None else ROWS.endpoint_from_row(row, "e_")
+                ),
                 recipient=(
-                    None if row["r_recipient_id"] is None else m.recipient_from_row(row, "r_")
+                    None if row["r_recipient_id"] is None else ROWS.recipient_from_row(row, "r_")
                 ),
                 leased_until=m.utc(leased_until),
             )
@@ -334,7 +337,7 @@ class PostgresDeliveries:
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))
-        return [m.delivery_from_row(row) for row in rows]
+        return [ROWS.delivery_from_row(row) for row in rows]
 
     async def retry_dead(self, event_id: str, now: datetime) -> int:
         return await self._db.execute(_RETRY_DEAD, (m.moment(now), event_id))
@@ -343,7 +346,7 @@ class PostgresDeliveries:
         row = await self._db.fetch_one(_BACKLOG)
         if row is None:
             return 0, None
-        return int(row["waiting"]), m.optional_utc(row["oldest"])
+        return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
 
     async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
         """LISTEN on a connection of its own (see `listener`): woken by any process's

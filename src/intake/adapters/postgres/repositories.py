@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.mapping import ROWS
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
@@ -50,17 +51,17 @@ class PostgresWorkspaces:
         self._db = db
 
     async def add(self, workspace: Workspace) -> None:
-        await self._db.execute(_INSERT_WORKSPACE, m.workspace_params(workspace))
+        await self._db.execute(_INSERT_WORKSPACE, ROWS.workspace_params(workspace))
 
     async def get(self, workspace_id: str) -> Workspace | None:
         row = await self._db.fetch_one(_GET_WORKSPACE, (workspace_id,))
-        return None if row is None else m.workspace_from_row(row)
+        return None if row is None else ROWS.workspace_from_row(row)
 
     async def update(self, workspace: Workspace) -> None:
-        await self._db.execute(_UPDATE_WORKSPACE, m.workspace_params(workspace))
+        await self._db.execute(_UPDATE_WORKSPACE, ROWS.workspace_params(workspace))
 
     async def list(self) -> list[Workspace]:
-        return [m.workspace_from_row(row) for row in await self._db.fetch_all(_LIST_WORKSPACES)]
+        return [ROWS.workspace_from_row(row) for row in await self._db.fetch_all(_LIST_WORKSPACES)]
 
     async def usage(self, workspace_id: str, period: str) -> int:
         row = await self._db.fetch_one(_USAGE, (workspace_id, period))
@@ -116,15 +117,15 @@ class PostgresForms:
         self._db = db
 
     async def add(self, form: Form) -> None:
-        await self._db.execute(_INSERT_FORM, m.form_params(form))
+        await self._db.execute(_INSERT_FORM, ROWS.form_params(form))
 
     async def get(self, form_id: str) -> Form | None:
         row = await self._db.fetch_one(_GET_FORM, (form_id,))
-        return None if row is None else m.form_from_row(row)
+        return None if row is None else ROWS.form_from_row(row)
 
     async def update(self, form: Form) -> None:
         # The key is a column of the row, not a second index to keep: a rotated key is gone.
-        await self._db.execute(_UPDATE_FORM, m.form_params(form))
+        await self._db.execute(_UPDATE_FORM, ROWS.form_params(form))
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
         rows = (
@@ -132,7 +133,7 @@ class PostgresForms:
             if workspace_id is None
             else await self._db.fetch_all(_LIST_WORKSPACE_FORMS, (workspace_id,))
         )
-        return [m.form_from_row(row) for row in rows]
+        return [ROWS.form_from_row(row) for row in rows]
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
         return await self._resolve(_RESOLVE_PUBLIC_KEY, public_form_key)
@@ -144,7 +145,7 @@ class PostgresForms:
         row = await self._db.fetch_one(query, (value,))
         if row is None:
             return None
-        return FormContext(m.form_from_row(row), m.workspace_from_row(row, prefix="w_"))
+        return FormContext(ROWS.form_from_row(row), ROWS.workspace_from_row(row, prefix="w_"))
 
 
 # API keys
@@ -169,22 +170,22 @@ class PostgresApiKeys:
         self._db = db
 
     async def add(self, key: ApiKey) -> None:
-        await self._db.execute(_INSERT_API_KEY, m.api_key_params(key))
+        await self._db.execute(_INSERT_API_KEY, ROWS.api_key_params(key))
 
     async def find_by_hash(self, key_hash: bytes) -> ApiKey | None:
         row = await self._db.fetch_one(_FIND_API_KEY, (key_hash,))
-        return None if row is None else m.api_key_from_row(row)
+        return None if row is None else ROWS.api_key_from_row(row)
 
     async def get(self, key_id: str) -> ApiKey | None:
         row = await self._db.fetch_one(_GET_API_KEY, (key_id,))
-        return None if row is None else m.api_key_from_row(row)
+        return None if row is None else ROWS.api_key_from_row(row)
 
     async def revoke(self, key_id: str, when: datetime) -> bool:
         return await self._db.execute(_REVOKE_API_KEY, (m.moment(when), key_id)) > 0
 
     async def list(self, workspace_id: str) -> list[ApiKey]:
         rows = await self._db.fetch_all(_LIST_API_KEYS, (workspace_id,))
-        return [m.api_key_from_row(row) for row in rows]
+        return [ROWS.api_key_from_row(row) for row in rows]
 
 
 # Submissions, the outbox and idempotency records
@@ -350,17 +351,17 @@ class PostgresSubmissions:
         held = await self._db.fetch_one(_HELD_KEY, (record.scope, record.key))
         if held is None:
             raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
-        return m.idempotency_from_row(held)
+        return ROWS.idempotency_from_row(held)
 
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
     ) -> IdempotencyRecord | None:
         row = await self._db.fetch_one(_FIND_IDEMPOTENCY, (scope, key, m.moment(not_before)))
-        return None if row is None else m.idempotency_from_row(row)
+        return None if row is None else ROWS.idempotency_from_row(row)
 
     async def get(self, submission_id: str) -> Submission | None:
         row = await self._db.fetch_one(_GET_SUBMISSION, (submission_id,))
-        return None if row is None else m.submission_from_row(row)
+        return None if row is None else ROWS.submission_from_row(row)
 
     async def iterate(
         self,
@@ -383,13 +384,15 @@ class PostgresSubmissions:
                 )
             )
             for row in rows:
-                yield m.submission_from_row(row)
+                yield ROWS.submission_from_row(row)
             if len(rows) < batch_size:
                 return
             after = rows[-1]["submission_id"]
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
-        return [m.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))]
+        return [
+            ROWS.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))
+        ]
 
     async def purge(
         self,

@@ -19,6 +19,7 @@ from intake.adapters.delivery import (
 )
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.mapping import ROWS
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.ports.delivery import ClaimedDelivery
@@ -60,16 +61,16 @@ _REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
 
 
 def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint) -> None:
-    conn.execute(_INSERT_ENDPOINT, m.endpoint_params(endpoint))
+    conn.execute(_INSERT_ENDPOINT, ROWS.endpoint_params(endpoint))
 
 
 def _get_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> WebhookEndpoint | None:
     row = conn.execute(_GET_ENDPOINT, (endpoint_id,)).fetchone()
-    return None if row is None else m.endpoint_from_row(row)
+    return None if row is None else ROWS.endpoint_from_row(row)
 
 
 def _list_endpoints(conn: sqlite3.Connection, form_id: str) -> list[WebhookEndpoint]:
-    return [m.endpoint_from_row(row) for row in conn.execute(_LIST_ENDPOINTS, (form_id,))]
+    return [ROWS.endpoint_from_row(row) for row in conn.execute(_LIST_ENDPOINTS, (form_id,))]
 
 
 def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
@@ -81,12 +82,12 @@ def _disable_endpoint(conn: sqlite3.Connection, endpoint_id: str, when: datetime
 
 
 def _add_recipient(conn: sqlite3.Connection, recipient: NotificationRecipient) -> None:
-    if conn.execute(_INSERT_RECIPIENT, m.recipient_params(recipient)).rowcount == 0:
+    if conn.execute(_INSERT_RECIPIENT, ROWS.recipient_params(recipient)).rowcount == 0:
         raise ValueError("already a recipient")
 
 
 def _list_recipients(conn: sqlite3.Connection, form_id: str) -> list[NotificationRecipient]:
-    return [m.recipient_from_row(row) for row in conn.execute(_LIST_RECIPIENTS, (form_id,))]
+    return [ROWS.recipient_from_row(row) for row in conn.execute(_LIST_RECIPIENTS, (form_id,))]
 
 
 class SqliteDestinations:
@@ -248,12 +249,17 @@ _BACKLOG = """
 def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
     at = m.time_text(now)
     with transaction(conn):
-        events = [m.outbox_row_from_row(row).event for row in conn.execute(_UNPUBLISHED, (limit,))]
+        events = [
+            ROWS.outbox_row_from_row(row).event for row in conn.execute(_UNPUBLISHED, (limit,))
+        ]
         forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {}
         for form_id in {event.form_id for event in events}:
             forms[form_id] = (
-                [m.endpoint_from_row(row) for row in conn.execute(_FORM_ENDPOINTS, (form_id,))],
-                [m.recipient_from_row(row) for row in conn.execute(_FORM_RECIPIENTS, (form_id,))],
+                [ROWS.endpoint_from_row(row) for row in conn.execute(_FORM_ENDPOINTS, (form_id,))],
+                [
+                    ROWS.recipient_from_row(row)
+                    for row in conn.execute(_FORM_RECIPIENTS, (form_id,))
+                ],
             )
         rows = [
             (
@@ -299,11 +305,11 @@ def _claim_due(
 
 def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
     return ClaimedDelivery(
-        delivery=m.delivery_from_row(row),
-        event=m.outbox_row_from_row(row, prefix="o_").event,
-        endpoint=None if row["e_endpoint_id"] is None else m.endpoint_from_row(row, prefix="e_"),
+        delivery=ROWS.delivery_from_row(row),
+        event=ROWS.outbox_row_from_row(row, prefix="o_").event,
+        endpoint=None if row["e_endpoint_id"] is None else ROWS.endpoint_from_row(row, prefix="e_"),
         recipient=(
-            None if row["r_recipient_id"] is None else m.recipient_from_row(row, prefix="r_")
+            None if row["r_recipient_id"] is None else ROWS.recipient_from_row(row, prefix="r_")
         ),
         leased_until=leased_until,
     )
@@ -328,7 +334,7 @@ def _record_failure(
 
 def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> list[Delivery]:
     query = _LIST_DEAD if dead_only else _LIST_DELIVERIES
-    return [m.delivery_from_row(row) for row in conn.execute(query, (limit,))]
+    return [ROWS.delivery_from_row(row) for row in conn.execute(query, (limit,))]
 
 
 def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int:
@@ -337,7 +343,7 @@ def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int:
 
 def _backlog(conn: sqlite3.Connection) -> tuple[int, datetime | None]:
     row = conn.execute(_BACKLOG).fetchone()
-    return int(row["waiting"]), m.parse_optional_time(row["oldest"])
+    return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
 
 
 class SqliteDeliveries:

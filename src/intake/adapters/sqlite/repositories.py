@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from intake.adapters.delivery import Wakeup
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.mapping import ROWS
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
@@ -53,20 +54,20 @@ _USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
 
 
 def _add_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
-    conn.execute(_INSERT_WORKSPACE, m.workspace_params(workspace))
+    conn.execute(_INSERT_WORKSPACE, ROWS.workspace_params(workspace))
 
 
 def _get_workspace(conn: sqlite3.Connection, workspace_id: str) -> Workspace | None:
     row = conn.execute(_GET_WORKSPACE, (workspace_id,)).fetchone()
-    return None if row is None else m.workspace_from_row(row)
+    return None if row is None else ROWS.workspace_from_row(row)
 
 
 def _update_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
-    conn.execute(_UPDATE_WORKSPACE, m.workspace_params(workspace))
+    conn.execute(_UPDATE_WORKSPACE, ROWS.workspace_params(workspace))
 
 
 def _list_workspaces(conn: sqlite3.Connection) -> list[Workspace]:
-    return [m.workspace_from_row(row) for row in conn.execute(_LIST_WORKSPACES)]
+    return [ROWS.workspace_from_row(row) for row in conn.execute(_LIST_WORKSPACES)]
 
 
 def _usage(conn: sqlite3.Connection, workspace_id: str, period: str) -> int:
@@ -138,17 +139,17 @@ _RESOLVE_ID = _SELECT_CONTEXT + " WHERE f.form_id = ?"
 
 
 def _add_form(conn: sqlite3.Connection, form: Form) -> None:
-    conn.execute(_INSERT_FORM, m.form_params(form))
+    conn.execute(_INSERT_FORM, ROWS.form_params(form))
 
 
 def _get_form(conn: sqlite3.Connection, form_id: str) -> Form | None:
     row = conn.execute(_GET_FORM, (form_id,)).fetchone()
-    return None if row is None else m.form_from_row(row)
+    return None if row is None else ROWS.form_from_row(row)
 
 
 def _update_form(conn: sqlite3.Connection, form: Form) -> None:
     # The key is a column of the row, not a second index to keep: a rotated key is gone.
-    conn.execute(_UPDATE_FORM, m.form_params(form))
+    conn.execute(_UPDATE_FORM, ROWS.form_params(form))
 
 
 def _list_forms(conn: sqlite3.Connection, workspace_id: str | None) -> list[Form]:
@@ -157,14 +158,14 @@ def _list_forms(conn: sqlite3.Connection, workspace_id: str | None) -> list[Form
         if workspace_id is None
         else conn.execute(_LIST_WORKSPACE_FORMS, (workspace_id,))
     )
-    return [m.form_from_row(row) for row in rows]
+    return [ROWS.form_from_row(row) for row in rows]
 
 
 def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | None:
     row = conn.execute(query, (value,)).fetchone()
     if row is None:
         return None
-    return FormContext(m.form_from_row(row), m.workspace_from_row(row, prefix="w_"))
+    return FormContext(ROWS.form_from_row(row), ROWS.workspace_from_row(row, prefix="w_"))
 
 
 class SqliteForms:
@@ -207,17 +208,17 @@ _REVOKE_API_KEY = "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHER
 
 
 def _add_api_key(conn: sqlite3.Connection, key: ApiKey) -> None:
-    conn.execute(_INSERT_API_KEY, m.api_key_params(key))
+    conn.execute(_INSERT_API_KEY, ROWS.api_key_params(key))
 
 
 def _find_api_key(conn: sqlite3.Connection, key_hash: bytes) -> ApiKey | None:
     row = conn.execute(_FIND_API_KEY, (key_hash,)).fetchone()
-    return None if row is None else m.api_key_from_row(row)
+    return None if row is None else ROWS.api_key_from_row(row)
 
 
 def _get_api_key(conn: sqlite3.Connection, key_id: str) -> ApiKey | None:
     row = conn.execute(_GET_API_KEY, (key_id,)).fetchone()
-    return None if row is None else m.api_key_from_row(row)
+    return None if row is None else ROWS.api_key_from_row(row)
 
 
 def _revoke_api_key(conn: sqlite3.Connection, key_id: str, when: datetime) -> bool:
@@ -225,7 +226,7 @@ def _revoke_api_key(conn: sqlite3.Connection, key_id: str, when: datetime) -> bo
 
 
 def _list_api_keys(conn: sqlite3.Connection, workspace_id: str) -> list[ApiKey]:
-    return [m.api_key_from_row(row) for row in conn.execute(_LIST_API_KEYS, (workspace_id,))]
+    return [ROWS.api_key_from_row(row) for row in conn.execute(_LIST_API_KEYS, (workspace_id,))]
 
 
 class SqliteApiKeys:
@@ -352,14 +353,14 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
         if plan.quota is not None and not _charge(conn, plan.quota):
             tx.discard()
             return QuotaReached()
-        conn.execute(_INSERT_SUBMISSION, m.submission_params(plan.submission))
-        conn.execute(_INSERT_EVENT, m.event_params(plan.event))
+        conn.execute(_INSERT_SUBMISSION, ROWS.submission_params(plan.submission))
+        conn.execute(_INSERT_EVENT, ROWS.event_params(plan.event))
     return Committed()
 
 
 def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
     """Writes the record; if a live one holds the key already, returns that instead."""
-    params = m.idempotency_params(record)
+    params = ROWS.idempotency_params(record)
     try:
         conn.execute(_INSERT_IDEMPOTENCY, params)
     except sqlite3.IntegrityError:
@@ -368,7 +369,7 @@ def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> Idempoten
         row = conn.execute(_GET_IDEMPOTENCY, (record.scope, record.key)).fetchone()
         if row is None:
             raise  # some other constraint: a real error
-        holder = m.idempotency_from_row(row)
+        holder = ROWS.idempotency_from_row(row)
         if not holder.expired(record.created_at):
             return holder
         conn.execute(_REPLACE_IDEMPOTENCY, params)
@@ -392,12 +393,12 @@ def _find_idempotency(
     conn: sqlite3.Connection, scope: str, key: str, not_before: datetime
 ) -> IdempotencyRecord | None:
     row = conn.execute(_FIND_IDEMPOTENCY, (scope, key, m.time_text(not_before))).fetchone()
-    return None if row is None else m.idempotency_from_row(row)
+    return None if row is None else ROWS.idempotency_from_row(row)
 
 
 def _get_submission(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
     row = conn.execute(_GET_SUBMISSION, (submission_id,)).fetchone()
-    return None if row is None else m.submission_from_row(row)
+    return None if row is None else ROWS.submission_from_row(row)
 
 
 def _page(
@@ -412,11 +413,11 @@ def _page(
         if status is None
         else conn.execute(_PAGE_WITH_STATUS, (form_id, status.value, after, limit))
     )
-    return [m.submission_from_row(row) for row in rows]
+    return [ROWS.submission_from_row(row) for row in rows]
 
 
 def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
-    return [m.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
+    return [ROWS.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
 
 
 def _purge_batch(conn: sqlite3.Connection, query: str, cutoff: datetime, limit: int) -> int:
