@@ -18,11 +18,11 @@ from intake.adapters.sqlite.worker import Worker
 
 
 class SqliteStore:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, applied_on_open: list[str] | None = None) -> None:
         self._worker = worker
         # Migrations applied when the store opened, reported by the first migrate() call
         # so that `intake migrate` on a fresh file says what it did.
-        self._applied_on_open: list[str] = []
+        self._applied_on_open = list(applied_on_open or [])
         self._workspaces = SqliteWorkspaces(worker)
         self._forms = SqliteForms(worker)
         self._api_keys = SqliteApiKeys(worker)
@@ -83,6 +83,4 @@ async def open_sqlite_store(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIME
     except BaseException:
         await worker.close()
         raise
-    store = SqliteStore(worker)
-    store._applied_on_open = applied
-    return store
+    return SqliteStore(worker, applied)
