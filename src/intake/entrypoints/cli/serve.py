@@ -54,8 +54,7 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
     if workers > 1 and not _shared_rate_limits(settings):
         raise CommandError(
             f"--workers {workers} needs INTAKE_REDIS_URL: the in-process rate limiter "
-            "cannot hold the limits across processes (Redis support is coming in a later "
-            "release); run one worker per host, or several hosts behind a proxy"
+            "cannot hold the limits across processes; set INTAKE_REDIS_URL or run one worker"
         )
     level = log_level(settings)
     # Opened once before any worker starts: a bad database URL or an unreachable
