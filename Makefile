@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export INTAKE_DATABASE_URL ?= sqlite:///.intake/intake.db
 
-.PHONY: install run test test-fast lint typecheck format clean
+.PHONY: install run test test-fast test-faults fuzz bench browser lint typecheck format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,14 +21,36 @@ run: install
 	$(BIN)/intake serve
 
 lint: install
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: install
 	$(BIN)/mypy
 
-test: lint typecheck
-	$(BIN)/pytest -q
+# The fault-injection scenarios start their own servers and run for minutes: a target
+# of their own (CI runs both).
+test: lint typecheck browser
+	$(BIN)/pytest -q -m "not faults"
+
+test-faults: install
+	$(BIN)/pytest -q -s -m faults tests/faults
+
+# A longer fuzzing run than the time-bounded one in `make test`.
+FUZZ_SECONDS ?= 600
+fuzz: install
+	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
+
+bench: install
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Debian's Chromium for the browser tests; no browser is ever downloaded by a test tool.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y -q chromium >/dev/null 2>&1 \
+	      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
+	      || echo "could not install chromium"; \
+	  else echo "chromium is not installed: the browser tests will skip"; fi; }
 
 test-fast: install
 	$(BIN)/pytest -q -x

@@ -8,12 +8,10 @@ in-process on the same database with a clock the test moves.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,13 @@ from intake.service.relay import RelayRound
 from tests.conftest import unavailable
 from tests.contract.conftest import admin_url, create_database, drop_database
 from tests.contract.conftest import database_url as with_database
+from tests.support.processes import (
+    IntakeProcess,
+    clean_env,
+    console_script,
+    run_cli,
+    wait_for,
+)
 from tests.support.receiver import ReceivedRequest, Receiver
 from tests.support.smtp_server import SmtpServer
 
@@ -42,23 +47,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 DEADLINE = 20.0  # seconds for anything a process is waited for
 LEASE = timedelta(minutes=2)  # the relay's default lease
 MAIL_TO = "owner@example.com"
-
-
-def _console_script() -> str:
-    beside = Path(sys.executable).parent / "intake"
-    assert beside.exists(), f"the intake console script is not installed beside {sys.executable}"
-    return str(beside)
-
-
-def _intake(env: Mapping[str, str], *argv: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [_console_script(), *argv, "--json"],
-        env=dict(env), capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    document = json.loads(done.stdout)
-    assert isinstance(document, dict)
-    return document
 
 
 def _postgres_database() -> Iterator[str]:
@@ -97,15 +85,13 @@ def smtp() -> Iterator[SmtpServer]:
 
 @pytest.fixture
 def env(database: str, smtp: SmtpServer) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
-    return {
-        **clean,
-        "INTAKE_DATABASE_URL": database,
+    return clean_env(
+        INTAKE_DATABASE_URL=database,
         # The receiver is plain http on 127.0.0.1.
-        "INTAKE_WEBHOOK_ALLOW_PRIVATE": "true",
-        "INTAKE_SMTP_URL": smtp.url,
-        "INTAKE_MAIL_FROM": "intake@example.com",
-    }
+        INTAKE_WEBHOOK_ALLOW_PRIVATE="true",
+        INTAKE_SMTP_URL=smtp.url,
+        INTAKE_MAIL_FROM="intake@example.com",
+    )
 
 
 @pytest.fixture
@@ -148,20 +134,12 @@ def _verify(secret: str, request: ReceivedRequest) -> dict[str, Any]:
     return payload
 
 
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {DEADLINE} s")
-        time.sleep(0.05)
-
-
 def test_a_submission_reaches_the_webhook_and_the_mailbox_through_relay_once(
     env: dict[str, str], form: dict[str, str], receiver: Receiver, smtp: SmtpServer
 ) -> None:
     submission_id = _submit(env, form["public_form_key"])
 
-    counts = _intake(env, "relay", "--once")
+    counts = run_cli(env, "relay", "--once")
 
     assert counts == {"delivered": 2, "failed": 0, "dead": 0, "fanned_out": 1}
     (request,) = receiver.requests
@@ -173,7 +151,7 @@ def test_a_submission_reaches_the_webhook_and_the_mailbox_through_relay_once(
     assert mail.rcpt_tos == (MAIL_TO,)
     assert mail.mail_from == "intake@example.com"
     assert mail.message["X-Intake-Submission-Id"] == submission_id
-    deliveries = _intake(env, "outbox", "list")["deliveries"]
+    deliveries = run_cli(env, "outbox", "list")["deliveries"]
     assert {d["state"] for d in deliveries} == {"delivered"}
     assert {d["event_id"] for d in deliveries} == {request.headers["webhook-id"]}
 
@@ -215,15 +193,11 @@ async def test_a_receiver_failing_twice_gets_the_event_on_the_third_round_with_t
 def _relay_killed_mid_send(env: Mapping[str, str], receiver: Receiver, log: Path) -> None:
     """`intake relay --once`, SIGKILLed while the receiver holds its webhook request."""
     receiver.delay = 60.0
-    with log.open("w") as sink:
-        relay = subprocess.Popen(
-            [_console_script(), "relay", "--once"], env=dict(env), stdout=sink, stderr=sink
-        )
+    relay = IntakeProcess(env, log, ["relay", "--once"]).start()
     try:
-        _wait_for(lambda: len(receiver.requests) == 1, "webhook request")
+        wait_for(lambda: len(receiver.requests) == 1, DEADLINE, "webhook request")
     finally:
         relay.kill()
-        relay.wait()
     receiver.delay = 0.0
 
 
@@ -233,7 +207,7 @@ async def test_a_relay_killed_mid_delivery_is_redelivered_with_the_same_id_after
     _submit(env, form["public_form_key"])
     _relay_killed_mid_send(env, receiver, tmp_path / "relay.log")
 
-    within_lease = _intake(env, "relay", "--once")
+    within_lease = run_cli(env, "relay", "--once")
     clock = FakeClock(datetime.now(UTC) + LEASE + timedelta(seconds=1))
     async with open_runtime(Settings.from_env(env), clock=clock) as runtime:
         after_lease = await runtime.relay.run_once()
@@ -245,14 +219,14 @@ async def test_a_relay_killed_mid_delivery_is_redelivered_with_the_same_id_after
     first, second = receiver.requests
     assert first.headers["webhook-id"] == second.headers["webhook-id"]
     assert _verify(form["secret"], first) == _verify(form["secret"], second)
-    assert {d["state"] for d in _intake(env, "outbox", "list")["deliveries"]} == {"delivered"}
+    assert {d["state"] for d in run_cli(env, "outbox", "list")["deliveries"]} == {"delivered"}
 
 
 def _start_relay(env: Mapping[str, str], tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     out = tmp_path / "relay.out"
     with out.open("w") as stdout, (tmp_path / "relay.err").open("w") as stderr:
         process = subprocess.Popen(
-            [_console_script(), "relay", "--json"],
+            [console_script(), "relay", "--json"],
             env=dict(env), stdout=stdout, stderr=stderr, text=True,
         )  # fmt: skip
     return process, out
@@ -278,7 +252,7 @@ def test_the_relay_delivers_new_submissions_and_stops_gracefully_on_sigterm(
     process, out = _start_relay(env, tmp_path)
     try:
         submission_id = _submit(env, form["public_form_key"])
-        _wait_for(lambda: len(receiver.requests) == 1, "webhook request")
+        wait_for(lambda: len(receiver.requests) == 1, DEADLINE, "webhook request")
         process.send_signal(signal.SIGTERM)
         code = _exit_code(process)
     finally:
@@ -296,7 +270,7 @@ def test_the_relay_delivers_new_submissions_and_stops_gracefully_on_sigterm(
     }, "the send in flight finished and was recorded"
     assert _verify(form["secret"], receiver.requests[0])["submission_id"] == submission_id
     assert len(smtp.messages) == 1
-    assert {d["state"] for d in _intake(env, "outbox", "list")["deliveries"]} == {"delivered"}
+    assert {d["state"] for d in run_cli(env, "outbox", "list")["deliveries"]} == {"delivered"}
     assert "relay stopping after the sends in flight" in errors
 
 
@@ -307,7 +281,7 @@ def test_a_second_signal_stops_the_relay_at_once(
     process, _ = _start_relay(env, tmp_path)
     try:
         _submit(env, form["public_form_key"])
-        _wait_for(lambda: len(receiver.requests) == 1, "webhook request")
+        wait_for(lambda: len(receiver.requests) == 1, DEADLINE, "webhook request")
         process.send_signal(signal.SIGINT)
         time.sleep(0.2)  # two separate signals, as two Ctrl-C presses are
         process.send_signal(signal.SIGINT)
@@ -318,5 +292,5 @@ def test_a_second_signal_stops_the_relay_at_once(
             process.wait()
 
     assert code == 130
-    (pending,) = [d for d in _intake(env, "outbox", "list")["deliveries"] if d["kind"] == "webhook"]
+    (pending,) = [d for d in run_cli(env, "outbox", "list")["deliveries"] if d["kind"] == "webhook"]
     assert pending["state"] == "pending", "left to its lease, to be sent again"

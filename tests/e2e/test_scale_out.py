@@ -12,18 +12,12 @@ which nothing else uses and which it empties before and after. The servers trust
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import signal
-import socket
-import subprocess
-import sys
-import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -34,6 +28,7 @@ import redis
 from psycopg import sql
 
 from tests.conftest import unavailable
+from tests.support.processes import ServedProcess, clean_env, run_cli, wait_until_ready
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.services]
 
@@ -49,19 +44,6 @@ LOG_TAIL = 40  # lines of a server's log attached to a failure
 PUBLIC_BURST = 5  # per 30 s, per client IP and form: the default
 PUBLIC_FORM = 20  # per 600 s, per form
 SERVER_BURST = 8  # per 30 s, per API key and form
-
-
-def _console_script() -> str:
-    beside = Path(sys.executable).parent / "intake"
-    assert beside.exists(), f"the intake console script is not installed beside {sys.executable}"
-    return str(beside)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _admin_url() -> str:
@@ -120,75 +102,15 @@ def _flush_redis(redis_url: str) -> None:
         client.flushdb()
 
 
-def _tail(log: Path) -> str:
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except FileNotFoundError:
-        return "(no log)"
-    return "\n".join(lines[-LOG_TAIL:])
-
-
-class Server:
-    """One `intake serve` process, its output in a file rather than a pipe (a pipe nobody
-    reads could fill and stall it), in a process group of its own so that its workers
-    can be killed with it should it hang."""
-
-    def __init__(self, env: Mapping[str, str], log: Path, workers: int) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        self.workers = workers
-        with log.open("w") as sink:
-            self.process = subprocess.Popen(
-                [_console_script(), "serve", "--port", str(self.port),
-                 "--workers", str(workers)],
-                env=dict(env), stdout=sink, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-
-    def __str__(self) -> str:
-        return f"intake serve on {self.base} (workers={self.workers})"
-
-    def describe(self) -> str:
-        return f"--- {self} ---\n{_tail(self.log)}"
-
-    def ready(self) -> bool:
-        if self.process.poll() is not None:
-            pytest.fail(f"{self} exited with {self.process.returncode}:\n{_tail(self.log)}")
-        try:
-            return httpx.get(f"{self.base}/readyz", timeout=1.0).status_code == 200
-        except httpx.TransportError:
-            return False  # not listening yet
-
-    def stop(self) -> int:
-        """SIGTERM, as a service manager sends, then a bounded wait; a server that hangs
-        is killed with its whole process group."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=SHUTDOWN_DEADLINE)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        return self.process.returncode
-
-
 class Deployment:
     """The two servers and the command line that manages their database."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = dict(env)
-        self.servers: list[Server] = []
+        self.servers: list[ServedProcess] = []
 
     def intake(self, *argv: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [_console_script(), *argv, "--json"],
-            env=self.env, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, f"intake {' '.join(argv)}: {done.stderr}"
-        document = json.loads(done.stdout)
-        assert isinstance(document, dict)
-        return document
+        return run_cli(self.env, *argv)
 
     def logs(self) -> str:
         """For assertion messages: what the servers said."""
@@ -209,41 +131,25 @@ class Deployment:
         return submissions
 
 
-def _wait_until_ready(servers: Sequence[Server]) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE
-    waiting = list(servers)
-    while waiting and time.monotonic() < deadline:
-        waiting = [server for server in waiting if not server.ready()]
-        if waiting:
-            time.sleep(0.1)
-    if waiting:
-        pytest.fail(
-            f"no answer on /readyz within {STARTUP_DEADLINE} s:\n"
-            + "\n".join(server.describe() for server in waiting)
-        )
-
-
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     admin, redis_url = _admin_url(), _redis_url()
     _check_services(admin, redis_url)
     logs = tmp_path_factory.mktemp("scale_out")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
-    stopped: dict[str, int] = {}  # exit status by server
+    stopped: dict[str, int | None] = {}  # exit status by server
     with ExitStack() as cleanup:
         _flush_redis(redis_url)
         cleanup.callback(_flush_redis, redis_url)
         name = _create_database(admin)
         cleanup.callback(_drop_database, admin, name)
-        env = {
-            **clean,
-            "INTAKE_DATABASE_URL": _with_database(admin, name),
-            "INTAKE_REDIS_URL": redis_url,
-            "INTAKE_TRUSTED_PROXIES": "127.0.0.1",
-            "INTAKE_RATE_LIMIT_PUBLIC_BURST": f"{PUBLIC_BURST}/30",
-            "INTAKE_RATE_LIMIT_PUBLIC_FORM": f"{PUBLIC_FORM}/600",
-            "INTAKE_RATE_LIMIT_SERVER_BURST": f"{SERVER_BURST}/30",
-        }
+        env = clean_env(
+            INTAKE_DATABASE_URL=_with_database(admin, name),
+            INTAKE_REDIS_URL=redis_url,
+            INTAKE_TRUSTED_PROXIES="127.0.0.1",
+            INTAKE_RATE_LIMIT_PUBLIC_BURST=f"{PUBLIC_BURST}/30",
+            INTAKE_RATE_LIMIT_PUBLIC_FORM=f"{PUBLIC_FORM}/600",
+            INTAKE_RATE_LIMIT_SERVER_BURST=f"{SERVER_BURST}/30",
+        )
         deployment = Deployment(env)
         deployment.intake("migrate")
 
@@ -254,8 +160,14 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 
         cleanup.callback(stop_all)
         for index, workers in enumerate((2, 1)):
-            deployment.servers.append(Server(env, logs / f"serve-{index}.log", workers))
-        _wait_until_ready(deployment.servers)
+            server = ServedProcess(
+                env, logs / f"serve-{index}.log", workers=workers, ready_path="/readyz",
+                startup_timeout=STARTUP_DEADLINE, stop_timeout=SHUTDOWN_DEADLINE,
+                log_tail=LOG_TAIL,
+            )  # fmt: skip
+            deployment.servers.append(server)
+            server.start(wait=False)  # both start at once; then both are waited for
+        wait_until_ready(deployment.servers)
         yield deployment
     # Reached only when setup and teardown went through: the servers' exit is checked
     # after the database and Redis are cleaned up. uvicorn's single process re-raises

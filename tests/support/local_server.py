@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, ClassVar, Self
+
+from tests.support.processes import Background
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -21,7 +22,7 @@ class QuietServer(ThreadingHTTPServer):
         return
 
 
-class LocalHttpServer:
+class LocalHttpServer(Background):
     """Subclasses name their request handler; handlers reach them as `server.owner`."""
 
     handler: ClassVar[type[BaseHTTPRequestHandler]]
@@ -62,17 +63,6 @@ class LocalHttpServer:
         server.server_close()  # joins the handler threads (block_on_close)
         self._server = None
         self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:

@@ -14,12 +14,13 @@ import email.policy
 import threading
 import warnings
 from email.message import EmailMessage
-from types import TracebackType
 from typing import Any, Literal, Self
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 from attrs import frozen
+
+from tests.support.processes import Background
 
 
 @frozen
@@ -45,7 +46,7 @@ class _Controller(Controller):
         super()._trigger_server()  # type: ignore[no-untyped-call]  # aiosmtpd leaves it untyped
 
 
-class SmtpServer:
+class SmtpServer(Background):
     def __init__(self, credentials: tuple[str, str] | None = None) -> None:
         self.reply: str | None = None
         self.stage: Literal["rcpt", "data"] = "rcpt"
@@ -78,17 +79,6 @@ class SmtpServer:
             return
         controller.stop()
         self._controller = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:
