@@ -27,6 +27,8 @@ QueryParams: TypeAlias = Mapping[str, object] | Sequence[object] | None
 _SCHEMES = ("postgresql://", "postgres://")
 # Said to libpq, unless the URL names the connections itself: pg_stat_activity shows them.
 _APPLICATION_NAME = "intake"
+# Seconds the pool keeps re-making one lost connection before it starts over.
+RECONNECT_TIMEOUT = 5.0
 
 
 def check_url(url: str) -> str:
@@ -69,6 +71,11 @@ class Database:
             # How long a request waits for a free connection: a full pool answers 503
             # at once rather than queueing requests behind it.
             timeout=pool_timeout,
+            # A lost connection is re-made with a doubling back-off (1, 2, 4, ... s) for
+            # this long, then given up and made afresh when a request needs one. Left at
+            # the pool's 5 minutes, the back-off grows as long as the outage, and a
+            # server back after a minute would wait for up to another minute.
+            reconnect_timeout=RECONNECT_TIMEOUT,
             name="intake",
         )
         try:
