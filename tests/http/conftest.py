@@ -139,7 +139,10 @@ class SpecCheck:
         self.seen: list[tuple[str, int, str | None]] = []
 
     def operation(self, method: str, path: str) -> Mapping[str, Any] | None:
-        parts = path.strip("/").split("/")
+        # Not stripped: `/f/KEY/` and `/f/` are other paths than `/f/KEY` (unknown, 404).
+        parts = path.split("/")[1:]
+        if not all(parts):
+            return None
         if len(parts) == 2 and parts[0] == "f":
             template = "/f/{public_form_key}"
         elif len(parts) == 4 and parts[:2] == ["v1", "forms"] and parts[3] == "submissions":

@@ -65,8 +65,9 @@ def parse_content_type(header: str | None) -> ContentType:
     raw_charset = options.get(b"charset", b"utf-8").decode("latin-1") or "utf-8"
     try:
         codec = codecs.lookup(raw_charset)
-    except LookupError:
-        # A charset intake cannot read is a content type it does not support (step 5).
+    except (LookupError, ValueError):
+        # A charset intake cannot read is a content type it does not support (step 5);
+        # a name holding NUL is a ValueError, not a LookupError.
         raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
     # `base64` and `rot13` are codecs but not text encodings; `bytes.decode` refuses them
     # by this same flag, so it is checked here, before any callback meets it.
@@ -240,19 +241,27 @@ class MultipartReader:
         self._header_value = b""
         self._ended = False
         self._error: IntakeError | None = None
-        self._parser = python_multipart.MultipartParser(
-            content_type.boundary,
-            {
-                "on_part_begin": self._on_part_begin,
-                "on_part_data": self._on_part_data,
-                "on_part_end": self._on_part_end,
-                "on_header_field": self._on_header_field,
-                "on_header_value": self._on_header_value,
-                "on_header_end": self._on_header_end,
-                "on_headers_finished": self._on_headers_finished,
-                "on_end": self._on_end,
-            },
-        )
+        # RFC 2046: what comes before the first delimiter is a preamble, to be ignored.
+        # The reader skips it itself: the parser skips only blank lines there, and how
+        # much else it skips depends on where the body was split into chunks.
+        self._delimiter = b"--" + content_type.boundary
+        self._preamble_tail: bytes | None = b""  # None once the first delimiter is found
+        try:
+            self._parser = python_multipart.MultipartParser(
+                content_type.boundary,
+                {
+                    "on_part_begin": self._on_part_begin,
+                    "on_part_data": self._on_part_data,
+                    "on_part_end": self._on_part_end,
+                    "on_header_field": self._on_header_field,
+                    "on_header_value": self._on_header_value,
+                    "on_header_end": self._on_header_end,
+                    "on_headers_finished": self._on_headers_finished,
+                    "on_end": self._on_end,
+                },
+            )
+        except FormParserError:
+            raise _malformed() from None  # a boundary longer than any the parser takes
 
     # The parser's callbacks cannot raise through it cleanly, so they record the first
     # refusal and the reader raises it after the write returns.
@@ -327,7 +336,7 @@ class MultipartReader:
         try:
             value = bytes(part.data).decode(charset)
             self._budget.text(_utf8_len(value))
-        except (UnicodeError, LookupError):
+        except (LookupError, ValueError):  # ValueError: bad bytes, or a charset with NUL
             self._fail(_malformed())
             return
         except IntakeError as error:
@@ -338,7 +347,23 @@ class MultipartReader:
     def _on_end(self) -> None:
         self._ended = True
 
+    def _past_preamble(self, chunk: bytes) -> bytes:
+        """The part of `chunk` from the first delimiter on; until one is found, only the
+        bytes that could begin a delimiter split across chunks are kept."""
+        if self._preamble_tail is None:
+            return chunk
+        pending = self._preamble_tail + chunk
+        at = pending.find(self._delimiter)
+        if at < 0:
+            self._preamble_tail = pending[max(0, len(pending) - len(self._delimiter) + 1) :]
+            return b""
+        self._preamble_tail = None
+        return pending[at:]
+
     def feed(self, chunk: bytes) -> None:
+        chunk = self._past_preamble(chunk)
+        if not chunk:
+            return
         try:
             self._parser.write(chunk)
         except FormParserError:
