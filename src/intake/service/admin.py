@@ -589,6 +589,8 @@ def outbox_event_view(row: OutboxRow) -> dict[str, object]:
 
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# Spreadsheets skip leading spaces and line breaks before they look for a formula.
+_FORMULA_STARTS = ("=", "+", "-", "@")
 
 
 def _csv_cell(value: object) -> str:
@@ -602,15 +604,18 @@ def _csv_cell(value: object) -> str:
         text = ", ".join(str(v) for v in value)
     else:
         text = json.dumps(value, ensure_ascii=False)
-    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
+    if text.startswith(_FORMULA_PREFIXES) or text.lstrip().startswith(_FORMULA_STARTS):
+        return "'" + text
+    return text
 
 
 CSV_FIXED_COLUMNS = ("submission_id", "created_at", "status", "subject", "reply_to")
 
 
 def csv_header(fields: Iterable[str]) -> list[str]:
-    """The fixed columns, then the data fields in the order given."""
-    return [*CSV_FIXED_COLUMNS, *fields]
+    """The fixed columns, then the data fields in the order given; a sender chose those
+    names, so they are defused like any cell."""
+    return [*CSV_FIXED_COLUMNS, *(_csv_cell(name) for name in fields)]
 
 
 def csv_record(row: Submission, fields: Iterable[str]) -> list[str]:

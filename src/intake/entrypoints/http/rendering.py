@@ -19,9 +19,14 @@ from intake.service.messages import CONFIRMATION, Accepted, Outcome, Refused
 JSON_TYPE = "application/json"
 HTML_TYPE = "text/html; charset=utf-8"
 # Pages carry no script and load nothing: a hostile value could not run even if one
-# slipped past the escaping.
+# slipped past the escaping. Nor can another site frame them (default-src does not
+# cover framing, base URLs or form targets, so those are named).
 HTML_HEADERS: Mapping[str, str] = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -42,6 +47,8 @@ def _location(url: str) -> str:
 def _json(body: Mapping[str, object], status: int, headers: dict[str, str]) -> Response:
     payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     headers.setdefault("Cache-Control", "no-store")
+    # error.fields can name a field the sender chose: never let a browser sniff it as HTML.
+    headers.setdefault("X-Content-Type-Options", "nosniff")
     return Response(payload, status_code=status, headers=headers, media_type=JSON_TYPE)
 
 

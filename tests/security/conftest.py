@@ -1,0 +1,16 @@
+"""The security suite drives the same harnesses as the HTTP and command line suites: the
+real app on each backend (tests/http/conftest.py) and the `intake` command on a SQLite
+file beside the app (tests/cli/conftest.py). Their fixtures are brought in here."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import cli, database_url, http  # noqa: F401
+from tests.http.conftest import (  # noqa: F401
+    backend,
+    make_service,
+    postgres_url,
+    redis_url,
+    seeded,
+    sqlite_template,
+    svc,
+)
