@@ -10,9 +10,11 @@ import math
 import os
 from collections.abc import Mapping
 
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 
 from intake.adapters.challenge_http import DEFAULT_VERIFY_URLS
+from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
+from intake.adapters.sqlite.connection import database_path
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
@@ -50,6 +52,12 @@ class Settings:
     webhook_allow_private: bool = False
     # `intake purge` deletes outbox rows published longer ago than this; 0: at once.
     outbox_retention_days: int = 7
+    # When set, GET /metrics wants `Authorization: Bearer <token>`; unset, it is open.
+    metrics_token: str | None = field(default=None, repr=False)
+    # Where file uploads are stored (`file:///path`, a path, `s3://bucket/prefix?...`).
+    blob_url: str | None = field(
+        default=Factory(lambda self: default_blob_url(self.database_url), takes_self=True)
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -66,8 +74,9 @@ class Settings:
             )
             for plan, terms in DEFAULT_PLANS.items()
         }
+        database_url = reader.text("INTAKE_DATABASE_URL", DEFAULT_DATABASE_URL)
         return cls(
-            database_url=reader.text("INTAKE_DATABASE_URL", DEFAULT_DATABASE_URL),
+            database_url=database_url,
             database_pool_size=reader.integer("INTAKE_DATABASE_POOL_SIZE", 10),
             database_pool_timeout=reader.number("INTAKE_DATABASE_POOL_TIMEOUT", 2.0),
             redis_url=reader.optional("INTAKE_REDIS_URL"),
@@ -116,6 +125,8 @@ class Settings:
             log_level=reader.text("INTAKE_LOG_LEVEL", "info").lower(),
             webhook_allow_private=reader.boolean("INTAKE_WEBHOOK_ALLOW_PRIVATE", False),
             outbox_retention_days=reader.integer("INTAKE_OUTBOX_RETENTION_DAYS", 7, minimum=0),
+            metrics_token=reader.optional("INTAKE_METRICS_TOKEN"),
+            blob_url=reader.optional("INTAKE_BLOB_URL") or default_blob_url(database_url),
         )
 
     @property
@@ -125,6 +136,23 @@ class Settings:
     @property
     def is_postgres(self) -> bool:
         return self.database_url.startswith(("postgresql:", "postgres:"))
+
+
+def default_blob_url(database_url: str) -> str | None:
+    """A `blobs` folder beside a SQLite database file (`.intake/blobs` by default): SQLite
+    means one host, and its data already lives there. None otherwise: with PostgreSQL the
+    service may run on several hosts, where a local folder would split the uploads between
+    them, so INTAKE_BLOB_URL must name a shared store; an in-memory database keeps nothing.
+    """
+    if not database_url.startswith("sqlite:"):
+        return None
+    try:
+        path = database_path(database_url)
+    except ValueError:
+        return None  # the store refuses the URL itself, with a better message
+    if path == SQLITE_MEMORY:
+        return None
+    return os.path.join(os.path.dirname(path), "blobs")
 
 
 class _Reader:

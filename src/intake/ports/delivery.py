@@ -40,6 +40,17 @@ class ClaimedDelivery:
     leased_until: datetime
 
 
+@frozen
+class DeliveryCounts:
+    """Where every kept event stands: outbox rows not yet fanned out, and deliveries by
+    state. What `intake purge` deleted is no longer counted."""
+
+    unpublished: int = 0
+    pending: int = 0
+    delivered: int = 0
+    dead: int = 0
+
+
 class DeliveryRepository(Protocol):
     async def fan_out(self, now: datetime, limit: int) -> int:
         """Takes up to `limit` unpublished outbox rows, creates one pending delivery
@@ -83,6 +94,11 @@ class DeliveryRepository(Protocol):
 
     async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
         """Undelivered outbox rows and pending deliveries, and the oldest one's time."""
+        ...
+
+    async def counts(self) -> DeliveryCounts:
+        """Read only: unpublished outbox rows (as `backlog` counts them) and deliveries
+        by state."""
         ...
 
     async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from intake.domain.model import Workspace
@@ -16,4 +17,9 @@ class WorkspaceRepository(Protocol):
 
     async def usage(self, workspace_id: str, period: str) -> int:
         """Accepted submissions counted against the quota in a period (`YYYY-MM`)."""
+        ...
+
+    async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
+        """Read only: every workspace with submissions counted against its quota in the
+        period, with that count, by workspace id; one query, whatever their number."""
         ...

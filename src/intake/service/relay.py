@@ -109,11 +109,22 @@ class Relay:
         # event is committed) finds every delivery soon after it is due.
         self._poll_interval = poll_interval
         self._jitter = jitter
+        self._progress: Callable[[RelayRound], None] | None = None
+
+    def report_progress(self, callback: Callable[[RelayRound], None]) -> None:
+        """Has `callback` told what the relay does as it happens: each fan-out, and
+        each delivery attempt once recorded (the relay's metrics count them)."""
+        self._progress = callback
+
+    def _report(self, progress: RelayRound) -> None:
+        if self._progress is not None and progress != RelayRound():
+            self._progress(progress)
 
     async def run_once(self, stop: anyio.Event | None = None) -> RelayRound:
         """Fans out every unpublished event, then delivers what is due until nothing is
         left due. With `stop` set, sends in flight finish and no new one starts."""
         totals = RelayRound(fanned_out=await self._fan_out())
+        self._report(totals)
         # One limiter for the whole round, so `concurrency` bounds the sends in flight.
         limiter = anyio.CapacityLimiter(self._concurrency)
         while stop is None or not stop.is_set():
@@ -181,7 +192,15 @@ class Relay:
 
         async def deliver(item: ClaimedDelivery) -> None:
             async with limiter:
-                outcomes.append(await self._deliver(item, stop))
+                outcome = await self._deliver(item, stop)
+            outcomes.append(outcome)
+            self._report(
+                RelayRound(
+                    delivered=int(outcome is _Outcome.DELIVERED),
+                    failed=int(outcome is _Outcome.FAILED),
+                    dead=int(outcome is _Outcome.DEAD),
+                )
+            )
 
         async with anyio.create_task_group() as group:
             for item in claimed:

@@ -20,7 +20,7 @@ from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.mapping import ROWS
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import ClaimedDelivery
+from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
@@ -253,6 +253,19 @@ _BACKLOG = """
 """
 
 
+# Pending and unpublished as the backlog says them (each on its partial index); one
+# statement, one snapshot, so the four agree with each other. `delivered` reads the
+# whole table: it holds what `intake purge` has not yet deleted.
+_COUNTS = """
+    SELECT
+        (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL)
+            AS unpublished,
+        (SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL) AS pending,
+        (SELECT count(*) FROM deliveries WHERE state = 'delivered') AS delivered,
+        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead
+"""
+
+
 class PostgresDeliveries:
     def __init__(self, db: Database, listener: Listener) -> None:
         self._db = db
@@ -347,6 +360,17 @@ class PostgresDeliveries:
         if row is None:
             return 0, None
         return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
+
+    async def counts(self) -> DeliveryCounts:
+        row = await self._db.fetch_one(_COUNTS)
+        if row is None:
+            return DeliveryCounts()
+        return DeliveryCounts(
+            unpublished=int(row["unpublished"]),
+            pending=int(row["pending"]),
+            delivered=int(row["delivered"]),
+            dead=int(row["dead"]),
+        )
 
     async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
         """LISTEN on a connection of its own (see `listener`): woken by any process's

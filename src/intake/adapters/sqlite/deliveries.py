@@ -22,7 +22,7 @@ from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import ClaimedDelivery
+from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
@@ -346,6 +346,28 @@ def _backlog(conn: sqlite3.Connection) -> tuple[int, datetime | None]:
     return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
 
 
+# Pending and unpublished as the backlog says them; one statement reads one snapshot,
+# so the four agree with each other.
+_COUNTS = """
+    SELECT
+        (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL)
+            AS unpublished,
+        (SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL) AS pending,
+        (SELECT count(*) FROM deliveries WHERE state = 'delivered') AS delivered,
+        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead
+"""
+
+
+def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
+    row = conn.execute(_COUNTS).fetchone()
+    return DeliveryCounts(
+        unpublished=int(row["unpublished"]),
+        pending=int(row["pending"]),
+        delivered=int(row["delivered"]),
+        dead=int(row["dead"]),
+    )
+
+
 class SqliteDeliveries:
     def __init__(self, worker: Worker, wakeup: Wakeup) -> None:
         self._worker = worker
@@ -376,6 +398,9 @@ class SqliteDeliveries:
 
     async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
         return await self._worker.run(_backlog)
+
+    async def counts(self) -> DeliveryCounts:
+        return await self._worker.run(_counts)
 
     async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
         """Woken by this store's own commits (serve and relay in one process); another

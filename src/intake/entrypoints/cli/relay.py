@@ -5,15 +5,20 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 from anyio import CancelScope
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.process_collector import ProcessCollector
 
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
-from intake.entrypoints.cli.parser import Subparsers, add_command
-from intake.entrypoints.cli.runner import with_runtime
-from intake.service.relay import RelayRound
+from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
+from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.metrics import RelayMetrics
+from intake.service.relay import Relay, RelayRound
 
 log = logging.getLogger("intake.relay")
 
@@ -27,9 +32,47 @@ def register(commands: Subparsers) -> None:
         handler=with_runtime(_relay),
     )
     relay.add_argument("--once", action="store_true", help="deliver what is due now, then exit")
+    relay.add_argument(
+        "--metrics-port",
+        type=port_number,
+        help="serve the relay's Prometheus metrics on this port, at /metrics",
+    )
+    relay.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="address for --metrics-port (default: 127.0.0.1)",
+    )
 
 
 async def _relay(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+    if args.metrics_port is None:
+        await _deliver(runtime, args, out)
+        return
+    with _metrics_server(runtime.relay, args.metrics_host, args.metrics_port):
+        await _deliver(runtime, args, out)
+
+
+@contextmanager
+def _metrics_server(relay: Relay, host: str, port: int) -> Iterator[None]:
+    """The relay's own counters on a small HTTP server of prometheus-client's, in a
+    thread, for as long as the relay runs."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    relay.report_progress(RelayMetrics(registry).record)
+    try:
+        server, thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as error:
+        raise CommandError(f"--metrics-port {port}: cannot listen on {host}: {error}") from None
+    log.info("relay metrics served", extra={"url": f"http://{host}:{port}/metrics"})
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+async def _deliver(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     if args.once:
         _print(out, await runtime.relay.run_once(), "")
         return

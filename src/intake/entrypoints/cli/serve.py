@@ -13,10 +13,13 @@ from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
 from intake.entrypoints.cli.runner import CommandError, log_level, opened_runtime
 from intake.logs import logging_config
+from intake.metrics import multiprocess_directory
 
 log = logging.getLogger("intake.cli")
 
 APP_FACTORY = "intake.entrypoints.http.app:create_app"
+# h11 with deadlines for slow headers and for refused bodies (see the module).
+HTTP_PROTOCOL = "intake.entrypoints.http.protocol:IntakeH11Protocol"
 
 
 def register(commands: Subparsers) -> None:
@@ -66,21 +69,28 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
         {"url": url, "host": host, "port": port, "workers": workers},
         [f"intake serving on {url} ({workers} worker{'s' if workers > 1 else ''})"],
     )
-    uvicorn.run(
-        APP_FACTORY,
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=level,
-        log_config=logging_config(level),
-        access_log=False,  # submissions carry personal data; the app logs what it needs
-        server_header=False,
-        # The app finds the client address itself (INTAKE_TRUSTED_PROXIES); uvicorn must
-        # not rewrite it from headers a client can set.
-        proxy_headers=False,
-        forwarded_allow_ips=[],
-    )
+    # Several workers share their metrics through files (PROMETHEUS_MULTIPROC_DIR), set
+    # up before any worker starts, as prometheus-client wants.
+    with multiprocess_directory(workers):
+        uvicorn.run(
+            APP_FACTORY,
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=level,
+            log_config=logging_config(level),
+            access_log=False,  # submissions carry personal data; the app logs what it needs
+            # No WebSocket routes: uvicorn's WebSocket handshake log names the client's
+            # address and the raw path, which the app's own log leaves out.
+            ws="none",
+            http=HTTP_PROTOCOL,
+            server_header=False,
+            # The app finds the client address itself (INTAKE_TRUSTED_PROXIES); uvicorn
+            # must not rewrite it from headers a client can set.
+            proxy_headers=False,
+            forwarded_allow_ips=[],
+        )
 
 
 async def _prepare(settings: Settings) -> None:

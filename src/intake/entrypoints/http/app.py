@@ -18,10 +18,17 @@ from intake.config import Settings
 from intake.containers import Runtime, open_runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http import submissions
-from intake.entrypoints.http.middleware import RequestContextMiddleware
+from intake.entrypoints.http.metrics import metrics
+from intake.entrypoints.http.middleware import (
+    PUBLIC_ROUTE,
+    SERVER_ROUTE,
+    SUBMISSION_ROUTES,
+    RequestContextMiddleware,
+)
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.openapi import openapi_document
 from intake.entrypoints.http.rendering import error_response
+from intake.metrics import ServiceMetrics
 
 log = logging.getLogger("intake.http")
 
@@ -76,16 +83,29 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
             yield
 
     routes = [
-        Route("/f/{public_form_key}", submissions.public_form, methods=["POST", "OPTIONS"]),
+        Route(PUBLIC_ROUTE, submissions.public_form, methods=["POST", "OPTIONS"]),
         Route("/f/{public_form_key}/thanks", submissions.thanks, methods=["GET"]),
-        Route("/v1/forms/{form_id}/submissions", submissions.submit_server, methods=["POST"]),
+        Route(SERVER_ROUTE, submissions.submit_server, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
     ]
-    return Starlette(
+    service_metrics = ServiceMetrics(SUBMISSION_ROUTES)
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestContextMiddleware)],
+        middleware=[
+            Middleware(
+                RequestContextMiddleware,
+                metrics=service_metrics.http,
+                templates={route.endpoint: route.path for route in routes},
+            )
+        ],
         exception_handlers={HTTPException: _http_error},
         lifespan=lifespan,
     )
+    app.state.metrics = service_metrics
+    # A path with a trailing slash is an unknown path (404 in the envelope), not a 307 to
+    # a Location built from the client's Host header, which would resend the body.
+    app.router.redirect_slashes = False
+    return app

@@ -141,7 +141,8 @@ _COMMON_PARAMETERS = [
         "in": "header",
         "required": False,
         "description": "1 to 255 printable ASCII characters; honoured for 24 hours.",
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        # Anything else is refused (400 malformed_request), so the schema says so too.
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]*$"},
     },
     {
         "name": "Accept",
@@ -151,6 +152,35 @@ _COMMON_PARAMETERS = [
         "schema": {"type": "string"},
     },
 ]
+
+
+_METRICS_OPERATION = {
+    "operationId": "metrics",
+    "summary": "Prometheus metrics of the service (docs/operations.md)",
+    "description": "Open unless the operator sets INTAKE_METRICS_TOKEN; then a bearer "
+    "token of that value is wanted. OpenMetrics when the Accept header asks for it.",
+    "security": [{}, {"metricsToken": []}],
+    "responses": {
+        "200": {
+            "description": "The metrics, in the Prometheus text exposition format.",
+            "headers": {"X-Request-ID": _HEADER_REQUEST_ID},
+            "content": {
+                "text/plain": {"schema": {"type": "string"}},
+                "application/openmetrics-text": {"schema": {"type": "string"}},
+            },
+        },
+        "401": {
+            "description": "INTAKE_METRICS_TOKEN is set and the request does not carry it.",
+            "headers": {
+                "X-Request-ID": _HEADER_REQUEST_ID,
+                "WWW-Authenticate": {"schema": {"const": "Bearer"}},
+            },
+            "content": {
+                "application/json": {"schema": _error_schema(ErrorCode.UNAUTHORIZED)},
+            },
+        },
+    },
+}
 
 
 @cache
@@ -229,6 +259,7 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/f/{public_form_key}": {"post": public_operation, "options": preflight},
             "/v1/forms/{form_id}/submissions": {"post": server_operation},
+            "/metrics": {"get": _METRICS_OPERATION},
         },
         "components": {
             "schemas": {
@@ -247,7 +278,12 @@ def openapi_document() -> dict[str, Any]:
                     "type": "http",
                     "scheme": "bearer",
                     "description": "A secret API key (`intake_sk_...`) of the form's workspace.",
-                }
+                },
+                "metricsToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "The operator's INTAKE_METRICS_TOKEN, when set.",
+                },
             },
         },
     }
