@@ -6,8 +6,9 @@ from typing import Protocol
 
 from attrs import frozen
 
+from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
-from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
+from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
 
 
 @frozen
@@ -20,6 +21,33 @@ class QuotaCharge:
 
 
 @frozen
+class FormCheck:
+    """Steps 1 and 2 as the pipeline passed them, confirmed by the commit in its own
+    transaction, since a store may have answered them from a short-lived cache: the form
+    still exists, is still reached by the public key the request used and still public
+    there (`public_form_key` None: the server route, by form id), and it and its
+    workspace still accept submissions."""
+
+    form_id: str
+    public_form_key: str | None = None
+
+    def refusal(
+        self, public_form_key: str | None, mode: FormMode, accepting: bool
+    ) -> ErrorCode | None:
+        """What steps 1 and 2 answer for the form as it is now, in their order; None
+        when it passes. `public_form_key` None: the form is gone. `accepting`: the form
+        is enabled and its workspace active."""
+        public = self.public_form_key is not None
+        if public_form_key is None or (public and public_form_key != self.public_form_key):
+            return ErrorCode.FORM_NOT_FOUND
+        if public and mode is FormMode.PROTECTED:
+            return ErrorCode.UNAUTHORIZED
+        if not accepting:
+            return ErrorCode.FORM_DISABLED
+        return None
+
+
+@frozen
 class CommitPlan:
     """Everything step 12 writes, in one transaction: all of it or none of it."""
 
@@ -27,6 +55,7 @@ class CommitPlan:
     event: OutboxEvent
     idempotency: IdempotencyRecord | None
     quota: QuotaCharge | None
+    check: FormCheck | None = None
 
 
 @frozen
@@ -46,7 +75,16 @@ class IdempotencyTaken:
     existing: IdempotencyRecord
 
 
-CommitResult = Committed | QuotaReached | IdempotencyTaken
+@frozen
+class FormRefused:
+    """The form changed since steps 1 and 2 (FormCheck); nothing was written. `code` is
+    the refusal those steps would give now: form_not_found, unauthorized (turned
+    protected) or form_disabled."""
+
+    code: ErrorCode
+
+
+CommitResult = Committed | QuotaReached | IdempotencyTaken | FormRefused
 
 
 @frozen

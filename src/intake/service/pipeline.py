@@ -43,6 +43,8 @@ from intake.ports.store import Store
 from intake.ports.submissions import (
     CommitPlan,
     Committed,
+    FormCheck,
+    FormRefused,
     IdempotencyTaken,
     QuotaCharge,
     QuotaReached,
@@ -254,12 +256,24 @@ class SubmissionPipeline:
                 if status.uses_quota
                 else None
             ),
+            check=FormCheck(
+                form.form_id,
+                request.target.public_form_key
+                if isinstance(request.target, PublicTarget)
+                else None,
+            ),
         )
         # Steps 11 and 12 are one transaction, so that N concurrent submissions against
         # R remaining commit exactly min(N, R); the quota refusal comes from the commit.
         # A storage failure is the commit's, so the commit is the step until it answers.
         at.current = Step.COMMIT
         result = await self._store.submissions.commit(plan)
+        if isinstance(result, FormRefused):
+            # Steps 1 and 2 may have read a cache: the commit found the form changed.
+            at.current = (
+                Step.CHECK_ENABLED if result.code is ErrorCode.FORM_DISABLED else Step.RESOLVE_FORM
+            )
+            raise IntakeError.of(result.code)
         if isinstance(result, QuotaReached):
             at.current = Step.QUOTA
             raise IntakeError.of(ErrorCode.QUOTA_EXCEEDED)

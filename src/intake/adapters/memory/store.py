@@ -4,7 +4,7 @@ wait_for_events, which only waits)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 from attrs import evolve
@@ -25,16 +25,18 @@ from intake.domain.delivery import (
     NotificationRecipient,
     WebhookEndpoint,
 )
-from intake.domain.errors import StorageUnavailable
+from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
-from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
-from intake.ports.delivery import ClaimedDelivery
+from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
+from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
+    FormCheck,
+    FormRefused,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
@@ -103,6 +105,14 @@ class InMemoryWorkspaces(_Repository):
 
     async def usage(self, workspace_id: str, period: str) -> int:
         return self._t.usage.get((workspace_id, period), 0)
+
+    async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
+        tables = self._t
+        return [
+            (tables.workspaces[workspace_id], count)
+            for (workspace_id, at), count in sorted(tables.usage.items())
+            if at == period and count > 0 and workspace_id in tables.workspaces
+        ]
 
 
 class InMemoryForms(_Repository):
@@ -179,6 +189,8 @@ class InMemorySubmissions(_Repository):
     async def commit(self, plan: CommitPlan) -> CommitResult:
         submission = evolve(plan.submission, created_at=_utc(plan.submission.created_at))
         event = evolve(plan.event, created_at=_utc(plan.event.created_at))
+        if plan.check is not None and (refused := self._form_refusal(plan.check)):
+            return FormRefused(refused)
         record = plan.idempotency
         if record is not None:
             existing = self._t.idempotency.get((record.scope, record.key))
@@ -203,6 +215,14 @@ class InMemorySubmissions(_Repository):
         self._t.outbox[event.event_id] = OutboxRow(event)
         self._t.wakeup.ring()
         return Committed()
+
+    def _form_refusal(self, check: FormCheck) -> ErrorCode | None:
+        form = self._t.forms.get(check.form_id)
+        if form is None:
+            return check.refusal(None, FormMode.PUBLIC, accepting=False)
+        workspace = self._t.workspaces.get(form.workspace_id)
+        accepting = form.enabled and workspace is not None and workspace.active
+        return check.refusal(form.public_form_key, form.mode, accepting=accepting)
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         existing = self._t.idempotency.get((record.scope, record.key))
@@ -474,6 +494,16 @@ class InMemoryDeliveries(_Repository):
             d.created_at for d in self._t.deliveries.values() if d.state is DeliveryState.PENDING
         ]
         return len(times), min(times, default=None)
+
+    async def counts(self) -> DeliveryCounts:
+        tables = self._t
+        states = [d.state for d in tables.deliveries.values()]
+        return DeliveryCounts(
+            unpublished=sum(1 for row in tables.outbox.values() if row.published_at is None),
+            pending=states.count(DeliveryState.PENDING),
+            delivered=states.count(DeliveryState.DELIVERED),
+            dead=states.count(DeliveryState.DEAD),
+        )
 
     async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
         await self._t.wakeup.wait(timeout)

@@ -1,4 +1,5 @@
-"""The relay's wake-up: LISTEN for the commit function's pg_notify('intake_outbox').
+"""The relay's wake-up: LISTEN for the serving processes' pg_notify('intake_outbox')
+(waker.py), sent after their commits.
 
 On a connection of its own, not the pool's: a LISTEN belongs to one session, and a
 pooled connection serves other work between waits (and is reset by the pool). The
@@ -6,6 +7,9 @@ connection is opened on the first wait and kept; notifications that arrive betwe
 waits queue on it, so the next wait returns at once. Nothing about it is needed to
 serve: when it cannot be had, the wait falls back to its timeout, and the next wait
 tries again.
+
+The form cache's invalidation (forms_listener.py) follows its own channel with a
+Listener of its own.
 """
 
 from __future__ import annotations
@@ -20,20 +24,28 @@ from psycopg.rows import TupleRow
 
 log = logging.getLogger("intake.postgres")
 
-CHANNEL = "intake_outbox"  # as the commit function (migrations.py) says it
+CHANNEL = "intake_outbox"
 _APPLICATION_NAME = "intake-listen"
 
 
 class Listener:
-    def __init__(self, conninfo: str, channel: str = CHANNEL) -> None:
+    def __init__(
+        self, conninfo: str, channel: str = CHANNEL, application_name: str = _APPLICATION_NAME
+    ) -> None:
         self._conninfo = conninfo
         self._channel = channel
+        self._application_name = application_name
         self._conn: AsyncConnection[TupleRow] | None = None
         # One wait at a time reads the connection; a second waits its turn (within its
         # own timeout).
         self._lock = asyncio.Lock()
         self._reader: asyncio.Task[None] | None = None  # the wait's read, for close()
         self._closed = False
+
+    @property
+    def listening(self) -> bool:
+        """Whether the connection is up, as far as the last wait knows."""
+        return self._conn is not None
 
     async def wait(self, seconds: float) -> None:
         """Returns on a notification, or after `seconds`. The wait that starts
@@ -79,7 +91,10 @@ class Listener:
         if isinstance(error, psycopg.Error):
             # The connection broke (a restart, a killed backend): the caller looks now,
             # and the next wait listens afresh.
-            log.warning("outbox listener connection lost", extra={"error": str(error)})
+            log.warning(
+                "listener connection lost",
+                extra={"channel": self._channel, "error": str(error)},
+            )
             await self._drop()
         elif error is not None:
             raise error
@@ -91,15 +106,15 @@ class Listener:
                 conn = await AsyncConnection.connect(
                     self._conninfo,
                     autocommit=True,
-                    fallback_application_name=_APPLICATION_NAME,
+                    fallback_application_name=self._application_name,
                 )
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
         except (psycopg.Error, TimeoutError) as error:
             if conn is not None:
                 await conn.close()
             log.warning(
-                "outbox listener unavailable, polling",
-                extra={"error": str(error) or type(error).__name__},
+                "listener unavailable",
+                extra={"channel": self._channel, "error": str(error) or type(error).__name__},
             )
             return None
         except BaseException:

@@ -76,6 +76,7 @@ ROWS = RowMapper(
 def commit_params(plan: CommitPlan) -> Params:
     """The arguments of intake_commit() (migrations.py), by name."""
     sub, event, record, quota = plan.submission, plan.event, plan.idempotency, plan.quota
+    check = plan.check
     event_created_at = moment(event.created_at)
     record_created_at = None if record is None else moment(record.created_at)
     return checked(
@@ -99,5 +100,9 @@ def commit_params(plan: CommitPlan) -> Params:
             "quota_workspace_id": None if quota is None else quota.workspace_id,
             "quota_period": None if quota is None else quota.period,
             "quota_ceiling": None if quota is None else quota.ceiling,
+            "check_form_id": None if check is None else check.form_id,
+            "check_public_key": None if check is None else check.public_form_key,
+            # Count beside other commits while far from the ceiling (migrations.py, 0004).
+            "quota_exact": False,
         }
     )

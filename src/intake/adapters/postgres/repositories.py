@@ -4,12 +4,15 @@ parameters matching `mapping`'s params."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 
+from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROWS
+from intake.adapters.postgres.waker import Waker
+from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
@@ -18,6 +21,7 @@ from intake.ports.submissions import (
     CommitPlan,
     CommitResult,
     Committed,
+    FormRefused,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
@@ -43,12 +47,24 @@ _SELECT_WORKSPACE = """
 """
 _GET_WORKSPACE = _SELECT_WORKSPACE + " WHERE workspace_id = %s"
 _LIST_WORKSPACES = _SELECT_WORKSPACE + " ORDER BY workspace_id"
-_USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = %s AND period = %s"
+# The month's shards added up (migrations.py, 0004); no row counts as nothing.
+_USAGE = """
+    SELECT coalesce(sum(count), 0) AS count FROM monthly_usage_shards
+    WHERE workspace_id = %s AND period = %s
+"""
+_USAGE_IN_PERIOD = """
+    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at, u.count
+    FROM monthly_usage AS u JOIN workspaces AS w ON w.workspace_id = u.workspace_id
+    WHERE u.period = %s AND u.count > 0
+    ORDER BY w.workspace_id
+"""
 
 
 class PostgresWorkspaces:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, forms_cache: FormCache | None = None) -> None:
         self._db = db
+        # The forms' cached lookups hold their workspace: a change here ends them.
+        self._forms_cache = forms_cache
 
     async def add(self, workspace: Workspace) -> None:
         await self._db.execute(_INSERT_WORKSPACE, ROWS.workspace_params(workspace))
@@ -59,6 +75,8 @@ class PostgresWorkspaces:
 
     async def update(self, workspace: Workspace) -> None:
         await self._db.execute(_UPDATE_WORKSPACE, ROWS.workspace_params(workspace))
+        if self._forms_cache is not None:
+            self._forms_cache.clear()
 
     async def list(self) -> list[Workspace]:
         return [ROWS.workspace_from_row(row) for row in await self._db.fetch_all(_LIST_WORKSPACES)]
@@ -66,6 +84,10 @@ class PostgresWorkspaces:
     async def usage(self, workspace_id: str, period: str) -> int:
         row = await self._db.fetch_one(_USAGE, (workspace_id, period))
         return 0 if row is None else int(row["count"])
+
+    async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
+        rows = await self._db.fetch_all(_USAGE_IN_PERIOD, (period,))
+        return [(ROWS.workspace_from_row(row), int(row["count"])) for row in rows]
 
 
 # Forms
@@ -113,11 +135,15 @@ _RESOLVE_ID = _SELECT_CONTEXT + " WHERE f.form_id = %s"
 
 
 class PostgresForms:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, cache: FormCache | None = None) -> None:
         self._db = db
+        # Step 1's answers until a change (adapters/form_cache.py); None: always asked.
+        self._cache = cache
 
     async def add(self, form: Form) -> None:
         await self._db.execute(_INSERT_FORM, ROWS.form_params(form))
+        if self._cache is not None:
+            self._cache.clear()
 
     async def get(self, form_id: str) -> Form | None:
         row = await self._db.fetch_one(_GET_FORM, (form_id,))
@@ -126,6 +152,8 @@ class PostgresForms:
     async def update(self, form: Form) -> None:
         # The key is a column of the row, not a second index to keep: a rotated key is gone.
         await self._db.execute(_UPDATE_FORM, ROWS.form_params(form))
+        if self._cache is not None:
+            self._cache.clear()
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
         rows = (
@@ -136,16 +164,23 @@ class PostgresForms:
         return [ROWS.form_from_row(row) for row in rows]
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_PUBLIC_KEY, public_form_key)
+        return await self._resolve(_RESOLVE_PUBLIC_KEY, "key:", public_form_key)
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_ID, form_id)
+        return await self._resolve(_RESOLVE_ID, "id:", form_id)
 
-    async def _resolve(self, query: str, value: str) -> FormContext | None:
+    async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
+        cache = self._cache
+        if cache is not None and (kept := cache.get(kind + value)) is not None:
+            return kept
+        ticket = 0 if cache is None else cache.ticket()
         row = await self._db.fetch_one(query, (value,))
         if row is None:
             return None
-        return FormContext(ROWS.form_from_row(row), ROWS.workspace_from_row(row, prefix="w_"))
+        context = FormContext(ROWS.form_from_row(row), ROWS.workspace_from_row(row, prefix="w_"))
+        if cache is not None:
+            cache.put(kind + value, context, public=kind == "key:", ticket=ticket)
+        return context
 
 
 # API keys
@@ -221,7 +256,10 @@ _COMMIT = """
         p_idem_expired_at => %(idem_expired_at)s::timestamptz,
         p_quota_workspace_id => %(quota_workspace_id)s::text,
         p_quota_period => %(quota_period)s::text,
-        p_quota_ceiling => %(quota_ceiling)s::bigint
+        p_quota_ceiling => %(quota_ceiling)s::bigint,
+        p_check_form_id => %(check_form_id)s::text,
+        p_check_public_key => %(check_public_key)s::text,
+        p_quota_exact => %(quota_exact)s::boolean
     )
 """
 _SELECT_SUBMISSION = """
@@ -312,18 +350,37 @@ _PURGE_OUTBOX = """
 """
 
 
+# What intake_commit answers when its FormCheck fails, as the refusal of steps 1 and 2.
+_FORM_REFUSALS = {
+    "form_not_found": ErrorCode.FORM_NOT_FOUND,
+    "unauthorized": ErrorCode.UNAUTHORIZED,
+    "form_disabled": ErrorCode.FORM_DISABLED,
+}
+
+
 class PostgresSubmissions:
     def __init__(self, db: Database) -> None:
         self._db = db
+        # The relay's wake-up, sent after commits rather than by them (waker.py).
+        self._waker = Waker(db)
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
         params = m.commit_params(plan)
         row = await self._db.fetch_one(_COMMIT, params)
         outcome = None if row is None else row["outcome"]
+        if outcome == "quota_exact":
+            # Too near the ceiling to count beside other commits: again, exactly. The
+            # first call wrote nothing.
+            params["quota_exact"] = True
+            row = await self._db.fetch_one(_COMMIT, params)
+            outcome = None if row is None else row["outcome"]
         if outcome == "committed":
+            self._waker.ring()
             return Committed()
         if outcome == "quota_reached":
             return QuotaReached()
+        if outcome in _FORM_REFUSALS:
+            return FormRefused(_FORM_REFUSALS[outcome])
         if outcome == "idempotency_taken" and row is not None and plan.idempotency is not None:
             return IdempotencyTaken(
                 IdempotencyRecord(
@@ -335,6 +392,9 @@ class PostgresSubmissions:
                 )
             )
         raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
+
+    async def close(self) -> None:
+        await self._waker.close()
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         params = {

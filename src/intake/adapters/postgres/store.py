@@ -11,9 +11,12 @@ that meets a missing table.
 
 from __future__ import annotations
 
+from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
+from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries, PostgresDestinations
 from intake.adapters.postgres.errors import MIGRATE_HINT
+from intake.adapters.postgres.forms_listener import FormsListener
 from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
 from intake.adapters.postgres.repositories import (
@@ -29,16 +32,27 @@ DEFAULT_OPEN_TIMEOUT = 10.0  # seconds to get the first connections on open
 
 
 class PostgresStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL) -> None:
         self._db = db
-        self._workspaces = PostgresWorkspaces(db)
-        self._forms = PostgresForms(db)
+        # Emptied by every change to a form or workspace, by any process; serves nothing
+        # while it cannot hear of them (forms_listener.py).
+        cache: FormCache | None = None
+        self._forms_listener: FormsListener | None = None
+        if form_cache_ttl > 0:
+            cache = FormCache(form_cache_ttl, wanted=self._listen_for_form_changes)
+            self._forms_listener = FormsListener(db, cache)
+        self._workspaces = PostgresWorkspaces(db, cache)
+        self._forms = PostgresForms(db, cache)
         self._api_keys = PostgresApiKeys(db)
         self._submissions = PostgresSubmissions(db)
         self._destinations = PostgresDestinations(db)
         # Connects on a relay's first wait for events only: serving needs none.
         self._listener = Listener(db.url)
         self._deliveries = PostgresDeliveries(db, self._listener)
+
+    def _listen_for_form_changes(self) -> None:
+        if self._forms_listener is not None:
+            self._forms_listener.start()
 
     @property
     def workspaces(self) -> PostgresWorkspaces:
@@ -81,6 +95,9 @@ class PostgresStore:
 
     async def close(self) -> None:
         try:
+            if self._forms_listener is not None:
+                await self._forms_listener.close()
+            await self._submissions.close()
             await self._listener.close()
         finally:
             await self._db.close()
@@ -93,11 +110,14 @@ async def open_postgres_store(
     max_size: int = 10,
     pool_timeout: float = DEFAULT_POOL_TIMEOUT,
     open_timeout: float = DEFAULT_OPEN_TIMEOUT,
+    form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL,
 ) -> PostgresStore:
     """Opens a pool of `min_size` to `max_size` connections to a `postgresql://` URL and
     waits up to `open_timeout` seconds for the first ones (StorageUnavailable if the
     server cannot be reached). A request waits up to `pool_timeout` seconds for a free
-    connection, then fails with StorageUnavailable. Does not migrate: see the module."""
+    connection, then fails with StorageUnavailable. Forms found by the submission path
+    are kept until a change to them (adapters/form_cache.py), and `form_cache_ttl`
+    seconds at most (0: never kept). Does not migrate: see the module."""
     return PostgresStore(
         await Database.open(
             url,
@@ -105,5 +125,6 @@ async def open_postgres_store(
             max_size=max_size,
             pool_timeout=pool_timeout,
             open_timeout=open_timeout,
-        )
+        ),
+        form_cache_ttl=form_cache_ttl,
     )

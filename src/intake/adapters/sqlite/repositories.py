@@ -4,22 +4,26 @@ worker thread; the function holds all the SQL of the operation."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 
 from intake.adapters.delivery import Wakeup
+from intake.adapters.form_cache import FormCache
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
 from intake.adapters.sqlite.worker import Worker
+from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import IdempotencyRecord
-from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
+from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
+    FormCheck,
+    FormRefused,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
@@ -51,6 +55,12 @@ _LIST_WORKSPACES = """
     FROM workspaces ORDER BY workspace_id
 """
 _USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
+_USAGE_IN_PERIOD = """
+    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at, u.count
+    FROM monthly_usage AS u JOIN workspaces AS w ON w.workspace_id = u.workspace_id
+    WHERE u.period = ? AND u.count > 0
+    ORDER BY w.workspace_id
+"""
 
 
 def _add_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
@@ -75,9 +85,18 @@ def _usage(conn: sqlite3.Connection, workspace_id: str, period: str) -> int:
     return 0 if row is None else int(row["count"])
 
 
+def _usage_in_period(conn: sqlite3.Connection, period: str) -> list[tuple[Workspace, int]]:
+    return [
+        (ROWS.workspace_from_row(row), int(row["count"]))
+        for row in conn.execute(_USAGE_IN_PERIOD, (period,))
+    ]
+
+
 class SqliteWorkspaces:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, forms_cache: FormCache | None = None) -> None:
         self._worker = worker
+        # The forms' cached lookups hold their workspace: a change here ends them.
+        self._forms_cache = forms_cache
 
     async def add(self, workspace: Workspace) -> None:
         await self._worker.run(_add_workspace, workspace)
@@ -87,12 +106,17 @@ class SqliteWorkspaces:
 
     async def update(self, workspace: Workspace) -> None:
         await self._worker.run(_update_workspace, workspace)
+        if self._forms_cache is not None:
+            self._forms_cache.clear()
 
     async def list(self) -> list[Workspace]:
         return await self._worker.run(_list_workspaces)
 
     async def usage(self, workspace_id: str, period: str) -> int:
         return await self._worker.run(_usage, workspace_id, period)
+
+    async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
+        return await self._worker.run(_usage_in_period, period)
 
 
 # Forms
@@ -169,26 +193,43 @@ def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | 
 
 
 class SqliteForms:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, cache: FormCache | None = None) -> None:
         self._worker = worker
+        # Step 1's answers, kept (adapters/form_cache.py); None, as SqliteStore has it:
+        # always asked.
+        self._cache = cache
 
     async def add(self, form: Form) -> None:
         await self._worker.run(_add_form, form)
+        if self._cache is not None:
+            self._cache.clear()
 
     async def get(self, form_id: str) -> Form | None:
         return await self._worker.run(_get_form, form_id)
 
     async def update(self, form: Form) -> None:
         await self._worker.run(_update_form, form)
+        if self._cache is not None:
+            self._cache.clear()
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
         return await self._worker.run(_list_forms, workspace_id)
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
-        return await self._worker.run(_resolve, _RESOLVE_PUBLIC_KEY, public_form_key)
+        return await self._resolve(_RESOLVE_PUBLIC_KEY, "key:", public_form_key)
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
-        return await self._worker.run(_resolve, _RESOLVE_ID, form_id)
+        return await self._resolve(_RESOLVE_ID, "id:", form_id)
+
+    async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
+        cache = self._cache
+        if cache is not None and (kept := cache.get(kind + value)) is not None:
+            return kept
+        ticket = 0 if cache is None else cache.ticket()
+        context = await self._worker.run(_resolve, query, value)
+        if cache is not None and context is not None:
+            cache.put(kind + value, context, public=kind == "key:", ticket=ticket)
+        return context
 
 
 # API keys
@@ -341,10 +382,34 @@ _PURGE_OUTBOX = """
 """
 
 
+# What FormCheck confirms: the form and its workspace as they are now.
+_CHECK_FORM = """
+    SELECT f.public_form_key, f.mode, f.enabled, w.active
+    FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+    WHERE f.form_id = ?
+"""
+
+
+def _form_refusal(conn: sqlite3.Connection, check: FormCheck) -> ErrorCode | None:
+    row = conn.execute(_CHECK_FORM, (check.form_id,)).fetchone()
+    if row is None:
+        return check.refusal(None, FormMode.PUBLIC, accepting=False)
+    return check.refusal(
+        row["public_form_key"],
+        FormMode(row["mode"]),
+        accepting=ROWS.codec.read_boolean(row["enabled"])
+        and ROWS.codec.read_boolean(row["active"]),
+    )
+
+
 def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
-    """The key first, so a retry gets its answer even when the month's quota is spent;
-    then the count; then the rows. A refusal discards whatever was written before it."""
+    """The form first (the write lock is held: it stays as read until the commit); the
+    key next, so a retry gets its answer even when the month's quota is spent; then the
+    count; then the rows. A refusal discards whatever was written before it."""
     with transaction(conn) as tx:
+        if plan.check is not None and (refused := _form_refusal(conn, plan.check)):
+            tx.discard()
+            return FormRefused(refused)
         if plan.idempotency is not None:
             holder = _claim_key(conn, plan.idempotency)
             if holder is not None:

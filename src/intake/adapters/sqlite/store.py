@@ -23,6 +23,8 @@ class SqliteStore:
         # Migrations applied when the store opened, reported by the first migrate() call
         # so that `intake migrate` on a fresh file says what it did.
         self._applied_on_open = list(applied_on_open or [])
+        # No FormCache: a change made by another process (the `intake` command) could
+        # not be announced cheaply, and a lookup is only a hop to the database thread.
         self._workspaces = SqliteWorkspaces(worker)
         self._forms = SqliteForms(worker)
         self._api_keys = SqliteApiKeys(worker)

@@ -1,0 +1,156 @@
+"""`python -m bench` options."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from attrs import frozen
+
+DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+
+
+@frozen
+class Options:
+    duration: float
+    rounds: int
+    warmup: float
+    connections: int
+    threads: int
+    prefill: int
+    production_submissions: int
+    storage_clients: int
+    skip_embedded: bool
+    profile: bool
+    profile_dir: Path | None
+    output: Path
+    admin_url: str
+    redis_url: str
+    quick: bool
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    value = int(text.replace("_", ""))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above zero, not {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=(
+            "Load-test intake serve in production (PostgreSQL + Redis) and embedded (SQLite)"
+            " settings against the framework and storage ceilings on the same machine."
+        ),
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="short runs and a small prefill: a smoke test of the bench itself",
+    )
+    p.add_argument(
+        "--duration",
+        type=_seconds,
+        help="seconds each server is measured, all rounds together (default 30; --quick 4)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=_positive,
+        help="rounds the duration is split into, each server taking its turn in each"
+        " (default 3; --quick 2)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_seconds,
+        help="seconds of load before each measured run (default 5; --quick 1)",
+    )
+    p.add_argument("--connections", type=_positive, default=32, help="wrk connections (default 32)")
+    p.add_argument("--threads", type=_positive, default=2, help="wrk threads (default 2)")
+    p.add_argument(
+        "--prefill",
+        type=_not_negative,
+        help="submissions bulk-loaded before the last production run "
+        "(default 1,000,000; --quick 20,000; 0 skips it)",
+    )
+    p.add_argument(
+        "--production-submissions",
+        type=_not_negative,
+        help="submissions pushed through the production server before its "
+        "memory is read (default 100,000; --quick 2,000)",
+    )
+    p.add_argument(
+        "--skip-embedded", action="store_true", help="do not measure the embedded SQLite default"
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample the production worker with py-spy under load",
+    )
+    p.add_argument(
+        "--profile-dir",
+        type=Path,
+        help="where the profile goes (default: a new temporary directory)",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=Path("bench-results.json"),
+        help="the JSON results (default bench-results.json)",
+    )
+    p.add_argument(
+        "--database-url",
+        default=os.environ.get("INTAKE_BENCH_DATABASE_URL") or DEFAULT_ADMIN_URL,
+        help="a PostgreSQL server's admin URL; the bench makes and drops a "
+        "database of its own there (INTAKE_BENCH_DATABASE_URL)",
+    )
+    p.add_argument(
+        "--redis-url",
+        default=os.environ.get("INTAKE_BENCH_REDIS_URL") or DEFAULT_REDIS_URL,
+        help="the Redis database the bench's rate-limit windows go to; only "
+        "its own keys are deleted (INTAKE_BENCH_REDIS_URL, default db 14)",
+    )
+    return p
+
+
+def parse(argv: Sequence[str] | None = None) -> Options:
+    args = parser().parse_args(argv)
+    quick: bool = args.quick
+
+    def pick(given: float | None, full: float, short: float) -> float:
+        return given if given is not None else (short if quick else full)
+
+    return Options(
+        duration=pick(args.duration, 30.0, 4.0),
+        rounds=int(pick(args.rounds, 3, 2)),
+        warmup=pick(args.warmup, 5.0, 1.0),
+        connections=args.connections,
+        threads=args.threads,
+        prefill=int(pick(args.prefill, 1_000_000, 20_000)),
+        production_submissions=int(pick(args.production_submissions, 100_000, 2_000)),
+        storage_clients=args.connections,
+        skip_embedded=args.skip_embedded,
+        profile=args.profile,
+        profile_dir=args.profile_dir,
+        output=args.output,
+        admin_url=args.database_url,
+        redis_url=args.redis_url,
+        quick=quick,
+    )

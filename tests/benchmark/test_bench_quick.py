@@ -1,0 +1,401 @@
+"""The bench's own machinery: what it reads out of wrk, pgbench and py-spy, how it holds
+figures to their targets, and one short run of the whole thing against real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from bench import profiling, storage, targets, wrk
+from bench.options import DEFAULT_ADMIN_URL, DEFAULT_REDIS_URL, parse
+from bench.run import figures_of
+
+from intake.domain import ids
+from tests.conftest import unavailable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WRK_OUTPUT = """\
+Running 30s test @ http://127.0.0.1:41234
+  2 threads and 32 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency    12.10ms    3.20ms  80.00ms   90.00%
+    Req/Sec     1.32k   100.00     1.50k    70.00%
+  79200 requests in 30.00s, 20.00MB read
+  Non-2xx or 3xx responses: 12
+Requests/sec:   2640.00
+Transfer/sec:    682.67KB
+BENCH_JSON {"requests":79200,"duration_us":30000000,"bytes":20971520,\
+"errors":{"connect":0,"read":3,"write":0,"status":12,"timeout":2},\
+"latency_us":{"mean":12100.0,"stdev":3200.0,"max":80000,"p50":11500,"p90":15000,\
+"p99":24800,"p999":61000},"statuses":{"201":79180,"429":8,"503":4,"303":8}}
+"""
+
+
+def test_wrk_output_is_read_from_the_scripts_json_line() -> None:
+    result = wrk.parse_output(WRK_OUTPUT)
+
+    assert result.requests == 79200
+    assert result.duration_s == 30.0
+    assert result.statuses == {201: 79180, 429: 8, 503: 4, 303: 8}
+    assert result.latency_ms["p50"] == 11.5
+    assert result.latency_ms["p99"] == 24.8
+    assert result.latency_ms["p999"] == 61.0
+
+
+def test_every_answer_but_a_201_and_every_socket_error_counts_as_an_error() -> None:
+    result = wrk.parse_output(WRK_OUTPUT)
+
+    # 20 answers that were not 201 (a 303 too), 3 read errors and 2 timeouts; wrk's own
+    # `status` count is of the same answers, so it is not added twice.
+    assert result.accepted == 79180
+    assert result.errors == 20 + 3 + 2
+    assert result.accepted_per_s == pytest.approx(79180 / 30)
+
+
+def test_runs_combine_into_sums_and_median_latencies() -> None:
+    one = wrk.parse_output(WRK_OUTPUT)
+    slow = wrk.LoadResult(
+        requests=100,
+        duration_s=10.0,
+        statuses={201: 99, 503: 1},
+        socket_errors={"read": 1},
+        latency_ms={"p50": 100.0, "p99": 900.0, "max": 2000.0},
+    )
+
+    combined = wrk.combine([one, one, slow])
+
+    assert combined.requests == 2 * 79200 + 100
+    assert combined.duration_s == 70.0
+    assert combined.statuses[201] == 2 * 79180 + 99
+    assert combined.statuses[503] == 2 * 4 + 1
+    assert combined.socket_errors["read"] == 2 * 3 + 1
+    # One disturbed run does not stand for the others; the worst moment is kept as such.
+    assert combined.latency_ms["p99"] == 24.8
+    assert combined.latency_ms["max"] == 2000.0
+
+
+def test_wrk_output_without_the_json_line_is_an_error_naming_it() -> None:
+    with pytest.raises(wrk.WrkError, match="BENCH_JSON"):
+        wrk.parse_output("unable to connect to 127.0.0.1:1 Connection refused\n")
+
+
+def test_the_wrk_command_passes_the_form_path_and_a_fresh_address_offset() -> None:
+    load = wrk.Load("/usr/bin/wrk", Path("/tmp/submit.lua"), connections=32, threads=2)
+
+    command = load.command("http://127.0.0.1:9000", "/f/abc", 30, offset=wrk.IP_SPAN + 5)
+
+    assert command[:8] == [
+        "/usr/bin/wrk", "-t2", "-c32", "-d30s", "--timeout=10s", "-s", "/tmp/submit.lua",
+        "http://127.0.0.1:9000",
+    ]  # fmt: skip
+    assert command[8:] == ["--", "/f/abc", "5", str(wrk.IP_SPAN), "2", wrk.FORM_BODY]
+
+
+def _phase(per_s: float, p99: float = 10.0, errors: int = 0, rss: float = 80.0) -> targets.Phase:
+    return targets.Phase(
+        accepted_per_s=per_s, p50_ms=p99 / 2, p99_ms=p99, errors=errors, peak_rss_mb=rss
+    )
+
+
+def _statuses(checks: list[targets.Check]) -> dict[str, targets.Status]:
+    return {check.name: check.status for check in checks}
+
+
+def test_a_run_meeting_every_target_passes_them_all() -> None:
+    figures = targets.Figures(
+        framework_per_s=4000,
+        storage_per_s=3000,
+        production=_phase(1000, p99=39.9, rss=119.9),
+        production_submissions=100_000,
+        prefilled=_phase(900),
+        stored_when_prefilled=1_000_000,
+        embedded=_phase(600),
+    )
+
+    checks = targets.evaluate(figures)
+
+    assert set(_statuses(checks).values()) == {targets.Status.PASS}
+    assert not targets.failed(checks)
+
+
+def test_each_target_fails_just_past_its_bound() -> None:
+    figures = targets.Figures(
+        framework_per_s=4000,
+        storage_per_s=3000,
+        production=_phase(999, p99=40.0, errors=1, rss=120.0),
+        production_submissions=100_000,
+        prefilled=_phase(899),
+        stored_when_prefilled=1_000_000,
+        embedded=_phase(599, errors=2),
+    )
+
+    statuses = _statuses(targets.evaluate(figures))
+
+    assert statuses == {
+        "production throughput vs framework ceiling": targets.Status.FAIL,
+        "production p99 latency": targets.Status.FAIL,
+        "production errors (not 201)": targets.Status.FAIL,
+        "production peak RSS per worker": targets.Status.FAIL,
+        "throughput with the store prefilled": targets.Status.FAIL,
+        "prefilled errors (not 201)": targets.Status.PASS,
+        "embedded throughput vs framework ceiling": targets.Status.FAIL,
+        "embedded errors (not 201)": targets.Status.FAIL,
+    }
+
+
+def test_targets_a_short_run_cannot_speak_for_are_incomplete_not_passed() -> None:
+    figures = targets.Figures(
+        framework_per_s=4000,
+        storage_per_s=None,
+        production=_phase(2000, rss=500.0),
+        production_submissions=99_999,
+        prefilled=_phase(100),
+        stored_when_prefilled=999_999,
+        embedded=None,
+    )
+
+    checks = targets.evaluate(figures)
+    statuses = _statuses(checks)
+
+    assert statuses["production peak RSS per worker"] is targets.Status.INCOMPLETE
+    assert statuses["throughput with the store prefilled"] is targets.Status.INCOMPLETE
+    assert statuses["embedded throughput vs framework ceiling"] is targets.Status.INCOMPLETE
+    assert statuses["production throughput vs framework ceiling"] is targets.Status.PASS
+    assert not targets.failed(checks)
+
+
+def test_the_report_shows_each_figure_beside_its_target_and_status() -> None:
+    figures = targets.Figures(
+        framework_per_s=4000,
+        storage_per_s=2000,
+        production=_phase(1200, p99=25.0),
+        production_submissions=100_000,
+        embedded=_phase(500),
+        framework_cpu_ms=0.163,
+    )
+
+    text = targets.report(figures, targets.evaluate(figures))
+
+    assert text.splitlines()[0] == (
+        "framework ceiling 4000 submissions/s (0.16 ms of worker CPU each);"
+        " storage ceiling 2000 commits/s"
+    )
+    assert "vs framework ceiling (4000/s)" in text
+    assert "vs storage ceiling (2000/s)" in text
+    lines = text.splitlines()
+    throughput = next(line for line in lines if line.startswith("production throughput"))
+    assert "1200/s = 30% of 4000/s" in throughput
+    assert ">= 25%" in throughput
+    assert throughput.rstrip().endswith("PASS")
+    embedded = next(line for line in lines if line.startswith("embedded throughput"))
+    assert "500/s = 12% of 4000/s" in embedded
+    assert "FAIL" in embedded
+
+
+def test_figures_are_read_back_from_the_results_document() -> None:
+    phase = {
+        **wrk.parse_output(WRK_OUTPUT).as_json(),
+        "peak_rss_mb": 90.5,
+    }
+    results = {
+        "framework_ceiling": {**phase, "accepted_per_s": 5000.0},
+        "storage_ceiling": {"commits_per_s": 3500.0},
+        "production": phase,
+        "production_submissions": 123_456,
+        "production_prefilled": {**phase, "stored": 1_123_456},
+    }
+
+    figures = figures_of(json.loads(json.dumps(results)))
+
+    assert figures.framework_per_s == 5000.0
+    assert figures.storage_per_s == 3500.0
+    assert figures.production.p99_ms == 24.8
+    assert figures.production.errors == 25
+    assert figures.production.peak_rss_mb == 90.5
+    assert figures.stored_when_prefilled == 1_123_456
+    assert figures.embedded is None
+
+
+PGBENCH_OUTPUT = """\
+transaction type: commit.sql
+scaling factor: 1
+query mode: prepared
+number of clients: 32
+number of threads: 2
+maximum number of tries: 1
+duration: 30 s
+number of transactions actually processed: 90000
+number of failed transactions: 0 (0.000%)
+latency average = 10.667 ms
+initial connection time = 25.000 ms
+tps = 3000.123456 (without initial connection time)
+"""
+
+
+def test_pgbench_output_gives_the_commit_rate() -> None:
+    result = storage.parse_pgbench(PGBENCH_OUTPUT, [1.0, 2.0, 3.0, 100.0], clients=32)
+
+    assert result.commits_per_s == pytest.approx(3000.123456)
+    assert result.transactions == 90000
+    assert result.failed == 0
+    assert result.latency_ms["p50"] == 3.0
+    assert result.latency_ms["max"] == 100.0
+
+
+def test_the_pgbench_script_runs_the_services_own_commit_statement() -> None:
+    target = storage.Target("ws_1", "frm_1", "key1")
+
+    script = storage.pgbench_script(storage.commit_arguments(target, wrk.FORM_BODY))
+
+    assert script.startswith("\\set r random(")
+    statement = script.splitlines()[1]
+    assert "FROM intake_commit(" in statement
+    assert "p_form_id => E'frm_1'::text" in statement
+    assert "p_idem_scope => NULL::text" in statement
+    assert statement.endswith(";")
+    # pgbench would take `:30` in a quoted time for a variable: no colon is left but
+    # the named-argument arrows, the casts and the two per-transaction variables.
+    for colon in (i for i, ch in enumerate(statement) if ch == ":"):
+        around = statement[colon - 1 : colon + 2]
+        assert "::" in around or statement[colon + 1 :].startswith(("client_id", "r)"))
+
+
+def test_a_pgbench_literal_has_no_colon_and_keeps_quotes_and_backslashes() -> None:
+    literal = storage.pgbench_literal("it's 12:30 \\ ok")
+
+    assert literal == "E'it''s 12\\x3a30 \\\\ ok'"
+    assert storage.pgbench_literal(None) == "NULL"
+    assert storage.pgbench_literal(20) == "20"
+
+
+def test_prefill_ids_are_the_services_id_format() -> None:
+    ms = int(datetime(2026, 5, 1, tzinfo=UTC).timestamp() * 1000)
+    for random in (bytes(12), b"\xff" * 12, os.urandom(12)):
+        assert storage.fast_time_sorted_id("sub", ms, random) == ids.submission_id(ms, random)
+    for random in (bytes(16), b"\xff" * 16, os.urandom(16)):
+        fast = storage.fast_time_sorted_id("evt", ms, random)
+        assert fast == ids.time_sorted_id("evt", ms, random)
+
+
+def test_prefill_rows_are_time_ordered_and_spread_over_the_month_before() -> None:
+    target = storage.Target("ws_1", "frm_1", "key1")
+    until = datetime(2026, 5, 31, tzinfo=UTC)
+
+    batches = list(storage.prefill_rows(target, wrk.FORM_BODY, 3, until))
+
+    assert len(batches) == 1
+    submissions, events, records = batches[0]
+    sub_ids = [line.split("\t")[0] for line in submissions]
+    assert sub_ids == sorted(sub_ids)
+    assert all(ids.is_submission_id(sub_id) for sub_id in sub_ids)
+    columns = submissions[0].split("\t")
+    assert columns[1:4] == ["frm_1", "ws_1", "accepted"]
+    assert json.loads(columns[4])["email"] == "ada@example.com"
+    assert datetime.fromisoformat(columns[-1]) < until
+    assert [line.split("\t")[2] for line in events] == sub_ids
+    assert [line.split("\t")[3] for line in records] == sub_ids
+
+
+PY_SPY_RAW = """\
+<module> (intake:6);run (uvicorn/main.py:1);SubmissionPipeline.submit (intake/service/pipeline.py:1);Database.fetch_one (intake/adapters/postgres/database.py:1);BaseCursor._send_query_prepared (psycopg/_cursor_base.py:602) 50
+<module> (intake:6);run (uvicorn/main.py:1);SubmissionPipeline.submit (intake/service/pipeline.py:1);score (intake/domain/scoring.py:122) 20
+<module> (intake:6);run (uvicorn/main.py:1);RequestResponseCycle.send (uvicorn/protocols/http/httptools_impl.py:524) 25
+<module> (intake:6);Thread.run (threading.py:1) 5
+"""  # noqa: E501
+
+
+def test_profile_samples_go_to_the_innermost_component_on_their_stack() -> None:
+    shares = {share.component: share for share in profiling.summarize(PY_SPY_RAW)}
+
+    assert shares["psycopg (PostgreSQL driver)"].samples == 50
+    assert shares["psycopg (PostgreSQL driver)"].percent == 50.0
+    assert shares["intake: scoring"].samples == 20
+    assert shares["uvicorn / HTTP parsing"].samples == 25
+    assert shares[profiling.OTHER].samples == 5
+    assert sum(share.samples for share in shares.values()) == 100
+
+
+def test_quick_defaults_are_short_and_full_defaults_meet_the_targets_preconditions() -> None:
+    quick = parse(["--quick"])
+    full = parse([])
+
+    assert quick.duration < full.duration
+    assert quick.prefill < full.prefill
+    assert full.prefill >= targets.PREFILL_ROWS
+    assert full.production_submissions >= targets.RSS_AFTER_SUBMISSIONS
+    assert full.connections == 32
+    assert full.threads == 2
+    assert parse(["--quick", "--prefill", "0"]).prefill == 0
+
+
+def _services() -> tuple[str, str]:
+    admin = os.environ.get("INTAKE_BENCH_DATABASE_URL") or DEFAULT_ADMIN_URL
+    redis_url = os.environ.get("INTAKE_BENCH_REDIS_URL") or DEFAULT_REDIS_URL
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.OperationalError as error:
+        unavailable(f"PostgreSQL is not reachable for the bench: {error}")
+    try:
+        with redis.Redis.from_url(redis_url, socket_connect_timeout=3) as client:
+            client.ping()
+    except (redis.RedisError, OSError) as error:
+        unavailable(f"Redis is not reachable for the bench: {error}")
+    return admin, redis_url
+
+
+def _bench_databases(admin: str) -> set[str]:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'intake_bench_%'"
+        ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    admin, redis_url = _services()
+    output = tmp_path / "results.json"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "bench", "--quick", "--duration", "2", "--warmup", "1",
+            "--prefill", "500", "--production-submissions", "300",
+            "--connections", "8", "--output", str(output),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+    # Whatever the figures, a run that completes exits 0 or 1 (a target failed).
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    results = json.loads(output.read_text())
+    for phase in ("framework_ceiling", "production", "production_prefilled", "embedded"):
+        assert results[phase]["accepted"] > 0, phase
+        assert results[phase]["errors"] == 0, (phase, results[phase]["statuses"])
+        assert results[phase]["peak_rss_mb"] > 0, phase
+    assert results["storage_ceiling"]["transactions"] > 0
+    assert results["storage_ceiling"]["failed"] == 0
+    assert results["production_submissions"] >= 300
+    assert results["production_prefilled"]["stored"] == 500
+    # Content scoring flagged nothing: every stored submission used the quota.
+    assert set(results["production_statuses"]) == {"accepted"}
+    assert {check["name"] for check in results["targets"]} >= {
+        "production throughput vs framework ceiling",
+        "production p99 latency",
+        "embedded throughput vs framework ceiling",
+    }
+    assert "production p99 latency" in done.stdout
+    # The run's databases are dropped and its rate-limit windows deleted.
+    made = results["databases"].values()
+    assert {made["database"] for made in made}.isdisjoint(_bench_databases(admin))
+    with redis.Redis.from_url(redis_url) as client:
+        for form_id in (made["form_id"] for made in made):
+            assert not client.keys(f"intake:rl:*{form_id}*")
