@@ -13,8 +13,9 @@ from tests.fuzz.targets import TARGETS
 
 pytestmark = pytest.mark.slow
 
-# Per target: the five together, with their processes' start-up, take about 35 s.
-SECONDS = 5
+# Per target: the five together, with their processes' start-up, take about 20 s; the
+# corpus of every target is replayed besides (test_corpus.py), and `make fuzz` runs long.
+SECONDS = 2
 # Far fewer inputs than any target runs in that time: a harness that stopped at once
 # (a broken import, a bad flag) fails instead of passing having tested nothing.
 MIN_RUNS = 200
