@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 
 from intake.adapters.delivery import Wakeup
-from intake.adapters.form_cache import FormCache
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
@@ -93,10 +92,8 @@ def _usage_in_period(conn: sqlite3.Connection, period: str) -> list[tuple[Worksp
 
 
 class SqliteWorkspaces:
-    def __init__(self, worker: Worker, forms_cache: FormCache | None = None) -> None:
+    def __init__(self, worker: Worker) -> None:
         self._worker = worker
-        # The forms' cached lookups hold their workspace: a change here ends them.
-        self._forms_cache = forms_cache
 
     async def add(self, workspace: Workspace) -> None:
         await self._worker.run(_add_workspace, workspace)
@@ -106,8 +103,6 @@ class SqliteWorkspaces:
 
     async def update(self, workspace: Workspace) -> None:
         await self._worker.run(_update_workspace, workspace)
-        if self._forms_cache is not None:
-            self._forms_cache.clear()
 
     async def list(self) -> list[Workspace]:
         return await self._worker.run(_list_workspaces)
@@ -193,43 +188,26 @@ def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | 
 
 
 class SqliteForms:
-    def __init__(self, worker: Worker, cache: FormCache | None = None) -> None:
+    def __init__(self, worker: Worker) -> None:
         self._worker = worker
-        # Step 1's answers, kept (adapters/form_cache.py); None, as SqliteStore has it:
-        # always asked.
-        self._cache = cache
 
     async def add(self, form: Form) -> None:
         await self._worker.run(_add_form, form)
-        if self._cache is not None:
-            self._cache.clear()
 
     async def get(self, form_id: str) -> Form | None:
         return await self._worker.run(_get_form, form_id)
 
     async def update(self, form: Form) -> None:
         await self._worker.run(_update_form, form)
-        if self._cache is not None:
-            self._cache.clear()
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
         return await self._worker.run(_list_forms, workspace_id)
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_PUBLIC_KEY, "key:", public_form_key)
+        return await self._worker.run(_resolve, _RESOLVE_PUBLIC_KEY, public_form_key)
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_ID, "id:", form_id)
-
-    async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
-        cache = self._cache
-        if cache is not None and (kept := cache.get(kind + value)) is not None:
-            return kept
-        ticket = 0 if cache is None else cache.ticket()
-        context = await self._worker.run(_resolve, query, value)
-        if cache is not None and context is not None:
-            cache.put(kind + value, context, public=kind == "key:", ticket=ticket)
-        return context
+        return await self._worker.run(_resolve, _RESOLVE_ID, form_id)
 
 
 # API keys
