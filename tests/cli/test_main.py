@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from intake.entrypoints.cli import main
 from tests.cli.conftest import Cli
+from tests.support.processes import console_script
 
 
 def test_json_is_accepted_before_and_after_the_subcommand(cli: Cli) -> None:
@@ -158,16 +157,9 @@ def test_serve_usage_errors(cli: Cli) -> None:
     assert cli("serve", "--workers", "0").code == 2
 
 
-def _console_script() -> str:
-    beside = Path(sys.executable).parent / "intake"
-    found = str(beside) if beside.exists() else shutil.which("intake")
-    assert found, "the intake console script is not installed"
-    return found
-
-
 def test_the_installed_console_script_answers_in_json(database_url: str) -> None:
     env = {**os.environ, "INTAKE_DATABASE_URL": database_url}
-    script = _console_script()
+    script = console_script()
 
     created = subprocess.run(
         [script, "workspace", "create", "--name", "Scripted", "--json"],

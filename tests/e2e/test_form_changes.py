@@ -5,13 +5,8 @@ database of its own on INTAKE_TEST_DATABASE_URL's server and drops it at the end
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +19,7 @@ import pytest
 from psycopg import sql
 
 from tests.conftest import unavailable
+from tests.support.processes import ServedProcess, clean_env, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.services]
 
@@ -32,60 +28,14 @@ STARTUP_DEADLINE = 30.0
 FIELDS = {"email": "ada@example.com", "message": "Hello"}
 
 
-def _intake_script() -> str:
-    return str(Path(sys.executable).parent / "intake")
+class Deployment(ServedProcess):
+    """`intake serve`, ready once /readyz answers, and the `intake` command beside it."""
 
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-class Deployment:
     def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env = env
-        self.log = log
-        self.base = f"http://127.0.0.1:{_free_port()}"
-        self.process: subprocess.Popen[bytes] | None = None
+        super().__init__(env, log, ready_path="/readyz", startup_timeout=STARTUP_DEADLINE)
 
     def intake(self, *argv: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [_intake_script(), *argv, "--json"],
-            env=self.env, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        document = json.loads(done.stdout)
-        assert isinstance(document, dict)
-        return document
-
-    def start(self) -> None:
-        port = urlsplit(self.base).port
-        with self.log.open("w") as sink:
-            self.process = subprocess.Popen(
-                [_intake_script(), "serve", "--port", str(port)],
-                env=self.env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-        deadline = time.monotonic() + STARTUP_DEADLINE
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()
-            try:
-                if httpx.get(f"{self.base}/readyz", timeout=1.0).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        pytest.fail(f"intake serve did not get ready:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        return run_cli(self.env, *argv)
 
     def submit(self, key: str) -> httpx.Response:
         return httpx.post(f"{self.base}/f/{key}", json=FIELDS, timeout=10.0)
@@ -107,8 +57,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             )
     except psycopg.OperationalError as error:
         unavailable(f"PostgreSQL is not reachable: {error}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
-    env["INTAKE_DATABASE_URL"] = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+    env = clean_env(INTAKE_DATABASE_URL=urlunsplit(urlsplit(admin)._replace(path=f"/{name}")))
     found = Deployment(env, tmp_path_factory.mktemp("serve") / "serve.log")
     try:
         found.intake("migrate")

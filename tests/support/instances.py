@@ -20,7 +20,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,18 +32,12 @@ import redis
 from psycopg import sql
 
 from tests.conftest import unavailable
+from tests.support.processes import free_port
 
 OWNER = "postgres"  # the OS user PostgreSQL runs as when we are root
 START_TIMEOUT = 60.0  # a busy machine can take a while to replay WAL after a kill
 STOP_TIMEOUT = 60.0
 LOG_TAIL = 30
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _tail(path: Path) -> str:
