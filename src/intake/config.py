@@ -19,8 +19,14 @@ from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.ratelimit import RateLimits, RateRule
+from intake.domain.signing import DEFAULT_LINK_TTL, MIN_SECRET_BYTES
 
 DEFAULT_DATABASE_URL = "sqlite:///.intake/intake.db"
+DEFAULT_DOWNLOAD_TTL = DEFAULT_LINK_TTL.total_seconds()
+# Ten years: far enough for any use, and well inside what a date can hold.
+MAX_DOWNLOAD_TTL = 10 * 366 * 86400.0
+DEFAULT_UPLOAD_TIMEOUT = 300.0
+DEFAULT_UPLOAD_GRACE = 3600.0
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -58,6 +64,13 @@ class Settings:
     blob_url: str | None = field(
         default=Factory(lambda self: default_blob_url(self.database_url), takes_self=True)
     )
+    # Signs download links; unset, a secret made once is kept in the database.
+    download_secret: str | None = field(default=None, repr=False)
+    download_ttl: float = DEFAULT_DOWNLOAD_TTL  # seconds a download link works
+    # Seconds a multipart body may take to arrive when its form accepts files.
+    upload_timeout: float = DEFAULT_UPLOAD_TIMEOUT
+    # `intake purge` deletes blobs linked to no submission once older than this.
+    upload_grace: float = DEFAULT_UPLOAD_GRACE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -75,6 +88,16 @@ class Settings:
             for plan, terms in DEFAULT_PLANS.items()
         }
         database_url = reader.text("INTAKE_DATABASE_URL", DEFAULT_DATABASE_URL)
+        upload_timeout = reader.number("INTAKE_UPLOAD_TIMEOUT", DEFAULT_UPLOAD_TIMEOUT)
+        upload_grace = reader.number("INTAKE_UPLOAD_GRACE", DEFAULT_UPLOAD_GRACE)
+        if upload_grace <= upload_timeout:
+            # A blob is committed as its part ends and linked when the whole request
+            # commits: a sweep with a shorter grace could take a file of an upload
+            # still in progress for an orphan.
+            raise ConfigError(
+                f"INTAKE_UPLOAD_GRACE ({upload_grace:g} s) must be longer than "
+                f"INTAKE_UPLOAD_TIMEOUT ({upload_timeout:g} s)"
+            )
         return cls(
             database_url=database_url,
             database_pool_size=reader.integer("INTAKE_DATABASE_POOL_SIZE", 10),
@@ -127,6 +150,12 @@ class Settings:
             outbox_retention_days=reader.integer("INTAKE_OUTBOX_RETENTION_DAYS", 7, minimum=0),
             metrics_token=reader.optional("INTAKE_METRICS_TOKEN"),
             blob_url=reader.optional("INTAKE_BLOB_URL") or default_blob_url(database_url),
+            download_secret=reader.secret("INTAKE_DOWNLOAD_SECRET", MIN_SECRET_BYTES),
+            download_ttl=reader.number(
+                "INTAKE_DOWNLOAD_TTL", DEFAULT_DOWNLOAD_TTL, maximum=MAX_DOWNLOAD_TTL
+            ),
+            upload_timeout=upload_timeout,
+            upload_grace=upload_grace,
         )
 
     @property
@@ -136,6 +165,22 @@ class Settings:
     @property
     def is_postgres(self) -> bool:
         return self.database_url.startswith(("postgresql:", "postgres:"))
+
+    @property
+    def public_base_url(self) -> str:
+        """Where clients reach the service, for the links it hands out: INTAKE_BASE_URL,
+        else the address `intake serve` listens on (a wildcard address through loopback,
+        an IPv6 literal in brackets)."""
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        host = _WILDCARD_HOSTS.get(self.host, self.host)
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+
+# A server listening on every address is reached, from its own host, through loopback.
+_WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # noqa: S104
 
 
 def default_blob_url(database_url: str) -> str | None:
@@ -180,7 +225,7 @@ class _Reader:
             raise ConfigError(f"{name} is out of range: {value}")
         return value
 
-    def number(self, name: str, default: float) -> float:
+    def number(self, name: str, default: float, *, maximum: float | None = None) -> float:
         raw = self.optional(name)
         if raw is None:
             return default
@@ -190,6 +235,15 @@ class _Reader:
             raise ConfigError(f"{name} must be a number, not {raw!r}") from None
         if not (math.isfinite(value) and value > 0):
             raise ConfigError(f"{name} must be a finite number of seconds above zero, not {raw!r}")
+        if maximum is not None and value > maximum:
+            raise ConfigError(f"{name} is out of range: at most {maximum:g} seconds")
+        return value
+
+    def secret(self, name: str, min_length: int) -> str | None:
+        """A secret's text; the message of a refusal never quotes it."""
+        value = self.optional(name)
+        if value is not None and len(value) < min_length:
+            raise ConfigError(f"{name} must be at least {min_length} characters long")
         return value
 
     def boolean(self, name: str, default: bool) -> bool:

@@ -7,21 +7,31 @@
 
 The relay's senders are built here too: a webhook sender with its own HTTP client, and
 a mailer when INTAKE_SMTP_URL is set (None otherwise: mail deliveries are then parked).
+So are the blob store that keeps uploaded files (INTAKE_BLOB_URL; None when unset, and
+then no form can take files) and the signer of download links, whose secret every
+process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one made once and kept in
+the database.
 
 Nothing is built at import time; `open_runtime` opens the resources and closes them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 from attrs import frozen
 from dependency_injector import containers, providers
 
+from intake.adapters.blobs.factory import open_blob_store
 from intake.adapters.challenge_http import HttpChallengeVerifier
 from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
@@ -29,6 +39,9 @@ from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
+from intake.domain.errors import StorageUnavailable
+from intake.domain.signing import DownloadLink, DownloadSigner
+from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
@@ -38,6 +51,12 @@ from intake.ports.store import Store
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.relay import Relay
+
+log = logging.getLogger("intake")
+
+# The name under which the store keeps the download-link secret.
+DOWNLOAD_SECRET_NAME = "download-links"  # noqa: S105 - a name, not the secret
+DOWNLOAD_SECRET_BYTES = 32
 
 
 async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
@@ -108,9 +127,111 @@ def _mailer(settings: Settings) -> Mailer | None:
         raise ConfigError(str(error)) from None
 
 
+async def _blobs_resource(settings: Settings, clock: Clock) -> AsyncIterator[BlobStore | None]:
+    if settings.blob_url is None:
+        yield None
+        return
+    try:
+        blobs = open_blob_store(settings.blob_url, clock=clock)
+    except ValueError as error:  # its message names no credentials: the URL holds none
+        raise ConfigError(f"INTAKE_BLOB_URL: {error}") from None
+    try:
+        yield blobs
+    finally:
+        await blobs.aclose()
+
+
+_UNREAD = "the download-link secret has not been read from the database yet"
+# How often a process that could not read the secret as it started tries again.
+SECRET_RETRY_SECONDS = 1.0
+
+
+class _PendingSigner(DownloadSigner):
+    """Stands in while the stored secret cannot be read (a database not yet migrated, or
+    unreachable as the process started): until a background task has read it, it makes
+    and accepts no link, and says so as a storage failure (a 503, a delivery tried again
+    later), never with a link that no other process would accept. Once read, it signs
+    as the others do."""
+
+    def loaded(self) -> DownloadSigner | None:
+        signer: DownloadSigner | None = self.__dict__.get("_loaded")
+        return signer
+
+    def load(self, secret: bytes) -> None:
+        # The class is frozen; the one late value lives outside its fields.
+        self.__dict__["_loaded"] = DownloadSigner(secret, self.base_url, self.ttl)
+
+    def link(self, submission_id: str, index: int, now: datetime) -> DownloadLink:
+        signer = self.loaded()
+        if signer is None:
+            raise StorageUnavailable(_UNREAD)
+        return signer.link(submission_id, index, now)
+
+    def verify(
+        self,
+        submission_id: str,
+        index: int,
+        expires: str | None,
+        signature: str | None,
+        now: datetime,
+    ) -> bool:
+        signer = self.loaded()
+        if signer is None:
+            raise StorageUnavailable(_UNREAD)
+        return signer.verify(submission_id, index, expires, signature, now)
+
+
+async def _read_secret(store: Store) -> bytes:
+    return await store.secrets.get_or_create(
+        DOWNLOAD_SECRET_NAME, os.urandom(DOWNLOAD_SECRET_BYTES)
+    )
+
+
+async def _load_later(store: Store, pending: _PendingSigner) -> None:
+    while True:
+        await asyncio.sleep(SECRET_RETRY_SECONDS)
+        try:
+            pending.load(await _read_secret(store))
+        except StorageUnavailable:
+            continue
+        log.info("download-link secret read; download links are available")
+        return
+
+
+async def _signer_resource(settings: Settings, store: Store) -> AsyncIterator[DownloadSigner]:
+    base_url = settings.public_base_url
+    ttl = timedelta(seconds=settings.download_ttl)
+    if settings.download_secret is not None:
+        yield DownloadSigner(settings.download_secret.encode("utf-8"), base_url, ttl)
+        return
+    try:
+        secret = await _read_secret(store)
+    except StorageUnavailable as error:
+        # Every command opens a runtime, `intake migrate` too, on a database that may
+        # not have the table yet: it must still open, and read the secret once it can.
+        log.info(
+            "download links wait for the database: %s",
+            _UNREAD,
+            extra={"error": str(error) or type(error).__name__},
+        )
+        pending = _PendingSigner(os.urandom(DOWNLOAD_SECRET_BYTES), base_url, ttl)
+        task = asyncio.create_task(_load_later(store, pending))
+        try:
+            yield pending
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return
+    yield DownloadSigner(secret, base_url, ttl)
+
+
 def _pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
-        limits=settings.limits, rate_limits=settings.rate_limits, plans=settings.plans
+        limits=settings.limits,
+        rate_limits=settings.rate_limits,
+        plans=settings.plans,
+        upload_timeout=settings.upload_timeout,
     )
 
 
@@ -122,6 +243,8 @@ class Container(containers.DeclarativeContainer):
     store = providers.Resource(_store_resource, settings=settings)
     rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
     challenge = providers.Resource(_challenge_resource, settings=settings)
+    blobs = providers.Resource(_blobs_resource, settings=settings, clock=clock)
+    signer = providers.Resource(_signer_resource, settings=settings, store=store)
     pipeline_settings = providers.Singleton(_pipeline_settings, settings=settings)
     pipeline = providers.Singleton(
         SubmissionPipeline,
@@ -131,6 +254,8 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         id_source=id_source,
         settings=pipeline_settings,
+        blobs=blobs,
+        signer=signer,
     )
     admin = providers.Singleton(
         Admin,
@@ -139,6 +264,8 @@ class Container(containers.DeclarativeContainer):
         id_source=id_source,
         plans=settings.provided.plans,
         webhook_allow_private=settings.provided.webhook_allow_private,
+        blobs=blobs,
+        signer=signer,
     )
     webhook_sender = providers.Resource(_webhook_sender_resource, settings=settings)
     mailer = providers.Singleton(_mailer, settings=settings)
@@ -150,6 +277,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         mail_from=settings.provided.mail_from,
         base_url=settings.provided.base_url,
+        signer=signer,
     )
 
 
@@ -168,6 +296,8 @@ class Runtime:
     webhook_sender: WebhookSender
     mailer: Mailer | None
     relay: Relay
+    blobs: BlobStore | None
+    signer: DownloadSigner
 
 
 async def _resolve(value: Any) -> Any:
@@ -185,9 +315,10 @@ async def open_runtime(
     challenge: ChallengeVerifier | None = None,
     webhook_sender: WebhookSender | None = None,
     mailer: Mailer | None = None,
+    blobs: BlobStore | None = None,
 ) -> AsyncIterator[Runtime]:
     """Builds the container, replacing any port given, and closes it on exit. A store
-    passed in stays open: whoever made it closes it."""
+    or blob store passed in stays open: whoever made it closes it."""
     container = Container(settings=settings or Settings.from_env())
     overrides: Mapping[providers.Provider[Any], object | None] = {
         container.store: store,
@@ -197,6 +328,7 @@ async def open_runtime(
         container.challenge: challenge,
         container.webhook_sender: webhook_sender,
         container.mailer: mailer,
+        container.blobs: blobs,
     }
     for provider, replacement in overrides.items():
         if replacement is not None:
@@ -215,6 +347,8 @@ async def open_runtime(
             webhook_sender=await _resolve(container.webhook_sender()),
             mailer=await _resolve(container.mailer()),
             relay=await _resolve(container.relay()),
+            blobs=await _resolve(container.blobs()),
+            signer=await _resolve(container.signer()),
         )
     finally:
         await _resolve(container.shutdown_resources())

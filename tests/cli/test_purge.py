@@ -17,6 +17,13 @@ from tests.cli.conftest import Cli
 from tests.contract.builders import event_for, plan, seed, submission
 
 DAY = timedelta(days=1)
+# A SQLite file has its blob folder beside it, so every purge here sweeps it as well
+# (what the sweep deletes: tests/cli/test_uploads_cli.py).
+NOTHING_SWEPT = {"orphan_files": 0, "incomplete_uploads": 0}
+SWEPT_NOTHING_LINES = [
+    "deleted 0 orphaned uploaded files older than 1 hour",
+    "deleted 0 incomplete uploads older than 1 hour",
+]
 
 
 async def _fill(url: str, now: datetime) -> None:
@@ -59,10 +66,10 @@ def _outbox_left(database_url: str) -> int:
 
 @pytest.mark.usefixtures("filled")
 def test_purge_prints_what_it_deleted_as_json(cli: Cli, database_url: str) -> None:
-    assert cli.json("purge") == {"idempotency": 2, "outbox": 2}
+    assert cli.json("purge") == {**NOTHING_SWEPT, "idempotency": 2, "outbox": 2}
     assert _outbox_left(database_url) == 2  # the recent one and the unpublished one
 
-    assert cli.json("purge") == {"idempotency": 0, "outbox": 0}
+    assert cli.json("purge") == {**NOTHING_SWEPT, "idempotency": 0, "outbox": 0}
 
 
 @pytest.mark.usefixtures("filled")
@@ -73,6 +80,7 @@ def test_purge_prints_what_it_deleted_for_people(cli: Cli) -> None:
     assert result.out.splitlines() == [
         "deleted 2 expired idempotency keys",
         "deleted 2 outbox rows published more than 7 days ago",
+        *SWEPT_NOTHING_LINES,
     ]
     assert result.err == ""
 
@@ -84,13 +92,18 @@ def test_purge_of_an_empty_database_deletes_nothing(cli: Cli) -> None:
     assert result.out.splitlines() == [
         "deleted 0 expired idempotency keys",
         "deleted 0 outbox rows published more than 7 days ago",
+        *SWEPT_NOTHING_LINES,
     ]
-    assert cli.json("purge") == {"idempotency": 0, "outbox": 0}
+    assert cli.json("purge") == {**NOTHING_SWEPT, "idempotency": 0, "outbox": 0}
 
 
 @pytest.mark.usefixtures("filled")
 def test_the_retention_flag_replaces_the_default(cli: Cli, database_url: str) -> None:
-    assert cli.json("purge", "--outbox-retention-days", "0") == {"idempotency": 2, "outbox": 3}
+    assert cli.json("purge", "--outbox-retention-days", "0") == {
+        **NOTHING_SWEPT,
+        "idempotency": 2,
+        "outbox": 3,
+    }
     # Published or not: the row still to deliver stays.
     assert _outbox_left(database_url) == 1
 
@@ -100,7 +113,7 @@ def test_the_retention_comes_from_the_environment(
     cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("INTAKE_OUTBOX_RETENTION_DAYS", "30")
-    assert cli.json("purge") == {"idempotency": 2, "outbox": 0}
+    assert cli.json("purge") == {**NOTHING_SWEPT, "idempotency": 2, "outbox": 0}
 
     result = cli("purge", "--outbox-retention-days", "1")
     assert result.out.splitlines()[1] == "deleted 3 outbox rows published more than 1 day ago"

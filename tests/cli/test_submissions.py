@@ -69,7 +69,7 @@ def test_submissions_list_limit_keeps_the_most_recent(cli: Cli, made: Made) -> N
 def test_submissions_list_without_json_is_a_table(cli: Cli, made: Made) -> None:
     lines = cli("submissions", "list", "--form", made.form_id).out.splitlines()
 
-    assert lines[0].split() == ["SUBMISSION", "STATUS", "CREATED", "SUBJECT", "DATA"]
+    assert lines[0].split() == ["SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"]
     assert len(lines) == 4
     assert made.accepted in lines[1]
     assert "accepted" in lines[1]

@@ -23,6 +23,7 @@ from intake.domain.model import (
     SubmissionStatus,
     Workspace,
 )
+from intake.domain.uploads import StoredFile, UploadPolicy, file_key
 from intake.ports.store import Store
 from intake.ports.submissions import CommitPlan, QuotaCharge
 
@@ -69,6 +70,27 @@ def form(
     )
 
 
+def upload_policy() -> UploadPolicy:
+    """Every limit away from its default, types in an order no store may sort."""
+    return UploadPolicy(
+        allowed_types=("image/*", "application/pdf", "text/csv"),
+        max_file_size=3_000_001,
+        max_total_size=7_000_003,
+        max_files=4,
+    )
+
+
+def stored_file(submission_id: str, index: int, field: str = "attachment") -> StoredFile:
+    return StoredFile(
+        field=field,
+        name=f"Résumé ✓ {index}.pdf",
+        size=1_234_567 + index,
+        content_type="application/pdf",
+        sha256=f"{index:x}" * 64,
+        key=file_key(submission_id, index),
+    )
+
+
 def api_key(
     key_id: str = "key_1",
     workspace_id: str = WORKSPACE_ID,
@@ -92,13 +114,16 @@ def submission(
     status: SubmissionStatus = SubmissionStatus.ACCEPTED,
     data: FieldData | None = None,
     created_at: datetime | None = None,
+    files: int = 0,
 ) -> Submission:
-    """The n-th submission: ids and times grow with n, so n orders them."""
+    """The n-th submission: ids and times grow with n, so n orders them. `files`: how
+    many stored files it carries (`stored_file`), the last in a field of its own."""
     at = created_at or T0 + timedelta(milliseconds=n)
+    submission_id = ids.submission_id(
+        int(T0.timestamp() * 1000) + n, n.to_bytes(ids.SUBMISSION_RANDOM_BYTES, "big")
+    )
     return Submission(
-        submission_id=ids.submission_id(
-            int(T0.timestamp() * 1000) + n, n.to_bytes(ids.SUBMISSION_RANDOM_BYTES, "big")
-        ),
+        submission_id=submission_id,
         form_id=form_id,
         workspace_id=workspace_id,
         status=status,
@@ -108,6 +133,10 @@ def submission(
         reply_to=f"user{n}@example.com",
         spam_score=1.25,
         client_ip="203.0.113.7",
+        files=tuple(
+            stored_file(submission_id, i, "photo" if i == files - 1 else "attachment")
+            for i in range(files)
+        ),
     )
 
 

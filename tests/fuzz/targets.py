@@ -37,12 +37,15 @@ from intake.domain.model import FieldData, FieldValue
 from intake.domain.payload import (
     ContentKind,
     ContentType,
+    FileEnd,
+    FileStart,
     MultipartReader,
     ParsedBody,
     parse_content_type,
     parse_json,
     parse_urlencoded,
 )
+from intake.domain.uploads import UploadPolicy
 
 LIMITS = PayloadLimits(
     max_body=2048,
@@ -233,17 +236,70 @@ def _cuts(body: bytes, seed: int) -> list[bytes]:
     return pieces
 
 
-def multipart(data: bytes) -> None:
-    """The streaming reader: the outcome of a body fed whole is the outcome of the same
-    body fed in any pieces."""
+def _same_in_pieces(data: bytes, read: Callable[[ContentType, list[bytes]], Outcome]) -> None:
+    """The outcome of a body fed whole is the outcome of the same body fed in pieces."""
     header, body = _split(data, "multipart/form-data; boundary=b")
     try:
         content_type_ = _content_type(header)
     except Refused:
         return
-    whole = _read_multipart(content_type_, [body])
-    pieces = _read_multipart(content_type_, _cuts(body, zlib.crc32(data)))
+    whole = read(content_type_, [body])
+    pieces = read(content_type_, _cuts(body, zlib.crc32(data)))
     assert whole == pieces, f"fed whole: {whole!r}; fed in pieces: {pieces!r}"
+
+
+def multipart(data: bytes) -> None:
+    """The streaming reader: the outcome of a body fed whole is the outcome of the same
+    body fed in any pieces."""
+    _same_in_pieces(data, _read_multipart)
+
+
+# A policy small enough that the fuzzer reaches every one of its limits.
+UPLOADS = UploadPolicy(max_file_size=64, max_total_size=128, max_files=3)
+
+
+def _read_uploads(content_type: ContentType, chunks: list[bytes]) -> Outcome:
+    """The parse of a body to a form that takes files, with its files rebuilt from the
+    reader's events: (field, file name, declared type, content) each."""
+    files: list[tuple[str, str, str | None, bytes]] = []
+    current: FileStart | None = None
+    content = bytearray()
+    try:
+        with _refusals(BODY_CODES):
+            reader = MultipartReader(content_type, LIMITS, UPLOADS)
+            for chunk in chunks:
+                reader.feed(chunk)
+                for event in reader.take_file_events():
+                    if isinstance(event, FileStart):
+                        assert current is None, "a file began inside another"
+                        current, content = event, bytearray()
+                    elif isinstance(event, FileEnd):
+                        assert current is not None, "a file ended that never began"
+                        files.append(
+                            (current.field, current.filename, current.declared_type, bytes(content))
+                        )
+                        current = None
+                    else:
+                        assert current is not None, "file bytes outside a file"
+                        content += event
+            parsed = reader.finish()
+            assert not reader.take_file_events(), "events after the end"
+    except Refused as refused:
+        return "refused", str(refused)
+    assert current is None, "a file never ended"
+    assert len(files) <= UPLOADS.max_files
+    assert all(len(item[3]) <= UPLOADS.max_file_size for item in files)
+    assert sum(len(item[3]) for item in files) <= UPLOADS.max_total_size
+    assert not any(item[0].startswith("_") for item in files), "a control name was kept"
+    assert parsed.file_fields == (), "a form that takes files refused one as a field"
+    _check_form_fields(parsed, LIMITS)
+    return "parsed", (parsed.data, files)
+
+
+def multipart_uploads(data: bytes) -> None:
+    """The reader on a form that takes files: the files it hands on keep the policy's
+    limits, and fed in any pieces it hands on the same files as fed whole."""
+    _same_in_pieces(data, _read_uploads)
 
 
 _FORM = parse_content_type("application/x-www-form-urlencoded")
@@ -312,5 +368,6 @@ TARGETS: Mapping[str, Callable[[bytes], None]] = {
     "urlencoded": urlencoded,
     "json": json_body,
     "multipart": multipart,
+    "multipart_uploads": multipart_uploads,
     "controls": controls,
 }

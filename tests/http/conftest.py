@@ -30,7 +30,15 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -49,6 +57,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import FakeChallengeVerifier, FakeClock, InMemoryStore, SeededIdSource
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
@@ -60,10 +69,12 @@ from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
 from intake.entrypoints.http import create_app
 from intake.ports.api_keys import ApiKeyRepository
+from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.delivery import DeliveryRepository, DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.rate_limiter import RateLimiter
+from intake.ports.secrets import SecretRepository
 from intake.ports.store import Store
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -215,6 +226,9 @@ class FailingCommits:
     async def get(self, submission_id: str) -> Submission | None:
         return await self.inner.get(submission_id)
 
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        return await self.inner.existing(submission_ids)
+
     def iterate(
         self,
         form_id: str,
@@ -249,6 +263,7 @@ class HarnessStore:
         self.submissions = FailingCommits(inner.submissions)
         self.destinations: DestinationRepository = inner.destinations
         self.deliveries: DeliveryRepository = inner.deliveries
+        self.secrets: SecretRepository = inner.secrets
 
     async def migrate(self) -> list[str]:
         return await self.inner.migrate()
@@ -487,7 +502,9 @@ class Service:
         ids: SeededIdSource,
         challenge: ChallengeVerifier,
         spec: SpecCheck,
+        blobs: BlobStore,
     ) -> None:
+        self.blobs = blobs
         self.spec = spec
         self.app = app
         self.client = client
@@ -705,11 +722,20 @@ def make_service(backend: Backend) -> Iterator[ServiceFactory]:
             *,
             challenge: ChallengeVerifier | None = None,
             real_challenge: bool = False,
+            blobs: BlobStore | None = None,
         ) -> Service:
             clock, ids = FakeClock(), SeededIdSource()
             verifier = None if real_challenge else (challenge or FakeChallengeVerifier())
+            # Uploads go to memory unless a test brings its own store: never to the
+            # default directory beside the working directory's database.
+            blobs = blobs or InMemoryBlobStore(clock=clock)
             app = OnBackend(
-                backend, settings or Settings(), clock=clock, id_source=ids, challenge=verifier
+                backend,
+                settings or Settings(),
+                clock=clock,
+                id_source=ids,
+                challenge=verifier,
+                blobs=blobs,
             )
             client = TestClient(PeerFromHeader(app), client=(PEER, 1234), follow_redirects=False)
             stack.enter_context(client)
@@ -730,6 +756,7 @@ def make_service(backend: Backend) -> Iterator[ServiceFactory]:
                 ids=ids,
                 challenge=verifier or runtime.challenge,
                 spec=check,
+                blobs=blobs,
             )
 
         yield make

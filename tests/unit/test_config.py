@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 
 import pytest
 
 from intake.adapters.challenge_http import DEFAULT_VERIFY_URLS
-from intake.config import DEFAULT_DATABASE_URL, ConfigError, Settings
+from intake.config import DEFAULT_DATABASE_URL, MAX_DOWNLOAD_TTL, ConfigError, Settings
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.ratelimit import RateLimits, RateRule
+
+SECRET = "a-download-secret-of-more-than-32-characters"
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:
@@ -35,6 +38,14 @@ def test_an_empty_environment_gives_the_defaults() -> None:
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8000, 1)
     assert settings.log_level == "info"
     assert settings.webhook_allow_private is False
+    assert settings.outbox_retention_days == 7
+    assert settings.metrics_token is None
+    assert settings.blob_url == os.path.join(".intake", "blobs")
+    assert settings.download_secret is None
+    assert settings.download_ttl == 7 * 86400
+    assert settings.upload_timeout == 300
+    assert settings.upload_grace == 3600
+    assert settings.public_base_url == "http://127.0.0.1:8000"
 
 
 def test_blank_values_count_as_unset() -> None:
@@ -75,6 +86,13 @@ def test_every_variable_is_read() -> None:
             "INTAKE_WORKERS": "4",
             "INTAKE_LOG_LEVEL": "DEBUG",
             "INTAKE_WEBHOOK_ALLOW_PRIVATE": "true",
+            "INTAKE_OUTBOX_RETENTION_DAYS": "0",
+            "INTAKE_METRICS_TOKEN": "scrape-token",
+            "INTAKE_BLOB_URL": "s3://uploads/prod?region=eu-west-1",
+            "INTAKE_DOWNLOAD_SECRET": SECRET,
+            "INTAKE_DOWNLOAD_TTL": "86400",
+            "INTAKE_UPLOAD_TIMEOUT": "600",
+            "INTAKE_UPLOAD_GRACE": "7200",
         }
     )
 
@@ -120,6 +138,14 @@ def test_every_variable_is_read() -> None:
     assert (settings.host, settings.port, settings.workers) == ("0.0.0.0", 9000, 4)
     assert settings.log_level == "debug"
     assert settings.webhook_allow_private is True
+    assert settings.outbox_retention_days == 0
+    assert settings.metrics_token == "scrape-token"
+    assert settings.blob_url == "s3://uploads/prod?region=eu-west-1"
+    assert settings.download_secret == SECRET
+    assert settings.download_ttl == 86400.0
+    assert settings.upload_timeout == 600.0
+    assert settings.upload_grace == 7200.0
+    assert settings.public_base_url == "https://forms.example.com"
 
 
 @pytest.mark.parametrize("url", ["postgresql://h/db", "postgres://h/db"])
@@ -166,11 +192,111 @@ def test_a_boolean_takes_the_usual_spellings(raw: str, expected: bool) -> None:
         ("INTAKE_WEBHOOK_ALLOW_PRIVATE", "maybe"),
         ("INTAKE_TRUSTED_PROXIES", "10.0.0.0/8, not-a-network"),
         ("INTAKE_TRUSTED_PROXIES", "10.0.0.0/33"),
+        ("INTAKE_OUTBOX_RETENTION_DAYS", "-1"),
+        ("INTAKE_DOWNLOAD_SECRET", "too-short"),
+        ("INTAKE_DOWNLOAD_SECRET", "x" * 31),
+        ("INTAKE_DOWNLOAD_TTL", "0"),
+        ("INTAKE_DOWNLOAD_TTL", "-60"),
+        ("INTAKE_DOWNLOAD_TTL", "a week"),
+        ("INTAKE_DOWNLOAD_TTL", "inf"),
+        ("INTAKE_DOWNLOAD_TTL", "1e300"),
+        ("INTAKE_UPLOAD_TIMEOUT", "0"),
+        ("INTAKE_UPLOAD_TIMEOUT", "nan"),
+        ("INTAKE_UPLOAD_GRACE", "-1"),
+        ("INTAKE_UPLOAD_GRACE", "an hour"),
     ],
 )
 def test_a_bad_value_raises_a_config_error_naming_the_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
         Settings.from_env({name: value})
+
+
+def test_a_short_download_secret_is_refused_without_being_quoted() -> None:
+    secret = "hunter2-but-longer-yet-short"
+
+    with pytest.raises(ConfigError, match="INTAKE_DOWNLOAD_SECRET") as refused:
+        Settings.from_env({"INTAKE_DOWNLOAD_SECRET": secret})
+
+    assert secret not in str(refused.value)
+    assert "32 characters" in str(refused.value)
+
+
+def test_a_download_secret_of_32_characters_is_accepted_and_kept_out_of_the_repr() -> None:
+    settings = Settings.from_env({"INTAKE_DOWNLOAD_SECRET": "k" * 32})
+
+    assert settings.download_secret == "k" * 32
+    assert "k" * 32 not in repr(settings)
+    assert "k" * 32 not in repr(Settings(download_secret="k" * 32))
+
+
+def test_a_download_link_may_live_up_to_ten_years() -> None:
+    ten_years = Settings.from_env({"INTAKE_DOWNLOAD_TTL": str(MAX_DOWNLOAD_TTL)})
+    a_second = Settings.from_env({"INTAKE_DOWNLOAD_TTL": "1"})
+
+    assert ten_years.download_ttl == MAX_DOWNLOAD_TTL >= 3650 * 86400
+    assert a_second.download_ttl == 1.0
+    with pytest.raises(ConfigError, match="INTAKE_DOWNLOAD_TTL"):
+        Settings.from_env({"INTAKE_DOWNLOAD_TTL": str(MAX_DOWNLOAD_TTL + 1)})
+
+
+@pytest.mark.parametrize(
+    ("timeout", "grace"),
+    [("3600", None), (None, "300"), ("600", "600"), ("900", "600")],
+)
+def test_the_upload_grace_must_outlast_the_upload_timeout(
+    timeout: str | None, grace: str | None
+) -> None:
+    env = {
+        name: value
+        for name, value in (("INTAKE_UPLOAD_TIMEOUT", timeout), ("INTAKE_UPLOAD_GRACE", grace))
+        if value is not None
+    }
+
+    with pytest.raises(ConfigError, match=r"INTAKE_UPLOAD_GRACE.*INTAKE_UPLOAD_TIMEOUT"):
+        Settings.from_env(env)
+
+
+def test_a_longer_upload_timeout_with_a_longer_grace_is_accepted() -> None:
+    settings = Settings.from_env({"INTAKE_UPLOAD_TIMEOUT": "3600", "INTAKE_UPLOAD_GRACE": "7200"})
+
+    assert (settings.upload_timeout, settings.upload_grace) == (3600.0, 7200.0)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "http://127.0.0.1:8000"),
+        ({"INTAKE_HOST": "0.0.0.0", "INTAKE_PORT": "9000"}, "http://127.0.0.1:9000"),
+        ({"INTAKE_HOST": "::"}, "http://[::1]:8000"),
+        ({"INTAKE_HOST": "::1"}, "http://[::1]:8000"),
+        ({"INTAKE_HOST": "forms.internal"}, "http://forms.internal:8000"),
+        ({"INTAKE_BASE_URL": "https://forms.example.com/"}, "https://forms.example.com"),
+        (
+            {"INTAKE_BASE_URL": "https://example.com/intake", "INTAKE_HOST": "0.0.0.0"},
+            "https://example.com/intake",
+        ),
+    ],
+)
+def test_the_public_base_url_is_the_base_url_else_the_served_address(
+    env: dict[str, str], expected: str
+) -> None:
+    assert Settings.from_env(env).public_base_url == expected
+
+
+@pytest.mark.parametrize(
+    ("database_url", "blob_url"),
+    [
+        ("sqlite:///.intake/intake.db", os.path.join(".intake", "blobs")),
+        ("sqlite:////srv/intake/data.db", "/srv/intake/blobs"),
+        ("sqlite:///:memory:", None),
+        ("postgresql://intake@db/intake", None),
+    ],
+)
+def test_the_blob_store_defaults_to_a_folder_beside_a_sqlite_file(
+    database_url: str, blob_url: str | None
+) -> None:
+    assert Settings.from_env({"INTAKE_DATABASE_URL": database_url}).blob_url == blob_url
+    assert Settings(database_url=database_url).blob_url == blob_url
 
 
 def test_the_largest_port_is_accepted() -> None:

@@ -66,6 +66,7 @@ def test_the_event_carries_the_decided_payload_and_nothing_that_must_not_show() 
         "subject": "Hello",
         "reply_to": "ada@example.com",
         "data": {"name": "Ada", "tags": ["a", "b"]},
+        "files": [],
     }
     assert "spam_score" not in event.payload
     assert "client_ip" not in event.payload

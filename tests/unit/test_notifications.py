@@ -5,13 +5,15 @@ from __future__ import annotations
 import email
 import email.policy
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
 import pytest
 
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.notifications import SUBMISSION_ID_HEADER, render_notification
+from intake.domain.signing import DownloadSigner
+from intake.domain.uploads import StoredFile
 
 CREATED = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
 
@@ -296,3 +298,106 @@ def test_a_submission_without_fields_says_so() -> None:
 
     assert "(no fields)" in text_of(message)
     assert "(no fields)" in html_of(message)
+
+
+# -- files ------------------------------------------------------------------------------
+
+SIGNER = DownloadSigner(b"k" * 32, "https://forms.example.org", timedelta(days=7))
+
+
+def with_files(
+    *files: tuple[str, str, int], signer: DownloadSigner | None = SIGNER
+) -> dict[str, object]:
+    submission = Submission(
+        submission_id="sub_01hzx5k7w3e8q2r9t6y4u1i0op",
+        form_id="frm_contact",
+        workspace_id="ws_acme",
+        status=SubmissionStatus.ACCEPTED,
+        data={"name": "Ada"},
+        created_at=CREATED,
+        files=tuple(
+            StoredFile(
+                field=field,
+                name=name,
+                size=size,
+                content_type="application/pdf",
+                sha256="ab" * 32,
+                key=f"sub_01hzx5k7w3e8q2r9t6y4u1i0op/{index}",
+            )
+            for index, (field, name, size) in enumerate(files)
+        ),
+    )
+    return dict(OutboxEvent.for_submission("evt_1", submission, signer).payload)
+
+
+def test_the_files_follow_the_fields_with_name_size_and_link() -> None:
+    event = with_files(("cv", "cv.pdf", 123_456), ("photo", "me.png", 1), ("notes", "n.txt", 0))
+    links = [SIGNER.link("sub_01hzx5k7w3e8q2r9t6y4u1i0op", i, CREATED) for i in range(3)]
+
+    message = round_trip(render(event))
+
+    text = text_of(message)
+    assert text.index("name: Ada") < text.index("Files:") < text.index("--")
+    assert f"cv: cv.pdf (123.5 kB)\n  {links[0].url}\n" in text
+    assert "  (the link works until 2026-03-08 12:30 UTC)\n" in text
+    assert f"photo: me.png (1 byte)\n  {links[1].url}\n" in text
+    assert f"notes: n.txt (0 bytes)\n  {links[2].url}\n" in text
+    html = html_of(message)
+    assert html.index("Ada") < html.index("<h3>Files</h3>")
+    assert f'<a href="{links[0].url.replace("&", "&amp;")}">cv: cv.pdf (123.5 kB)</a>' in html
+    assert "the link works until 2026-03-08 12:30 UTC" in html
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"),
+    [(999, "999 bytes"), (1000, "1.0 kB"), (2_500_000, "2.5 MB"), (1_073_741_824, "1.1 GB")],
+)
+def test_sizes_are_shown_in_decimal_units(size: int, shown: str) -> None:
+    text = text_of(round_trip(render(with_files(("f", "a.bin", size)))))
+
+    assert f"f: a.bin ({shown})\n" in text
+
+
+def test_a_file_name_can_add_neither_lines_nor_markup() -> None:
+    name = '<img src=x onerror=alert(1)>"\r\nBcc: evil@example.com\u2028x.pdf'
+    event = with_files(("<b>cv</b>", name, 10))
+
+    message = round_trip(render(event))
+
+    text = text_of(message)
+    assert "\nBcc:" not in text
+    assert '<b>cv</b>: <img src=x onerror=alert(1)>" Bcc: evil@example.com x.pdf (10 bytes)' in text
+    html = html_of(message)
+    assert "<img" not in html
+    assert "<b>cv" not in html
+    assert "&lt;b&gt;cv&lt;/b&gt;: &lt;img src=x onerror=alert(1)&gt;&quot;" in html
+    assert round_trip(render(event))["Bcc"] is None
+
+
+def test_a_link_that_is_not_a_web_address_is_not_made_a_link() -> None:
+    event = with_files(("cv", "cv.pdf", 10))
+    files = event["files"]
+    assert isinstance(files, list)
+    files[0] = {**files[0], "url": "javascript:alert(1)"}
+
+    message = round_trip(render(event))
+
+    assert "javascript:" not in text_of(message)
+    assert "javascript:" not in html_of(message)
+    assert "cv: cv.pdf (10 bytes)" in text_of(message)
+
+
+def test_files_without_links_are_listed_by_name_and_size() -> None:
+    message = round_trip(render(with_files(("cv", "cv.pdf", 10), signer=None)))
+
+    text = text_of(message)
+    assert "Files:\ncv: cv.pdf (10 bytes)\n\n--" in text
+    assert "/v1/files/" not in text
+    assert "<a href" not in html_of(message)
+
+
+def test_a_submission_without_files_has_no_files_section() -> None:
+    message = round_trip(render(payload()))
+
+    assert "Files" not in text_of(message)
+    assert "Files" not in html_of(message)

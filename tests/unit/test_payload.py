@@ -525,10 +525,18 @@ def test_a_multipart_file_part_is_recorded_by_name_and_its_bytes_are_not_kept() 
     assert parsed.data == {"name": "Ada", "cv": ""}
 
 
-def test_a_multipart_file_part_with_an_empty_filename_is_still_a_file() -> None:
-    parsed = read_multipart(multipart(part("cv", b"", filename="")))
+def test_a_multipart_file_part_with_an_empty_filename_and_bytes_is_still_a_file() -> None:
+    parsed = read_multipart(multipart(part("cv", b"%PDF-1.4", filename="")))
 
     assert parsed.file_fields == ("cv",)
+
+
+def test_an_empty_file_input_is_no_file_and_no_field() -> None:
+    """What a browser sends for an optional file input left empty."""
+    parsed = read_multipart(multipart(part("name", "Ada"), part("cv", b"", filename="")))
+
+    assert parsed.file_fields == ()
+    assert parsed.data == {"name": "Ada"}
 
 
 def test_multipart_file_bytes_do_not_count_against_the_body_limit() -> None:

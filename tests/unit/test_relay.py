@@ -37,6 +37,8 @@ from intake.domain.delivery import (
 )
 from intake.domain.model import Form, OutboxEvent, Submission, SubmissionStatus
 from intake.domain.notifications import SUBMISSION_ID_HEADER
+from intake.domain.signing import DownloadSigner
+from intake.domain.uploads import StoredFile
 from intake.domain.webhooks import headers
 from intake.ports.senders import MailRejected, MailUnavailable, WebhookResponse
 from intake.ports.submissions import CommitPlan, Committed
@@ -91,7 +93,13 @@ class World:
         assert self.form is not None
         return await self.admin.add_recipient(self.form.form_id, email)
 
-    async def commit(self, status: SubmissionStatus = SubmissionStatus.ACCEPTED) -> OutboxEvent:
+    async def commit(
+        self,
+        status: SubmissionStatus = SubmissionStatus.ACCEPTED,
+        *,
+        files: tuple[StoredFile, ...] = (),
+        signer: DownloadSigner | None = None,
+    ) -> OutboxEvent:
         assert self.form is not None
         self._count += 1
         submission = Submission(
@@ -102,9 +110,10 @@ class World:
             data={"email": "visitor@example.org", "message": f"Hello {self._count}"},
             created_at=self.clock.now(),
             subject="Hello",
+            files=files,
         )
         event = OutboxEvent.for_submission(
-            ids.prefixed_id("evt", self.ids.random_bytes(16)), submission
+            ids.prefixed_id("evt", self.ids.random_bytes(16)), submission, signer
         )
         result = await self.store.submissions.commit(CommitPlan(submission, event, None, None))
         assert isinstance(result, Committed)
@@ -654,3 +663,96 @@ async def test_an_unexpected_error_counts_as_a_failed_attempt_not_a_stopped_rela
     assert done == RelayRound(fanned_out=1, failed=2)
     errors = {d.last_error for d in await world.deliveries()}
     assert errors == {"internal error (RuntimeError)"}
+
+
+# -- file links -------------------------------------------------------------------------
+
+SIGNER = DownloadSigner(b"k" * 32, "https://intake.example.com", timedelta(days=7))
+
+
+def _files(submission_id: str) -> tuple[StoredFile, ...]:
+    return tuple(
+        StoredFile(
+            field="cv",
+            name=name,
+            size=size,
+            content_type="application/pdf",
+            sha256=f"{index:064x}",
+            key=f"{submission_id}/{index}",
+        )
+        for index, (name, size) in enumerate((("cv.pdf", 12_345), ("<b>letter</b>.pdf", 999)))
+    )
+
+
+async def test_a_late_webhook_carries_file_links_made_as_it_is_sent(world: World) -> None:
+    await world.webhook(HOOK_A)
+    event = await world.commit(files=_files("sub_x"), signer=SIGNER)
+    stored_files = event.payload["files"]
+    assert isinstance(stored_files, list)
+    assert len(stored_files) == 2
+    # Long after the links made at commit time expired.
+    world.clock.advance(timedelta(days=30).total_seconds())
+
+    await world.relay(signer=SIGNER).run_once()
+
+    (sent,) = world.sender.sent
+    body = sent.payload()
+    now = world.clock.now()
+    for index, (file, before) in enumerate(zip(body["files"], stored_files, strict=True)):
+        assert {k: v for k, v in file.items() if k not in ("url", "url_expires_at")} == {
+            k: v for k, v in before.items() if k not in ("url", "url_expires_at")
+        }
+        link = SIGNER.link(event.submission_id, index, now)
+        assert file["url"] == link.url
+        assert file["url_expires_at"] == link.expires_at.isoformat()
+        assert file["url"] != before["url"]
+        query = dict(p.split("=", 1) for p in file["url"].split("?", 1)[1].split("&"))
+        assert SIGNER.verify(event.submission_id, index, query["expires"], query["signature"], now)
+    # Everything else is the stored event, and the signature covers the body sent.
+    assert {k: v for k, v in body.items() if k != "files"} == {
+        k: v for k, v in event.payload.items() if k != "files"
+    }
+    (endpoint,) = await world.store.destinations.list_endpoints(world.form_id())
+    assert _verified(sent, endpoint.secret)
+
+
+async def test_an_event_without_files_is_sent_byte_for_byte_with_a_signer(world: World) -> None:
+    await world.webhook(HOOK_A)
+    event = await world.commit(signer=SIGNER)
+
+    await world.relay(signer=SIGNER).run_once()
+
+    (sent,) = world.sender.sent
+    assert sent.body == json.dumps(
+        dict(event.payload), ensure_ascii=False, separators=(",", ":")
+    ).encode("utf-8")
+
+
+async def test_without_a_signer_file_links_are_sent_as_stored(world: World) -> None:
+    await world.webhook(HOOK_A)
+    event = await world.commit(files=_files("sub_x"), signer=SIGNER)
+    world.clock.advance(3600)
+
+    await world.relay().run_once()
+
+    (sent,) = world.sender.sent
+    assert sent.payload()["files"] == event.payload["files"]
+
+
+async def test_a_notification_mail_lists_the_files_with_fresh_links(world: World) -> None:
+    await world.recipient("owner@example.com")
+    event = await world.commit(files=_files("sub_x"), signer=SIGNER)
+    world.clock.advance(timedelta(days=30).total_seconds())
+
+    await world.relay(signer=SIGNER).run_once()
+
+    (mail,) = world.mailer.sent
+    text = mail.get_body(preferencelist=("plain",))
+    assert text is not None
+    content = text.get_content()
+    fresh = SIGNER.link(event.submission_id, 0, world.clock.now())
+    assert "cv: cv.pdf (12.3 kB)" in content
+    assert fresh.url in content
+    stored_files = event.payload["files"]
+    assert isinstance(stored_files, list)
+    assert stored_files[0]["url"] not in content

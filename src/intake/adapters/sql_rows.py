@@ -8,7 +8,8 @@ a `RowMapper` does the rest. Each store's `mapping` module holds its codec and i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any, Protocol, TypeVar, cast
 
@@ -38,7 +39,8 @@ from intake.domain.model import (
     SubmissionStatus,
     Workspace,
 )
-from intake.ports.submissions import OutboxRow
+from intake.domain.uploads import UploadPolicy, files_from_json, files_to_json
+from intake.ports.submissions import MAX_EXISTING_IDS, OutboxRow
 
 Params = dict[str, object]
 
@@ -82,7 +84,8 @@ class Codec:
     read_boolean: Callable[[Any], bool]
     # JSON kept as written: submission data and event payloads.
     json: Callable[[object], str]
-    # JSON of a form's small lists: its origins and rules.
+    # JSON that is read back as values, never as text: a form's origins, rules and upload
+    # policy, a submission's files.
     list_json: Callable[[object], str]
     read_json: Callable[[Any], Any]
     # The last look at an object's parameters, before they go to the database.
@@ -128,6 +131,8 @@ class RowMapper:
 
     def form_params(self, form: Form) -> Params:
         challenge = form.challenge
+        policy = form.uploads
+        uploads = None if policy is None else self.codec.list_json(policy.to_json())  # NULL: off
         return self.codec.checked(
             {
                 "form_id": form.form_id,
@@ -143,11 +148,13 @@ class RowMapper:
                 "challenge_secret": challenge.secret if challenge else None,
                 "redirect_url": form.redirect_url,
                 "created_at": self.optional_time(form.created_at),
+                "uploads": uploads,
             }
         )
 
     def form_from_row(self, row: Row) -> Form:
         provider = row["challenge_provider"]
+        uploads = row["uploads"]
         return Form(
             form_id=row["form_id"],
             workspace_id=row["workspace_id"],
@@ -165,6 +172,9 @@ class RowMapper:
             ),
             redirect_url=row["redirect_url"],
             created_at=self.read_optional_time(row["created_at"]),
+            uploads=(
+                None if uploads is None else UploadPolicy.from_json(self.codec.read_json(uploads))
+            ),
         )
 
     # API keys
@@ -206,6 +216,7 @@ class RowMapper:
                 "spam_score": submission.spam_score,
                 "client_ip": submission.client_ip,
                 "created_at": self.codec.time(submission.created_at),
+                "files": self.codec.list_json(files_to_json(submission.files)),
             }
         )
 
@@ -221,6 +232,7 @@ class RowMapper:
             reply_to=row["reply_to"],
             spam_score=row["spam_score"],
             client_ip=row["client_ip"],
+            files=files_from_json(self.codec.read_json(row["files"])),
         )
 
     # Outbox
@@ -334,6 +346,32 @@ class RowMapper:
             delivered_at=self.read_optional_time(row["delivered_at"]),
             dead_at=self.read_optional_time(row["dead_at"]),
         )
+
+
+# Rules every store keeps, the in-memory one too
+
+
+def existing_query_ids(submission_ids: Collection[str]) -> list[str]:
+    """The distinct ids to look for, sorted (a query's parameters the same for the same
+    set); ValueError past the limit of one call."""
+    if len(submission_ids) > MAX_EXISTING_IDS:
+        raise ValueError(f"at most {MAX_EXISTING_IDS} submission ids per call")
+    return sorted(set(submission_ids))
+
+
+_SECRET_NAME = re.compile(r"[a-z0-9-]{1,64}")
+MIN_SECRET_SIZE = 32  # bytes: 256 bits, an HMAC-SHA256 key's full strength
+
+
+def check_secret(name: str, candidate: bytes) -> None:
+    """SecretRepository.get_or_create's arguments: ValueError for a name not of 1 to 64
+    of `a-z 0-9 -`, or a candidate too short to be a key. The candidate is checked even
+    when a secret is stored already: a caller's bug shows on the first call, not only on
+    a fresh database."""
+    if not _SECRET_NAME.fullmatch(name):
+        raise ValueError("a secret's name is 1 to 64 characters of a-z, 0-9 and -")
+    if len(candidate) < MIN_SECRET_SIZE:
+        raise ValueError(f"a secret is at least {MIN_SECRET_SIZE} bytes")
 
 
 def _rule_json(rule: FieldRule) -> dict[str, object]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from attrs import frozen
 
 from intake.domain.model import FieldData
+from intake.domain.uploads import StoredFile
 
 RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -29,11 +31,25 @@ def scope(route: Route, form_id: str) -> str:
     return f"{route.value}:{form_id}"
 
 
-def fingerprint(fields: FieldData) -> str:
+def fingerprint(
+    fields: FieldData, files: Sequence[StoredFile] = (), refused: Iterable[str] = ()
+) -> str:
     """The same parsed fields and values give the same print, whatever the wire format or
     the order of names; control fields are included. The order of a repeated name's
-    values is kept, as it is part of what was sent."""
-    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    values is kept, as it is part of what was sent. Files count by field, name and
+    content, in order, and so do the fields whose file the form refused; a body without
+    files prints as it always has."""
+    document: object = fields
+    refused_fields = sorted(set(refused))
+    if files or refused_fields:
+        described: dict[str, object] = {
+            "fields": fields,
+            "files": [[item.field, item.name, item.size, item.sha256] for item in files],
+        }
+        if refused_fields:
+            described["refused"] = refused_fields
+        document = described
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -6,6 +6,7 @@ from attrs import frozen
 
 KIB = 1024
 MIB = 1024 * KIB
+MULTIPART_HEADROOM = 256 * KIB
 
 
 @frozen
@@ -22,3 +23,8 @@ class PayloadLimits:
 
     def declared_length_ceiling(self, multipart: bool) -> int:
         return self.max_multipart_body if multipart else self.max_body
+
+    def upload_body_ceiling(self, max_upload_total: int) -> int:
+        """A multipart body to a form that takes files: the text, the files, and room
+        for the parts' headers and boundaries."""
+        return self.max_body + max_upload_total + MULTIPART_HEADROOM

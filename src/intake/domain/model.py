@@ -9,6 +9,9 @@ from typing import TypeAlias
 
 from attrs import field, frozen
 
+from intake.domain.signing import DownloadSigner
+from intake.domain.uploads import StoredFile, UploadPolicy
+
 # A submitted value: text from a form, or any JSON value within the depth limit.
 FieldValue: TypeAlias = "str | int | float | bool | list[FieldValue] | dict[str, FieldValue] | None"
 FieldData: TypeAlias = "dict[str, FieldValue]"
@@ -96,6 +99,7 @@ class Form:
     challenge: Challenge | None = None
     redirect_url: str | None = None
     created_at: datetime | None = None
+    uploads: UploadPolicy | None = None  # None: file parts are refused
 
     @property
     def origin_list_on(self) -> bool:
@@ -128,6 +132,7 @@ class Submission:
     reply_to: str | None = None
     spam_score: float = 0.0
     client_ip: str | None = None
+    files: tuple[StoredFile, ...] = ()
 
 
 @frozen
@@ -141,7 +146,10 @@ class OutboxEvent:
     created_at: datetime
 
     @classmethod
-    def for_submission(cls, event_id: str, submission: Submission) -> OutboxEvent:
+    def for_submission(
+        cls, event_id: str, submission: Submission, signer: DownloadSigner | None = None
+    ) -> OutboxEvent:
+        """`signer` makes each file's download link, valid from the submission's time."""
         event_type = (
             EventType.CREATED
             if submission.status is SubmissionStatus.ACCEPTED
@@ -157,6 +165,7 @@ class OutboxEvent:
             "subject": submission.subject,
             "reply_to": submission.reply_to,
             "data": submission.data,
+            "files": describe_files(submission, signer),
         }
         return cls(
             event_id=event_id,
@@ -167,3 +176,17 @@ class OutboxEvent:
             payload=payload,
             created_at=submission.created_at,
         )
+
+
+def describe_files(
+    submission: Submission, signer: DownloadSigner | None
+) -> list[dict[str, object]]:
+    """A submission's files as events, webhooks and exports tell of them."""
+    described = []
+    for index, stored in enumerate(submission.files):
+        if signer is None:
+            described.append(stored.describe(None))
+            continue
+        link = signer.link(submission.submission_id, index, submission.created_at)
+        described.append(stored.describe(link.url, link.expires_at.isoformat()))
+    return described

@@ -2,7 +2,9 @@
 
 Every header value that can hold visitor input (subject, reply-to, field names only
 appear in the body) is stripped of line breaks, so no field can add a header; every
-name and value in the HTML part is escaped, so none can add markup.
+name and value in the HTML part is escaped, so none can add markup. Uploaded files are
+listed after the fields, each with its name, its size and its download link, held to the
+same rules: a file name is the visitor's text too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
+
+from attrs import frozen
 
 from intake.domain.validation import DEFAULT_EMAIL_FIELD, is_email
 
@@ -64,10 +68,64 @@ def render_notification(
     message["Auto-Submitted"] = "auto-generated"
 
     rows = [(_header(str(name)), _display(value)) for name, value in fields.items()]
+    files = _files(event_payload.get("files"))
     footer = _footer(submission_id, created, base_url)
-    message.set_content(_plain_body(title, rows, footer), charset="utf-8")
-    message.add_alternative(_html_body(title, rows, footer), subtype="html", charset="utf-8")
+    message.set_content(_plain_body(title, rows, files, footer), charset="utf-8")
+    message.add_alternative(_html_body(title, rows, files, footer), subtype="html", charset="utf-8")
     return message
+
+
+@frozen
+class _File:
+    field: str
+    name: str
+    size: str
+    url: str | None
+    expires: str | None
+
+
+def _files(value: object) -> list[_File]:
+    """The files an event tells of (`describe_files`), as the mail shows them."""
+    if not isinstance(value, list):
+        return []
+    files = []
+    for entry in value:
+        if not isinstance(entry, Mapping):
+            continue
+        url = entry.get("url")
+        # Only a web link becomes one: the mail is no place for another scheme.
+        link = url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
+        expires = _created_at(entry.get("url_expires_at"))
+        size = entry.get("size")
+        files.append(
+            _File(
+                field=_header(_text(entry.get("field"))),
+                name=_header(_text(entry.get("name"))) or "file",
+                size=_size(size) if isinstance(size, int) and not isinstance(size, bool) else "",
+                url=_header(link) if link is not None else None,
+                expires=_utc(expires) if link is not None and expires is not None else None,
+            )
+        )
+    return files
+
+
+def _size(size: int) -> str:
+    if size < 1000:
+        return "1 byte" if size == 1 else f"{size} bytes"
+    if size < 999_950:
+        return f"{size / 1e3:.1f} kB"
+    if size < 999_950_000:
+        return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e9:.1f} GB"
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _file_title(item: _File) -> str:
+    label = f"{item.field}: {item.name}" if item.field else item.name
+    return f"{label} ({item.size})" if item.size else label
 
 
 def reply_address(reply_to: object, email_field: object) -> Address | None:
@@ -167,7 +225,9 @@ def _footer(submission_id: str, created: datetime | None, base_url: str | None) 
     return lines
 
 
-def _plain_body(title: str, rows: list[tuple[str, str]], footer: list[str]) -> str:
+def _plain_body(
+    title: str, rows: list[tuple[str, str]], files: list[_File], footer: list[str]
+) -> str:
     lines = [f"New submission to {title}", ""]
     if not rows:
         lines.append("(no fields)")
@@ -175,11 +235,38 @@ def _plain_body(title: str, rows: list[tuple[str, str]], footer: list[str]) -> s
         # Continuation lines are indented, so a value's own lines cannot pass for
         # another field.
         lines.append(f"{name}: " + "\n  ".join(value.splitlines() or [""]))
+    if files:
+        lines.extend(["", "Files:"])
+    for item in files:
+        lines.append(_file_title(item))
+        if item.url is not None:
+            lines.append(f"  {item.url}")
+        if item.expires is not None:
+            lines.append(f"  (the link works until {item.expires})")
     lines.extend(["", "--", *footer])
     return "\n".join(lines) + "\n"
 
 
-def _html_body(title: str, rows: list[tuple[str, str]], footer: list[str]) -> str:
+def _html_files(files: list[_File]) -> str:
+    if not files:
+        return ""
+    items = []
+    for item in files:
+        title = html.escape(_file_title(item))
+        if item.url is not None:
+            title = f'<a href="{html.escape(item.url, quote=True)}">{title}</a>'
+        if item.expires is not None:
+            title += (
+                f'<br><span style="color:#666;font-size:small">'
+                f"the link works until {html.escape(item.expires)}</span>"
+            )
+        items.append(f'<li style="padding:4px 0">{title}</li>')
+    return f"<h3>Files</h3><ul>{''.join(items)}</ul>"
+
+
+def _html_body(
+    title: str, rows: list[tuple[str, str]], files: list[_File], footer: list[str]
+) -> str:
     cells = "".join(
         "<tr>"
         f'<th style="text-align:left;vertical-align:top;padding:4px 12px 4px 0">'
@@ -194,6 +281,7 @@ def _html_body(title: str, rows: list[tuple[str, str]], footer: list[str]) -> st
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
         f"<h2>New submission to {html.escape(title)}</h2>"
         f"{table}"
+        f"{_html_files(files)}"
         f'<p style="color:#666;font-size:small">{notes}</p>'
         "</body></html>\n"
     )

@@ -19,6 +19,7 @@ from python_multipart.multipart import parse_options_header
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import FieldData, FieldValue
+from intake.domain.uploads import UploadPolicy, clean_file_name
 
 
 class ContentKind(enum.Enum):
@@ -36,10 +37,29 @@ class ContentType:
 
 @frozen
 class ParsedBody:
-    """Fields in wire order, before the control-field split."""
+    """Fields in wire order, before the control-field split. `file_fields`: the fields
+    that carried a file to a form that takes none."""
 
     data: FieldData
     file_fields: tuple[str, ...] = ()
+
+
+@frozen
+class FileStart:
+    """A file part begins, on a form that takes uploads; its bytes follow as `bytes`
+    events, then a `FileEnd`."""
+
+    field: str
+    filename: str  # cleaned: see clean_file_name
+    declared_type: str | None
+
+
+@frozen
+class FileEnd:
+    pass
+
+
+FileEvent = FileStart | bytes | FileEnd
 
 
 def _too_large() -> IntakeError:
@@ -220,21 +240,36 @@ class _Part:
     name: str = ""
     is_file: bool = False
     data: bytearray | None = None
+    filename: str = ""
+    size: int = 0  # a file part's bytes so far
+    started: bool = False  # a FileStart was emitted for it
 
 
 class MultipartReader:
-    """Feeds a multipart body through a streaming parser. File parts are noted by name and
-    their bytes discarded (uploads are not accepted); text parts count against the limits,
-    and their bytes against the body limit."""
+    """Feeds a multipart body through a streaming parser. Text parts count against the
+    limits, and their bytes against the body limit. File parts: on a form without an
+    upload policy they are noted by name and their bytes discarded; with one, they count
+    against its limits and are handed on as `FileEvent`s (`take_file_events`), which the
+    caller streams to storage between feeds. A file part with no file name and no bytes
+    is what a browser sends for an empty file input: no file, and no field."""
 
-    def __init__(self, content_type: ContentType, limits: PayloadLimits) -> None:
+    def __init__(
+        self,
+        content_type: ContentType,
+        limits: PayloadLimits,
+        uploads: UploadPolicy | None = None,
+    ) -> None:
         if not content_type.boundary:
             raise _malformed()
         self._charset = content_type.charset
         self._limits = limits
+        self._uploads = uploads
         self._budget = _Budget(limits)
         self._data: FieldData = {}
         self._files: list[str] = []
+        self._events: list[FileEvent] = []
+        self._file_count = 0
+        self._file_bytes = 0
         self._text_bytes = 0
         self._part = _Part(headers={})
         self._header_name = b""
@@ -304,12 +339,66 @@ class MultipartReader:
             return
         if b"filename" in options:
             self._part.is_file = True
+            try:
+                self._part.filename = clean_file_name(options[b"filename"].decode(self._charset))
+            except UnicodeError:
+                self._fail(_malformed())
+                return
+            if options[b"filename"]:
+                self._start_file()
         else:
             self._part.data = bytearray()
 
+    def _start_file(self) -> None:
+        """Counts a file against the policy and announces it (a named part at once, an
+        unnamed one at its first byte)."""
+        part = self._part
+        part.started = True
+        if self._uploads is None:
+            return
+        self._file_count += 1
+        if self._file_count > self._uploads.max_files:
+            self._fail(_too_large())
+            return
+        if part.name.startswith("_"):
+            return  # a control name: never stored, so its bytes are only counted
+        declared = part.headers.get(b"content-type")
+        self._events.append(
+            FileStart(
+                field=part.name,
+                filename=part.filename,
+                declared_type=declared.decode("latin-1") if declared else None,
+            )
+        )
+
+    def _file_data(self, data: bytes, start: int, end: int) -> None:
+        part = self._part
+        if not part.started:
+            self._start_file()
+        size = end - start
+        part.size += size
+        uploads = self._uploads
+        if uploads is None:
+            return  # a form that takes no files: the bytes are not kept
+        self._file_bytes += size
+        if part.size > uploads.max_file_size or self._file_bytes > uploads.max_total_size:
+            self._fail(_too_large())
+            return
+        if not part.name.startswith("_"):
+            self._events.append(data[start:end])
+
+    def take_file_events(self) -> list[FileEvent]:
+        """The file events since the last call, in order."""
+        events, self._events = self._events, []
+        return events
+
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._error is not None:
+            return
         if self._part.data is None:
-            return  # a file part: its bytes are not kept
+            if self._part.is_file:
+                self._file_data(data, start, end)
+            return
         size = end - start
         self._text_bytes += size
         if self._text_bytes > self._limits.max_body or len(self._part.data) + size > (
@@ -322,8 +411,13 @@ class MultipartReader:
     def _on_part_end(self) -> None:
         part = self._part
         if part.is_file:
-            self._files.append(part.name)
-            _add(self._data, part.name, "")
+            if not part.started:
+                return  # no file name and no bytes: an empty file input
+            if self._uploads is None:
+                self._files.append(part.name)
+                _add(self._data, part.name, "")
+            elif not part.name.startswith("_"):
+                self._events.append(FileEnd())
             return
         if part.data is None:
             return

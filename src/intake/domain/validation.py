@@ -102,17 +102,25 @@ def validate(
     *,
     reply_to: str | None,
     file_fields: Iterable[str] = (),
+    file_errors: Mapping[str, str] | None = None,
+    files_present: Iterable[str] = (),
 ) -> dict[str, str]:
-    """Maps each invalid field to one message; empty when everything holds."""
+    """Maps each invalid field to one message; empty when everything holds.
+    `file_fields`: fields that carried a file to a form that takes none.
+    `file_errors`: fields whose file the form's upload policy refused.
+    `files_present`: fields that carry a stored file, which `required` accepts."""
     errors: dict[str, str] = {}
     for name in file_fields:
         errors[name] = FILE_NOT_ACCEPTED
+    if file_errors:
+        errors.update(file_errors)
+    with_files = set(files_present)
     for rule in rules:
         if rule.field in errors:
             continue
         value = data.get(rule.field)
         if rule.kind is RuleKind.REQUIRED:
-            if _is_blank(value):
+            if rule.field not in with_files and _is_blank(value):
                 errors[rule.field] = MESSAGES[RuleKind.REQUIRED]
             continue
         if value is None:

@@ -77,8 +77,8 @@ class Intake:
         **ports: Any,
     ) -> AbstractAsyncContextManager[Intake]:
         """`ports` replace adapters by name: store, clock, id_source, rate_limiter,
-        challenge, webhook_sender, mailer (see intake.ports). Without settings, the
-        INTAKE_* variables are read."""
+        challenge, webhook_sender, mailer, blobs (see intake.ports). Without settings,
+        the INTAKE_* variables are read."""
         chosen = settings or Settings.from_env()
         if database_url is not None:
             chosen = _with_database(chosen, database_url)

@@ -5,6 +5,7 @@ from typing import Protocol
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.delivery import DeliveryRepository, DestinationRepository
 from intake.ports.forms import FormRepository
+from intake.ports.secrets import SecretRepository
 from intake.ports.submissions import SubmissionRepository
 from intake.ports.workspaces import WorkspaceRepository
 
@@ -29,6 +30,9 @@ class Store(Protocol):
 
     @property
     def deliveries(self) -> DeliveryRepository: ...
+
+    @property
+    def secrets(self) -> SecretRepository: ...
 
     async def migrate(self) -> list[str]:
         """Applies pending migrations; returns the names applied (none when current)."""

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -9,6 +9,10 @@ from attrs import frozen
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
+
+# Ids per call of `SubmissionRepository.existing`: under the 999 parameters that SQLite
+# builds before 3.32 take in one statement.
+MAX_EXISTING_IDS = 500
 
 
 @frozen
@@ -141,6 +145,11 @@ class SubmissionRepository(Protocol):
     ) -> IdempotencyRecord | None: ...
 
     async def get(self, submission_id: str) -> Submission | None: ...
+
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        """Those of `submission_ids` that name a stored submission: the upload sweep's
+        check that a blob is linked. At most MAX_EXISTING_IDS ids per call (ValueError)."""
+        ...
 
     def iterate(
         self,

@@ -7,7 +7,7 @@ import csv
 import io
 import ipaddress
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -30,7 +30,16 @@ from intake.domain.model import (
 )
 from intake.domain.origins import normalize_origin, normalize_pattern
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
+from intake.domain.signing import DownloadSigner
+from intake.domain.uploads import (
+    MAX_FILE_SIZE_CEILING,
+    MAX_FILES_CEILING,
+    StoredFile,
+    UploadPolicy,
+    normalize_type_pattern,
+)
 from intake.domain.validation import is_email
+from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.store import Store
@@ -63,6 +72,12 @@ class Outbox:
 
     events: list[OutboxRow]
     deliveries: list[Delivery]
+
+
+@frozen
+class CsvLine:
+    submission: Submission | None  # None for the header
+    text: str
 
 
 @frozen
@@ -122,6 +137,80 @@ def _redirect(value: str | None) -> str | None:
     return value
 
 
+@frozen
+class UploadChanges:
+    """Changes to a form's upload policy, as an operator asks for them: `enabled=False`
+    turns uploads off; `enabled=True`, or any value given, turns them on. A value not
+    given stays as the form has it, or takes its default when uploads were off."""
+
+    enabled: bool | None = None
+    allowed_types: tuple[str, ...] | None = None
+    max_file_size: int | None = None
+    max_total_size: int | None = None
+    max_files: int | None = None
+
+    def _given(self) -> list[str]:
+        values = {
+            "allowed_types": self.allowed_types,
+            "max_file_size": self.max_file_size,
+            "max_total_size": self.max_total_size,
+            "max_files": self.max_files,
+        }
+        return [name for name, value in values.items() if value is not None]
+
+    def apply(self, current: UploadPolicy | None) -> UploadPolicy | None:
+        given = self._given()
+        if self.enabled is False:
+            if given:
+                names = ", ".join(given)
+                raise AdminError(f"uploads cannot be turned off and given {names} at once")
+            return None
+        if self.enabled is None and not given:
+            return current
+        base = current or UploadPolicy()
+        file_size = _size("max_file_size", self.max_file_size, base.max_file_size)
+        total_size = _size("max_total_size", self.max_total_size, base.max_total_size)
+        files = base.max_files if self.max_files is None else self.max_files
+        if not 1 <= files <= MAX_FILES_CEILING:
+            raise AdminError(f"max_files must be 1 to {MAX_FILES_CEILING}, not {files}")
+        types = base.allowed_types
+        if self.allowed_types is not None:
+            types = _type_patterns(self.allowed_types)
+        try:
+            return UploadPolicy(
+                allowed_types=types,
+                max_file_size=file_size,
+                max_total_size=total_size,
+                max_files=files,
+            )
+        except ValueError as error:  # the policy's own checks, should a new one be added
+            raise AdminError(str(error)) from None
+
+
+def _size(name: str, given: int | None, current: int) -> int:
+    if given is None:
+        return current
+    if not 1 <= given <= MAX_FILE_SIZE_CEILING:
+        raise AdminError(f"{name} must be 1 to {MAX_FILE_SIZE_CEILING} bytes, not {given}")
+    return given
+
+
+def _type_patterns(values: Iterable[str]) -> tuple[str, ...]:
+    patterns: list[str] = []
+    for value in values:
+        try:
+            pattern = normalize_type_pattern(value)
+        except ValueError:
+            raise AdminError(
+                f"not a MIME type or pattern: {value!r} (type/subtype, type/* or */*)"
+            ) from None
+        if pattern not in patterns:
+            patterns.append(pattern)
+    if not patterns:
+        raise AdminError("a form that takes files accepts at least one type")
+    return tuple(patterns)
+
+
 # Names that always mean this machine; any other name is checked when delivering, since
 # what it resolves to can change after it is added.
 _LOCAL_NAMES = ("localhost", "localhost.localdomain")
@@ -169,12 +258,16 @@ class Admin:
         plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
         *,
         webhook_allow_private: bool = False,
+        blobs: BlobStore | None = None,
+        signer: DownloadSigner | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._ids = id_source
         self._plans = plans
         self._allow_private = webhook_allow_private
+        self._blobs = blobs
+        self._signer = signer
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
@@ -246,7 +339,9 @@ class Admin:
         challenge: Challenge | None = None,
         redirect_url: str | None = None,
         spam_threshold: float | None = None,
+        uploads: UploadChanges | None = None,
     ) -> Form:
+        policy = uploads.apply(None) if uploads is not None else None
         await self.workspace(workspace_id)
         form = Form(
             form_id=self._id("frm"),
@@ -260,6 +355,7 @@ class Admin:
             challenge=challenge,
             redirect_url=_redirect(redirect_url),
             created_at=self._clock.now(),
+            uploads=policy,
         )
         if spam_threshold is not None:
             form = evolve(form, spam_threshold=_threshold(spam_threshold))
@@ -287,6 +383,7 @@ class Admin:
         redirect_url: str | object | None = _UNSET,
         spam_threshold: float | None = None,
         enabled: bool | None = None,
+        uploads: UploadChanges | None = None,
     ) -> Form:
         form = await self.form(form_id)
         if name is not None:
@@ -307,6 +404,8 @@ class Admin:
             form = evolve(form, spam_threshold=_threshold(spam_threshold))
         if enabled is not None:
             form = evolve(form, enabled=enabled)
+        if uploads is not None:
+            form = evolve(form, uploads=uploads.apply(form.uploads))
         await self._store.forms.update(form)
         return form
 
@@ -353,31 +452,68 @@ class Admin:
         async for submission in self._store.submissions.iterate(form_id, status):
             yield submission
 
+    def files_view(self, submission: Submission) -> list[dict[str, object]]:
+        """A submission's files as an operator reads them: each with a download link
+        valid from now, when links can be signed."""
+        if self._signer is None:
+            return [stored.describe(None) for stored in submission.files]
+        now = self._clock.now()
+        described = []
+        for index, stored in enumerate(submission.files):
+            link = self._signer.link(submission.submission_id, index, now)
+            described.append(stored.describe(link.url, link.expires_at.isoformat()))
+        return described
+
+    def view(self, submission: Submission) -> dict[str, object]:
+        """`submission_view` with fresh download links."""
+        return submission_view(submission, self.files_view(submission))
+
+    @property
+    def has_blob_store(self) -> bool:
+        return self._blobs is not None
+
+    def read_file(self, stored: StoredFile) -> AsyncGenerator[bytes, None]:
+        """A file's content in chunks, streamed from the blob store (see
+        `BlobStore.read`: BlobNotFound when the blob is gone)."""
+        if self._blobs is None:
+            raise AdminError("no blob store is configured (INTAKE_BLOB_URL)")
+        return self._blobs.read(stored.key)
+
     async def export_csv(
         self, form_id: str, status: SubmissionStatus | None = None
     ) -> AsyncIterator[str]:
-        """`csv_export` as a stream of lines, without holding the submissions in memory.
+        """`csv_export` as a stream of lines, without holding the submissions in memory."""
+        async for line in self.export_csv_rows(form_id, status):
+            yield line.text
+
+    async def export_csv_rows(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[CsvLine]:
+        """The CSV lines, each with the submission it holds (None for the header).
 
         Two passes over the store: the first collects the data fields, so the header is
         known before the first row; the second writes the rows. The store lists oldest
         (lowest id) first, so the second pass stops at the last id the first one saw, and
         a row committed between the passes with fields outside the header is left out:
-        every row fits the header, as in `csv_export`."""
-        await self.form(form_id)
+        every row fits the header, as in `csv_export`. The `files` column is there when
+        the form takes files, or a row exported has some."""
+        form = await self.form(form_id)
         fields: dict[str, None] = {}
+        files = form.uploads is not None
         last: str | None = None
         async for row in self._store.submissions.iterate(form_id, status):
             for name in row.data:
                 fields.setdefault(name, None)
+            files = files or bool(row.files)
             last = row.submission_id
-        yield csv_line(csv_header(fields))
+        yield CsvLine(None, csv_line(csv_header(fields, files=files)))
         if last is None:
             return
         async for row in self._store.submissions.iterate(form_id, status):
             if row.submission_id > last:
                 break
             if all(name in fields for name in row.data):
-                yield csv_line(csv_record(row, fields))
+                yield CsvLine(row, csv_line(csv_record(row, fields, files=files)))
 
     # Webhook endpoints and notification recipients
 
@@ -509,6 +645,7 @@ def form_view(form: Form) -> dict[str, object]:
         # The provider only: the secret is never printed back.
         "challenge": form.challenge.provider.value if form.challenge else None,
         "redirect_url": form.redirect_url,
+        "uploads": form.uploads.to_json() if form.uploads is not None else None,
         "created_at": _time(form.created_at),
     }
 
@@ -524,7 +661,10 @@ def key_view(key: ApiKey) -> dict[str, object]:
     }
 
 
-def submission_view(submission: Submission) -> dict[str, object]:
+def submission_view(
+    submission: Submission, files: list[dict[str, object]] | None = None
+) -> dict[str, object]:
+    """`files`: the files as `Admin.files_view` describes them; without links if not given."""
     return {
         "submission_id": submission.submission_id,
         "form_id": submission.form_id,
@@ -532,6 +672,7 @@ def submission_view(submission: Submission) -> dict[str, object]:
         "subject": submission.subject,
         "reply_to": submission.reply_to,
         "data": submission.data,
+        "files": files if files is not None else [f.describe(None) for f in submission.files],
         "created_at": submission.created_at.isoformat(),
     }
 
@@ -610,23 +751,30 @@ def _csv_cell(value: object) -> str:
 
 
 CSV_FIXED_COLUMNS = ("submission_id", "created_at", "status", "subject", "reply_to")
+CSV_FILES_COLUMN = "files"
+CSV_FILE_SEPARATOR = "; "
 
 
-def csv_header(fields: Iterable[str]) -> list[str]:
+def csv_header(fields: Iterable[str], *, files: bool = False) -> list[str]:
     """The fixed columns, then the data fields in the order given; a sender chose those
-    names, so they are defused like any cell."""
-    return [*CSV_FIXED_COLUMNS, *(_csv_cell(name) for name in fields)]
+    names, so they are defused like any cell. Then, with `files`, the files column."""
+    header = [*CSV_FIXED_COLUMNS, *(_csv_cell(name) for name in fields)]
+    return [*header, CSV_FILES_COLUMN] if files else header
 
 
-def csv_record(row: Submission, fields: Iterable[str]) -> list[str]:
-    """One submission's cells under `csv_header(fields)`, each defused for spreadsheets."""
-    return [
+def csv_record(row: Submission, fields: Iterable[str], *, files: bool = False) -> list[str]:
+    """One submission's cells under `csv_header(fields, files=files)`, each defused for
+    spreadsheets; the files cell holds the files' names."""
+    record = [
         _csv_cell(row.submission_id),
         _csv_cell(row.created_at.isoformat()),
         _csv_cell(row.status.value),
         _csv_cell(row.subject),
         _csv_cell(row.reply_to),
     ] + [_csv_cell(row.data.get(name)) for name in fields]
+    if files:
+        record.append(_csv_cell(CSV_FILE_SEPARATOR.join(f.name for f in row.files)))
+    return record
 
 
 def csv_line(cells: Iterable[str]) -> str:
@@ -636,16 +784,19 @@ def csv_line(cells: Iterable[str]) -> str:
     return out.getvalue()
 
 
-def csv_export(rows: list[Submission]) -> str:
-    """One row per submission: fixed columns, then every data field seen, in first-seen order."""
+def csv_export(rows: list[Submission], *, files: bool = False) -> str:
+    """One row per submission: fixed columns, then every data field seen, in first-seen
+    order, then the files column when `files` or a row has files."""
     fields: dict[str, None] = {}
     for row in rows:
         for name in row.data:
             fields.setdefault(name, None)
-    lines = [csv_line(csv_header(fields))]
-    lines.extend(csv_line(csv_record(row, fields)) for row in rows)
+    files = files or any(row.files for row in rows)
+    lines = [csv_line(csv_header(fields, files=files))]
+    lines.extend(csv_line(csv_record(row, fields, files=files)) for row in rows)
     return "".join(lines)
 
 
-def jsonl_line(submission: Submission) -> str:
-    return json.dumps(submission_view(submission), ensure_ascii=False, separators=(",", ":"))
+def jsonl_line(submission: Submission, files: list[dict[str, object]] | None = None) -> str:
+    view = submission_view(submission, files)
+    return json.dumps(view, ensure_ascii=False, separators=(",", ":"))

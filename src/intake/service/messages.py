@@ -26,6 +26,21 @@ class ServerTarget:
     authorization: str | None
 
 
+class BodyDeadline:
+    """When a body must have arrived, in the reader's clock (the event loop's time); a
+    form that takes files allows its bodies longer."""
+
+    __slots__ = ("at", "start")
+
+    def __init__(self, start: float, seconds: float) -> None:
+        self.start = start
+        self.at = start + seconds
+
+    def allow(self, seconds: float) -> None:
+        """At least `seconds` from the start of the request."""
+        self.at = max(self.at, self.start + seconds)
+
+
 @frozen
 class RawBody:
     """A body still on the wire: read lazily, after the cheaper checks have passed."""
@@ -33,6 +48,7 @@ class RawBody:
     content_type: str | None
     content_length: int | None
     chunks: AsyncIterable[bytes]
+    deadline: BodyDeadline | None = None
 
 
 @frozen

@@ -22,6 +22,7 @@ from intake.domain.idempotency import (
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import (
     ApiKey,
+    Form,
     FormMode,
     OutboxEvent,
     Plan,
@@ -29,11 +30,13 @@ from intake.domain.model import (
     SubmissionStatus,
 )
 from intake.domain.origins import origin_allowed
-from intake.domain.payload import ParsedBody, check_fields
+from intake.domain.payload import ContentKind, ParsedBody, check_fields
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
 from intake.domain.ratelimit import RateLimits, public_windows, server_windows
 from intake.domain.scoring import score
+from intake.domain.signing import DownloadSigner
 from intake.domain.steps import Step
+from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerdict, ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.forms import FormContext
@@ -58,6 +61,7 @@ from intake.service.messages import (
     Refused,
     SubmitRequest,
 )
+from intake.service.uploads import UploadSink
 
 log = logging.getLogger("intake.pipeline")
 
@@ -70,15 +74,20 @@ class PipelineSettings:
     limits: PayloadLimits = field(factory=PayloadLimits)
     rate_limits: RateLimits = field(factory=RateLimits)
     plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS
+    # How long a multipart body to a form that takes files may take to arrive.
+    upload_timeout: float = 300.0
 
 
 class _Step:
-    """Which step the request is in, so that a refusal names it."""
+    """Which step the request is in, so that a refusal names it, and the files it has
+    written so far, which stay only when its submission is stored."""
 
-    __slots__ = ("current",)
+    __slots__ = ("current", "keep_files", "sink")
 
     def __init__(self) -> None:
         self.current = Step.RESOLVE_FORM
+        self.sink: UploadSink | None = None
+        self.keep_files = False
 
 
 class SubmissionPipeline:
@@ -91,7 +100,11 @@ class SubmissionPipeline:
         clock: Clock,
         id_source: IdSource,
         settings: PipelineSettings | None = None,
+        blobs: BlobStore | None = None,
+        signer: DownloadSigner | None = None,
     ) -> None:
+        self._blobs = blobs
+        self._signer = signer
         self._store = store
         self._rate_limiter = rate_limiter
         self._challenge = challenge
@@ -101,6 +114,15 @@ class SubmissionPipeline:
 
     async def submit(self, request: SubmitRequest) -> Outcome:
         at = _Step()
+        try:
+            return await self._submit(request, at)
+        finally:
+            # A request not stored leaves no file behind. One whose commit failed may
+            # yet have been stored (the answer was lost): the sweep decides for those.
+            if at.sink is not None and not at.keep_files:
+                await at.sink.discard()
+
+    async def _submit(self, request: SubmitRequest, at: _Step) -> Outcome:
         context: FormContext | None = None
         try:
             context, key = await self._resolve(request)
@@ -171,7 +193,8 @@ class SubmissionPipeline:
             raise IntakeError.of(ErrorCode.ORIGIN_NOT_ALLOWED)
 
         at.current = Step.CONTENT_TYPE_AND_SIZE
-        parsed = await self._read(request, at)
+        parsed = await self._read(request, form, now, at)
+        files = at.sink.files if at.sink is not None else ()
 
         at.current = Step.PARSE
         idempotency_key = request.idempotency_key
@@ -179,7 +202,10 @@ class SubmissionPipeline:
             raise IntakeError.of(ErrorCode.MALFORMED_REQUEST)
         data, controls = split_controls(parsed.data)
         # Only a request with a key is ever compared: the others skip hashing their body.
-        print_ = fingerprint(parsed.data) if idempotency_key is not None else ""
+        refused_files = at.sink.refused if at.sink is not None else {}
+        print_ = (
+            fingerprint(parsed.data, files, refused_files) if idempotency_key is not None else ""
+        )
         key_scope = scope(route, form.form_id)
         if idempotency_key is not None:
             earlier = await self._store.submissions.find_idempotency(
@@ -216,7 +242,12 @@ class SubmissionPipeline:
 
         at.current = Step.VALIDATE
         errors = validation.validate(
-            data, form.rules, reply_to=controls.reply_to, file_fields=parsed.file_fields
+            data,
+            form.rules,
+            reply_to=controls.reply_to,
+            file_fields=parsed.file_fields,
+            file_errors=at.sink.refused if at.sink is not None else None,
+            files_present=[stored.field for stored in files],
         )
         if errors:
             raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=errors)
@@ -228,7 +259,9 @@ class SubmissionPipeline:
 
         at.current = Step.QUOTA
         submission = Submission(
-            submission_id=self._new_submission_id(now),
+            submission_id=at.sink.submission_id
+            if at.sink is not None
+            else self._new_submission_id(now),
             form_id=form.form_id,
             workspace_id=form.workspace_id,
             status=status,
@@ -238,10 +271,11 @@ class SubmissionPipeline:
             reply_to=validation.reply_address(data, controls.reply_to),
             spam_score=spam.points,
             client_ip=request.client_ip,
+            files=files,
         )
         plan = CommitPlan(
             submission=submission,
-            event=OutboxEvent.for_submission(self._new_event_id(now), submission),
+            event=OutboxEvent.for_submission(self._new_event_id(now), submission, self._signer),
             idempotency=(
                 IdempotencyRecord(key_scope, idempotency_key, print_, submission.submission_id, now)
                 if idempotency_key is not None
@@ -267,7 +301,9 @@ class SubmissionPipeline:
         # R remaining commit exactly min(N, R); the quota refusal comes from the commit.
         # A storage failure is the commit's, so the commit is the step until it answers.
         at.current = Step.COMMIT
+        at.keep_files = True  # from here on, a failure may hide a stored submission
         result = await self._store.submissions.commit(plan)
+        at.keep_files = isinstance(result, Committed)
         if isinstance(result, FormRefused):
             # Steps 1 and 2 may have read a cache: the commit found the form changed.
             at.current = (
@@ -282,14 +318,26 @@ class SubmissionPipeline:
         assert isinstance(result, Committed)
         return Accepted(submission.submission_id, form, next_url=controls.next_url)
 
-    async def _read(self, request: SubmitRequest, at: _Step) -> ParsedBody:
+    async def _read(
+        self, request: SubmitRequest, form: Form, now: datetime, at: _Step
+    ) -> ParsedBody:
         body = request.body
+        limits = self._settings.limits
         if isinstance(body, FieldsBody):
             at.current = Step.PARSE
-            return check_fields(dict(body.fields), self._settings.limits)
-        content_type = check_declared(body, self._settings.limits)
+            return check_fields(dict(body.fields), limits)
+        uploads = form.uploads
+        content_type = check_declared(body, limits, uploads)
         at.current = Step.PARSE
-        return await read_body(body, content_type, self._settings.limits)
+        if uploads is None or content_type.kind is not ContentKind.MULTIPART:
+            return await read_body(body, content_type, limits)
+        if self._blobs is None:
+            log.error("form %s takes files but no blob store is configured", form.form_id)
+            raise StorageUnavailable("no blob store for uploads")
+        if body.deadline is not None:
+            body.deadline.allow(self._settings.upload_timeout)
+        at.sink = UploadSink(self._blobs, uploads, self._new_submission_id(now))
+        return await read_body(body, content_type, limits, uploads=uploads, sink=at.sink)
 
     def _replay(
         self,

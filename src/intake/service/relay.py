@@ -7,6 +7,11 @@ parked as dead. A relay that dies mid-round records nothing; its leases expire a
 next round (of any relay) sends those deliveries again, with the same webhook-id, so
 delivery is at least once and receivers can drop the duplicate. docs/relay.md tells the
 whole story.
+
+An event that tells of uploaded files carries a download link for each; the link made at
+commit time may have expired by the time a late retry goes out, so the relay makes each
+one afresh as it sends (webhook and mail alike). An event without files is sent exactly
+as it was stored.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from intake.domain import webhooks
 from intake.domain.delivery import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
 from intake.domain.notifications import render_notification
+from intake.domain.signing import DownloadSigner
 from intake.ports.clock import Clock
 from intake.ports.delivery import ClaimedDelivery
 from intake.ports.senders import Mailer, MailRejected, MailUnavailable, WebhookSender
@@ -87,6 +93,7 @@ class Relay:
         concurrency: int = 16,
         poll_interval: timedelta = timedelta(seconds=5),
         jitter: Callable[[], float] = random.random,
+        signer: DownloadSigner | None = None,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
@@ -109,6 +116,8 @@ class Relay:
         # event is committed) finds every delivery soon after it is due.
         self._poll_interval = poll_interval
         self._jitter = jitter
+        # Without one, file links are sent as the event holds them.
+        self._signer = signer
         self._progress: Callable[[RelayRound], None] | None = None
 
     def report_progress(self, callback: Callable[[RelayRound], None]) -> None:
@@ -247,8 +256,8 @@ class Relay:
             return await self._park(item, "the webhook endpoint was removed")
         if not endpoint.enabled:
             return await self._park(item, "the webhook endpoint is disabled")
-        body = _body(item.event.payload)
         now = self._clock.now()
+        body = _body(self._fresh_links(item.event.payload, now))
         # webhook-id is the event's id, not the attempt's: every send of one event, a
         # redelivery after a crash included, carries the same one, so receivers can
         # deduplicate (Standard Webhooks' idempotency key).
@@ -280,7 +289,7 @@ class Relay:
             return await self._park(item, NO_MAILER)
         form = await self._store.forms.get(item.event.form_id)
         message = render_notification(
-            item.event.payload,
+            self._fresh_links(item.event.payload, self._clock.now()),
             form_name=form.name if form is not None else "",
             mail_from=self._mail_from,
             to=recipient.email,
@@ -293,6 +302,12 @@ class Relay:
         except MailUnavailable as error:
             return await self._failed(item, self._clock.now(), f"mail server unavailable: {error}")
         return await self._succeeded(item, self._clock.now(), "mail accepted")
+
+    def _fresh_links(self, payload: Mapping[str, object], now: datetime) -> Mapping[str, object]:
+        """The payload with each file's download link made anew, valid from `now`."""
+        if self._signer is None:
+            return payload
+        return with_fresh_links(payload, self._signer, now)
 
     async def _succeeded(self, item: ClaimedDelivery, now: datetime, result: str) -> _Outcome:
         await self._store.deliveries.record_success(item.delivery.delivery_id, now)
@@ -325,6 +340,26 @@ class Relay:
         )
         log.info("delivery dead", extra={**_facts(item), "error": error})
         return _Outcome.DEAD
+
+
+def with_fresh_links(
+    payload: Mapping[str, object], signer: DownloadSigner, now: datetime
+) -> Mapping[str, object]:
+    """An event payload whose files each carry a new link (`url`, `url_expires_at`), made
+    as `describe_files` makes them: the file's position in the list names it. A payload
+    without files is returned as it is, so its body is the bytes it always was."""
+    files = payload.get("files")
+    submission_id = payload.get("submission_id")
+    if not files or not isinstance(files, list) or not isinstance(submission_id, str):
+        return payload
+    fresh: list[object] = []
+    for index, entry in enumerate(files):
+        if not isinstance(entry, Mapping):
+            fresh.append(entry)
+            continue
+        link = signer.link(submission_id, index, now)
+        fresh.append({**entry, "url": link.url, "url_expires_at": link.expires_at.isoformat()})
+    return {**payload, "files": fresh}
 
 
 def _body(payload: Mapping[str, object]) -> bytes:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from intake.adapters.blobs.local import LocalBlobStore
 from intake.adapters.blobs.memory import InMemoryBlobStore
-from intake.adapters.blobs.s3 import S3BlobStore
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
+
+if TYPE_CHECKING:
+    from intake.adapters.blobs.s3 import S3BlobStore
 
 _S3_OPTIONS = frozenset({"endpoint", "region", "addressing"})
 _ADDRESSING = ("auto", "virtual", "path")
@@ -43,6 +45,9 @@ def open_blob_store(url: str, *, clock: Clock | None = None) -> BlobStore:
 
 
 def _open_s3(url: str, clock: Clock | None) -> S3BlobStore:
+    # Imported here: boto3 is slow to import, and only an S3 deployment needs it.
+    from intake.adapters.blobs.s3 import S3BlobStore  # noqa: PLC0415
+
     parts = urlsplit(url)
     if "@" in parts.netloc or parts.password is not None:
         # Kept out of the URL, which ends up in process listings and logs.

@@ -4,7 +4,7 @@ wait_for_events, which only waits)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime, timedelta
 
 from attrs import evolve
@@ -18,6 +18,7 @@ from intake.adapters.delivery import (
     destinations,
     error_text,
 )
+from intake.adapters.sql_rows import check_secret, existing_query_ids
 from intake.domain.delivery import (
     Delivery,
     DeliveryState,
@@ -60,6 +61,7 @@ class _Tables:
         self.recipients: dict[str, NotificationRecipient] = {}
         self.deliveries: dict[str, Delivery] = {}
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
+        self.secrets: dict[str, bytes] = {}
         # Rung by every commit, for a relay waiting on this store.
         self.wakeup = Wakeup()
         self.closed = False
@@ -241,6 +243,10 @@ class InMemorySubmissions(_Repository):
 
     async def get(self, submission_id: str) -> Submission | None:
         return self._t.submissions.get(submission_id)
+
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        submissions = self._t.submissions
+        return {i for i in existing_query_ids(submission_ids) if i in submissions}
 
     async def iterate(
         self,
@@ -509,6 +515,15 @@ class InMemoryDeliveries(_Repository):
         await self._t.wakeup.wait(timeout)
 
 
+class InMemorySecrets(_Repository):
+    def __init__(self, tables: _Tables) -> None:
+        super().__init__(tables)
+
+    async def get_or_create(self, name: str, candidate: bytes) -> bytes:
+        check_secret(name, candidate)
+        return self._t.secrets.setdefault(name, bytes(candidate))
+
+
 class InMemoryStore:
     def __init__(self) -> None:
         self._tables = _Tables()
@@ -518,6 +533,7 @@ class InMemoryStore:
         self.submissions = InMemorySubmissions(self._tables)
         self.destinations = InMemoryDestinations(self._tables)
         self.deliveries = InMemoryDeliveries(self._tables)
+        self.secrets = InMemorySecrets(self._tables)
 
     async def migrate(self) -> list[str]:
         return []

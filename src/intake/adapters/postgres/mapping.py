@@ -6,7 +6,8 @@
 - Submission data and event payloads are `json`, not `jsonb`: json keeps the text as
   written, so the order of the fields, -0.0 and every number's spelling come back
   exactly (jsonb reorders keys and has no negative zero). They are written, not queried.
-- The small lists of a form (origins, rules) are jsonb.
+- The small values of a form (origins, rules, upload policy) and a submission's files
+  are jsonb: read as values, never as text.
 - PostgreSQL text cannot hold NUL (U+0000), nor can jsonb. The domain refuses NUL in
   what it accepts, so one reaching here is a bug: ValueError, never a storage error. A
   json value may hold it, escaped as \\u0000, and keeps it.

@@ -437,6 +437,40 @@ _CREATE_USAGE_VIEW = """
     HAVING sum(count) > 0
 """
 
+
+def _replace_once(text: str, old: str, new: str) -> str:
+    """`text` with `old`, which it holds exactly once, replaced: how a migration states
+    its function as an earlier one's plus a change."""
+    if text.count(old) != 1:
+        raise AssertionError(f"expected one {old!r}")
+    return text.replace(old, new)
+
+
+# 0006: the commit writes the submission's files too (p_files, a JSON array of
+# StoredFile.to_json(), into the new column), in the same transaction as the rest: the
+# row links its blobs. Otherwise 0004's, word for word. p_files defaults to none, so
+# that a server of the previous version still finds the function during a rolling
+# deployment.
+_COMMIT_FUNCTION_FILES = _COMMIT_FUNCTION_SHARDED
+for _old, _new in (
+    (
+        "p_quota_exact boolean DEFAULT true,\n",
+        "p_quota_exact boolean DEFAULT true,\n" + " " * 8 + "p_files jsonb DEFAULT '[]',\n",
+    ),
+    ("spam_score, client_ip, created_at\n", "spam_score, client_ip, created_at, files\n"),
+    ("p_client_ip, p_created_at\n", "p_client_ip, p_created_at, coalesce(p_files, '[]')\n"),
+):
+    _COMMIT_FUNCTION_FILES = _replace_once(_COMMIT_FUNCTION_FILES, _old, _new)
+
+# 0004's signature, to drop it before making 0006's (as 0004 dropped 0001's).
+_DROP_COMMIT_FUNCTION_SHARDED = """
+    DROP FUNCTION intake_commit(
+        text, text, text, text, json, text, text, double precision, text, timestamptz,
+        text, text, text, text, text, json, timestamptz, text, text, text, text,
+        timestamptz, timestamptz, text, text, bigint, text, text, boolean
+    )
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -691,12 +725,37 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        6,
+        "0006_uploads",
+        (
+            # A form's upload policy, as a JSON object; NULL: uploads off, as for every
+            # form made before. jsonb, as the form's other small values.
+            "ALTER TABLE forms ADD COLUMN uploads jsonb",
+            # A submission's files, a JSON array (StoredFile.to_json): the row links its
+            # blobs. Existing rows have none. A constant default is kept in the catalog:
+            # no row is rewritten, the table is locked only for the change itself.
+            "ALTER TABLE submissions ADD COLUMN files jsonb NOT NULL DEFAULT '[]'::jsonb",
+            _DROP_COMMIT_FUNCTION_SHARDED,
+            _COMMIT_FUNCTION_FILES,
+            # Secrets the processes share, made by the first that needs one (the key
+            # that signs download links).
+            """
+            CREATE TABLE secrets (
+                name       text COLLATE "C" PRIMARY KEY,
+                value      bytea NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
 # The tables the service writes, for tests that empty them; not schema_migrations.
 TABLES = (
+    "secrets",
     "monthly_usage_shards",
     "deliveries",
     "notification_recipients",

@@ -4,7 +4,7 @@ parameters matching `mapping`'s params."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import datetime, timedelta
 
 from intake.adapters.form_cache import FormCache
@@ -12,6 +12,7 @@ from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROWS
 from intake.adapters.postgres.waker import Waker
+from intake.adapters.sql_rows import existing_query_ids
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, SubmissionStatus, Workspace
@@ -95,11 +96,12 @@ class PostgresWorkspaces:
 _INSERT_FORM = """
     INSERT INTO forms (
         form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
-        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at,
+        uploads
     ) VALUES (
         %(form_id)s, %(workspace_id)s, %(public_form_key)s, %(name)s, %(mode)s, %(enabled)s,
         %(allowed_origins)s, %(rules)s, %(spam_threshold)s, %(challenge_provider)s,
-        %(challenge_secret)s, %(redirect_url)s, %(created_at)s
+        %(challenge_secret)s, %(redirect_url)s, %(created_at)s, %(uploads)s
     )
 """
 _UPDATE_FORM = """
@@ -109,12 +111,12 @@ _UPDATE_FORM = """
         allowed_origins = %(allowed_origins)s, rules = %(rules)s,
         spam_threshold = %(spam_threshold)s, challenge_provider = %(challenge_provider)s,
         challenge_secret = %(challenge_secret)s, redirect_url = %(redirect_url)s,
-        created_at = %(created_at)s
+        created_at = %(created_at)s, uploads = %(uploads)s
     WHERE form_id = %(form_id)s
 """
 _SELECT_FORM = """
     SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
-        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at, uploads
     FROM forms
 """
 _GET_FORM = _SELECT_FORM + " WHERE form_id = %s"
@@ -124,7 +126,7 @@ _LIST_WORKSPACE_FORMS = _SELECT_FORM + " WHERE workspace_id = %s ORDER BY form_i
 _SELECT_CONTEXT = """
     SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
         f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
-        f.challenge_secret, f.redirect_url, f.created_at,
+        f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
         w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
         w.monthly_limit AS w_monthly_limit, w.active AS w_active,
         w.created_at AS w_created_at
@@ -259,15 +261,19 @@ _COMMIT = """
         p_quota_ceiling => %(quota_ceiling)s::bigint,
         p_check_form_id => %(check_form_id)s::text,
         p_check_public_key => %(check_public_key)s::text,
-        p_quota_exact => %(quota_exact)s::boolean
+        p_quota_exact => %(quota_exact)s::boolean,
+        p_files => %(files)s::jsonb
     )
 """
 _SELECT_SUBMISSION = """
     SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at
+        client_ip, created_at, files
     FROM submissions
 """
 _GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = %s"
+# One parameter whatever the number of ids: one statement to prepare. The primary key is
+# seeked once per id.
+_EXISTING = "SELECT submission_id FROM submissions WHERE submission_id = ANY(%s::text[])"
 # Keyset pagination: each batch starts after the last id of the one before, an index seek.
 _PAGE = (
     _SELECT_SUBMISSION
@@ -422,6 +428,13 @@ class PostgresSubmissions:
     async def get(self, submission_id: str) -> Submission | None:
         row = await self._db.fetch_one(_GET_SUBMISSION, (submission_id,))
         return None if row is None else ROWS.submission_from_row(row)
+
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        wanted = existing_query_ids(submission_ids)
+        if not wanted:
+            return set()
+        rows = await self._db.fetch_all(_EXISTING, (wanted,))
+        return {row["submission_id"] for row in rows}
 
     async def iterate(
         self,

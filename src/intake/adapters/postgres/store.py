@@ -25,6 +25,7 @@ from intake.adapters.postgres.repositories import (
     PostgresSubmissions,
     PostgresWorkspaces,
 )
+from intake.adapters.postgres.secrets import PostgresSecrets
 from intake.domain.errors import StorageUnavailable
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
@@ -49,6 +50,7 @@ class PostgresStore:
         # Connects on a relay's first wait for events only: serving needs none.
         self._listener = Listener(db.url)
         self._deliveries = PostgresDeliveries(db, self._listener)
+        self._secrets = PostgresSecrets(db)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -77,6 +79,10 @@ class PostgresStore:
     @property
     def deliveries(self) -> PostgresDeliveries:
         return self._deliveries
+
+    @property
+    def secrets(self) -> PostgresSecrets:
+        return self._secrets
 
     async def migrate(self) -> list[str]:
         async with self._db.connection() as conn:

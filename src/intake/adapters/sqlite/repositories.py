@@ -4,10 +4,11 @@ worker thread; the function holds all the SQL of the operation."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import datetime, timedelta
 
 from intake.adapters.delivery import Wakeup
+from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
@@ -119,11 +120,12 @@ class SqliteWorkspaces:
 _INSERT_FORM = """
     INSERT INTO forms (
         form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
-        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at,
+        uploads
     ) VALUES (
         :form_id, :workspace_id, :public_form_key, :name, :mode, :enabled, :allowed_origins,
         :rules, :spam_threshold, :challenge_provider, :challenge_secret, :redirect_url,
-        :created_at
+        :created_at, :uploads
     )
 """
 _UPDATE_FORM = """
@@ -132,12 +134,12 @@ _UPDATE_FORM = """
         mode = :mode, enabled = :enabled, allowed_origins = :allowed_origins, rules = :rules,
         spam_threshold = :spam_threshold, challenge_provider = :challenge_provider,
         challenge_secret = :challenge_secret, redirect_url = :redirect_url,
-        created_at = :created_at
+        created_at = :created_at, uploads = :uploads
     WHERE form_id = :form_id
 """
 _SELECT_FORM = """
     SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
-        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at, uploads
     FROM forms
 """
 _GET_FORM = _SELECT_FORM + " WHERE form_id = ?"
@@ -147,7 +149,7 @@ _LIST_WORKSPACE_FORMS = _SELECT_FORM + " WHERE workspace_id = ? ORDER BY form_id
 _SELECT_CONTEXT = """
     SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
         f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
-        f.challenge_secret, f.redirect_url, f.created_at,
+        f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
         w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
         w.monthly_limit AS w_monthly_limit, w.active AS w_active,
         w.created_at AS w_created_at
@@ -273,18 +275,20 @@ class SqliteApiKeys:
 _INSERT_SUBMISSION = """
     INSERT INTO submissions (
         submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at
+        client_ip, created_at, files
     ) VALUES (
         :submission_id, :form_id, :workspace_id, :status, :data, :subject, :reply_to,
-        :spam_score, :client_ip, :created_at
+        :spam_score, :client_ip, :created_at, :files
     )
 """
 _SELECT_SUBMISSION = """
     SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at
+        client_ip, created_at, files
     FROM submissions
 """
 _GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = ?"
+# Seeks the primary key once per id; {} is the ids' placeholders.
+_EXISTING = "SELECT submission_id FROM submissions WHERE submission_id IN ({})"
 # Keyset pagination: each batch starts after the last id of the one before, an index seek.
 _PAGE = (
     _SELECT_SUBMISSION + " WHERE form_id = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
@@ -444,6 +448,13 @@ def _get_submission(conn: sqlite3.Connection, submission_id: str) -> Submission 
     return None if row is None else ROWS.submission_from_row(row)
 
 
+def _existing(conn: sqlite3.Connection, submission_ids: list[str]) -> set[str]:
+    # One placeholder per id: at most MAX_EXISTING_IDS (1,000), within the limit of
+    # SQLite 3.32 and later (32,766). Only placeholders are formatted in, never a value.
+    query = _EXISTING.format(", ".join("?" * len(submission_ids)))
+    return {row["submission_id"] for row in conn.execute(query, submission_ids)}
+
+
 def _page(
     conn: sqlite3.Connection,
     form_id: str,
@@ -489,6 +500,12 @@ class SqliteSubmissions:
 
     async def get(self, submission_id: str) -> Submission | None:
         return await self._worker.run(_get_submission, submission_id)
+
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        wanted = existing_query_ids(submission_ids)
+        if not wanted:
+            return set()
+        return await self._worker.run(_existing, wanted)
 
     async def iterate(
         self,

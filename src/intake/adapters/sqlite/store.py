@@ -14,6 +14,7 @@ from intake.adapters.sqlite.repositories import (
     SqliteSubmissions,
     SqliteWorkspaces,
 )
+from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.worker import Worker
 
 
@@ -33,6 +34,7 @@ class SqliteStore:
         self._submissions = SqliteSubmissions(worker, wakeup)
         self._destinations = SqliteDestinations(worker)
         self._deliveries = SqliteDeliveries(worker, wakeup)
+        self._secrets = SqliteSecrets(worker)
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -57,6 +59,10 @@ class SqliteStore:
     @property
     def deliveries(self) -> SqliteDeliveries:
         return self._deliveries
+
+    @property
+    def secrets(self) -> SqliteSecrets:
+        return self._secrets
 
     async def migrate(self) -> list[str]:
         applied = self._applied_on_open + await self._worker.run(migrate)

@@ -30,6 +30,7 @@ from intake.entrypoints.cli import (
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
+from intake.ports.blobs import BlobStoreUnavailable
 from intake.service.admin import AdminError
 
 __all__ = ["main"]
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         args.handler(args, settings, out)
     except (AdminError, ConfigError, CommandError) as error:
         out.error(str(error))
+        return EXIT_REFUSED
+    except BlobStoreUnavailable as error:
+        out.error(f"the blob store is unavailable: {error}")
         return EXIT_REFUSED
     except StorageUnavailable as error:
         out.error(

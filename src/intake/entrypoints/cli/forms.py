@@ -9,9 +9,23 @@ from typing import Any
 from intake.containers import Runtime
 from intake.domain.model import ChallengeProvider, Form, FormMode
 from intake.entrypoints.cli.output import Output, key_values, table, text
-from intake.entrypoints.cli.parser import Parser, Subparsers, add_command, add_group, number
+from intake.entrypoints.cli.parser import (
+    Parser,
+    Subparsers,
+    add_command,
+    add_group,
+    byte_size,
+    number,
+    whole_number,
+)
 from intake.entrypoints.cli.runner import with_runtime
-from intake.service.admin import AdminError, challenge_of, form_view, parse_rule
+from intake.service.admin import (
+    AdminError,
+    UploadChanges,
+    challenge_of,
+    form_view,
+    parse_rule,
+)
 
 _MODES = [mode.value for mode in FormMode]
 _PROVIDERS = [provider.value for provider in ChallengeProvider]
@@ -77,6 +91,78 @@ def _settings_arguments(parser: Parser, *, clearable: bool = False) -> None:
         origins.add_argument("--clear-allowed-origins", action="store_true")
         rules.add_argument("--clear-rules", action="store_true")
         challenge.add_argument("--no-challenge", action="store_true")
+    _upload_arguments(parser)
+
+
+# The upload options as they are spelled, and the policy value each one sets.
+_UPLOAD_VALUES = {
+    "--upload-type": "upload_type",
+    "--max-file-size": "max_file_size",
+    "--max-upload-total": "max_upload_total",
+    "--max-files": "max_files",
+}
+
+
+def _upload_arguments(parser: Parser) -> None:
+    switch = parser.add_mutually_exclusive_group()
+    switch.add_argument(
+        "--uploads",
+        dest="uploads",
+        action="store_const",
+        const=True,
+        default=None,
+        help="accept file uploads (the defaults for any limit not given)",
+    )
+    switch.add_argument(
+        "--no-uploads", dest="uploads", action="store_const", const=False, help="refuse files"
+    )
+    parser.add_argument(
+        "--upload-type",
+        action="append",
+        metavar="TYPE",
+        help="a file type accepted, as the content shows it: type/subtype, type/* or */* "
+        "(repeatable; replaces the list; turns uploads on)",
+    )
+    parser.add_argument(
+        "--max-file-size",
+        type=byte_size,
+        metavar="BYTES",
+        help="the largest file accepted, e.g. 10MiB (turns uploads on)",
+    )
+    parser.add_argument(
+        "--max-upload-total",
+        type=byte_size,
+        metavar="BYTES",
+        help="the most bytes of files one submission may carry (turns uploads on)",
+    )
+    parser.add_argument(
+        "--max-files",
+        type=whole_number,
+        metavar="N",
+        help="the most files one submission may carry (turns uploads on)",
+    )
+
+
+def _upload_changes(args: argparse.Namespace) -> UploadChanges:
+    given = [flag for flag, name in _UPLOAD_VALUES.items() if getattr(args, name) is not None]
+    if args.uploads is False and given:
+        raise AdminError(f"--no-uploads cannot go with {', '.join(given)}")
+    return UploadChanges(
+        enabled=args.uploads,
+        allowed_types=tuple(args.upload_type) if args.upload_type is not None else None,
+        max_file_size=args.max_file_size,
+        max_total_size=args.max_upload_total,
+        max_files=args.max_files,
+    )
+
+
+def _note_sizes(out: Output, form: Form) -> None:
+    policy = form.uploads
+    if policy is not None and policy.max_file_size > policy.max_total_size:
+        out.note(
+            f"note: files are limited to {policy.max_total_size} bytes all together, "
+            f"so no single file can reach max_file_size ({policy.max_file_size} bytes)"
+        )
 
 
 async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
@@ -89,7 +175,9 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
         challenge=challenge_of(args.challenge, args.challenge_secret),
         redirect_url=args.redirect_url,
         spam_threshold=args.spam_threshold,
+        uploads=_upload_changes(args),
     )
+    _note_sizes(out, form)
     _print_form(out, form, f"form {form.form_id} created")
 
 
@@ -99,6 +187,8 @@ async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
         "name": args.name,
         "mode": FormMode(args.mode) if args.mode else None,
         "spam_threshold": args.spam_threshold,
+        # Values not given keep what the form has.
+        "uploads": _upload_changes(args),
     }
     if args.clear_allowed_origins:
         changes["allowed_origins"] = ()
@@ -119,6 +209,7 @@ async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
     elif args.redirect_url is not None:
         changes["redirect_url"] = args.redirect_url
     form = await runtime.admin.update_form(args.form_id, **changes)
+    _note_sizes(out, form)
     _print_form(out, form, f"form {form.form_id} updated")
 
 

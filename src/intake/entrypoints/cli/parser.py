@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from typing import NoReturn, TypeAlias
 
@@ -52,6 +53,37 @@ def port_number(raw: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
     return value
+
+
+def whole_number(raw: str) -> int:
+    """Any integer; the command checks its range, as it does for other values."""
+    try:
+        return int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {raw!r}") from None
+
+
+def non_negative_int(raw: str) -> int:
+    value = whole_number(raw)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
+
+
+# Binary units only: `MB` means 1000² to some and 1024² to others.
+_SIZE_UNITS = {"": 1, "b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+_SIZE = re.compile(r"\s*([0-9]+)\s*([A-Za-z]*)\s*")
+
+
+def byte_size(raw: str) -> int:
+    """Bytes, as a whole number or with a unit: `10485760`, `512KiB`, `10MiB`, `1GiB`."""
+    match = _SIZE.fullmatch(raw)
+    unit = _SIZE_UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None:
+        raise argparse.ArgumentTypeError(
+            f"not a size: {raw!r} (bytes, or a number with KiB, MiB or GiB)"
+        )
+    return int(match.group(1)) * unit
 
 
 def number(raw: str) -> float:

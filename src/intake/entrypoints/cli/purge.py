@@ -1,6 +1,7 @@
 """`intake purge`: housekeeping, run on a schedule. Deletes the idempotency records past
 their 24 hours and the outbox rows published longer ago than the retention; never an
-unpublished row."""
+unpublished row. With a blob store, it also sweeps the uploaded files no submission
+links, and the leftovers of interrupted uploads, once older than the grace period."""
 
 from __future__ import annotations
 
@@ -9,34 +10,32 @@ from datetime import timedelta
 
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
-from intake.entrypoints.cli.parser import Subparsers, add_command
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
+from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.service.sweep import sweep_uploads
 
 
 def register(commands: Subparsers) -> None:
     purge = add_command(
         commands,
         "purge",
-        help="delete expired idempotency keys and old published outbox rows; "
-        "safe to run on a schedule",
+        help="delete expired idempotency keys, old published outbox rows and uploaded "
+        "files no submission links; safe to run on a schedule",
         handler=with_runtime(_purge),
     )
     purge.add_argument(
         "--outbox-retention-days",
-        type=_days,
+        type=non_negative_int,
         metavar="N",
         help="keep published outbox rows N days (default: INTAKE_OUTBOX_RETENTION_DAYS, 7)",
     )
-
-
-def _days(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {raw!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
-    return value
+    purge.add_argument(
+        "--upload-grace",
+        type=non_negative_int,
+        metavar="SECONDS",
+        help="leave unlinked uploads younger than this alone: they may belong to a request "
+        "still under way (default: INTAKE_UPLOAD_GRACE, 3600)",
+    )
 
 
 async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
@@ -45,16 +44,51 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         if args.outbox_retention_days is None
         else args.outbox_retention_days
     )
-    counts = await runtime.store.submissions.purge(runtime.clock.now(), timedelta(days=days))
-    out.result(
-        {"idempotency": counts.idempotency, "outbox": counts.outbox},
-        [
-            f"deleted {counts.idempotency} expired idempotency "
-            + ("key" if counts.idempotency == 1 else "keys"),
-            f"deleted {counts.outbox} outbox "
-            + ("row" if counts.outbox == 1 else "rows")
-            + f" published more than {days} "
-            + ("day" if days == 1 else "days")
-            + " ago",
-        ],
-    )
+    grace = timedelta(seconds=_grace(runtime, args))  # checked before anything is deleted
+    now = runtime.clock.now()
+    counts = await runtime.store.submissions.purge(now, timedelta(days=days))
+    document: dict[str, object] = {"idempotency": counts.idempotency, "outbox": counts.outbox}
+    lines = [
+        f"deleted {counts.idempotency} expired idempotency "
+        + ("key" if counts.idempotency == 1 else "keys"),
+        f"deleted {counts.outbox} outbox "
+        + ("row" if counts.outbox == 1 else "rows")
+        + f" published more than {days} "
+        + ("day" if days == 1 else "days")
+        + " ago",
+    ]
+    if runtime.blobs is not None:
+        swept = await sweep_uploads(runtime.blobs, runtime.store.submissions, now, grace)
+        document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
+        lines += [
+            f"deleted {swept.orphans} orphaned uploaded "
+            + ("file" if swept.orphans == 1 else "files")
+            + f" older than {_duration(grace)}",
+            f"deleted {swept.incomplete} incomplete "
+            + ("upload" if swept.incomplete == 1 else "uploads")
+            + f" older than {_duration(grace)}",
+        ]
+    out.result(document, lines)
+
+
+def _grace(runtime: Runtime, args: argparse.Namespace) -> float:
+    if args.upload_grace is None:
+        return runtime.settings.upload_grace
+    timeout = runtime.settings.upload_timeout
+    # As for INTAKE_UPLOAD_GRACE: a file is stored before its request commits, so a
+    # shorter grace could take a file of an upload still under way for an orphan.
+    if args.upload_grace <= timeout:
+        raise CommandError(
+            f"--upload-grace ({args.upload_grace} s) must be longer than "
+            f"INTAKE_UPLOAD_TIMEOUT ({timeout:g} s)"
+        )
+    return float(args.upload_grace)
+
+
+def _duration(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}" + ("" if count == 1 else "s")
+    return f"{seconds} second" + ("" if seconds == 1 else "s")

@@ -1,4 +1,5 @@
-"""`intake submissions ...`: list a form's submissions, or export them as CSV or JSON Lines."""
+"""`intake submissions ...`: list a form's submissions, or export them as CSV or JSON Lines,
+with their uploaded files if asked."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import os
 import tempfile
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from intake.containers import Runtime
 from intake.domain.model import Submission, SubmissionStatus
+from intake.entrypoints.cli.files import FileExport, file_export, require_blob_store
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
-from intake.service.admin import Admin, jsonl_line, submission_view
+from intake.service.admin import Admin, jsonl_line
 
 _STATUSES = [status.value for status in SubmissionStatus]
 _DATA_WIDTH = 60  # characters of data shown per line in a human listing
@@ -44,6 +46,11 @@ def register(commands: Subparsers) -> None:
     export.add_argument("--format", required=True, choices=["csv", "jsonl"])
     export.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
     export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--files",
+        metavar="DIR",
+        help="also write each uploaded file to DIR/<submission_id>/<index>-<name>",
+    )
 
 
 def _status(args: argparse.Namespace) -> SubmissionStatus | None:
@@ -56,14 +63,21 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     async for submission in runtime.admin.submissions(args.form, _status(args)):
         rows.append(submission)
     lines = table(
-        ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "DATA"),
+        ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"),
         (
-            (s.submission_id, s.status.value, s.created_at.isoformat(), s.subject, _brief(s))
+            (
+                s.submission_id,
+                s.status.value,
+                s.created_at.isoformat(),
+                s.subject,
+                len(s.files),
+                _brief(s),
+            )
             for s in rows
         ),
     )
     out.result(
-        {"submissions": [submission_view(s) for s in rows]},
+        {"submissions": [runtime.admin.view(s) for s in rows]},
         lines if rows else ["no submissions"],
     )
 
@@ -75,32 +89,63 @@ def _brief(submission: Submission) -> str:
 
 async def _export(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
+    if args.files is not None:
+        require_blob_store(admin)  # a configuration error first, whatever the form
     await admin.form(args.form)  # refuse an unknown form before creating any file
-    lines = _lines(admin, args.form, args.format, _status(args))
+    files: FileExport | None = None
+    with ExitStack() as stack:
+        if args.files is not None:
+            files = stack.enter_context(file_export(Path(args.files), admin, out))
+        lines = _lines(admin, args.form, args.format, _status(args), files)
+        if args.output is None:
+            await _write(lines, out.stdout)
+            out.stdout.flush()
+        else:
+            with _replacing(Path(args.output)) as destination:
+                written = await _write(lines, destination)
+    if files is not None:
+        files.check()  # before any summary: with --json, the one document is the error
     if args.output is None:
-        await _write(lines, out.stdout)
-        out.stdout.flush()
         return
-    with _replacing(Path(args.output)) as destination:
-        written = await _write(lines, destination)
     count = written - 1 if args.format == "csv" else written  # less the CSV header
-    out.result(
-        {"output": args.output, "format": args.format, "count": count},
-        [f"exported {count} submissions to {args.output}"],
-    )
+    document: dict[str, object] = {"output": args.output, "format": args.format, "count": count}
+    summary = [f"exported {count} submissions to {args.output}"]
+    if files is not None:
+        document.update(files_dir=args.files, files=files.written)
+        summary.append(f"wrote {files.written} files to {args.files}")
+    out.result(document, summary)
 
 
 def _lines(
-    admin: Admin, form_id: str, fmt: str, status: SubmissionStatus | None
+    admin: Admin,
+    form_id: str,
+    fmt: str,
+    status: SubmissionStatus | None,
+    files: FileExport | None,
 ) -> AsyncIterator[str]:
     if fmt == "csv":
-        return admin.export_csv(form_id, status)
-    return _jsonl(admin, form_id, status)
+        return _csv(admin, form_id, status, files)
+    return _jsonl(admin, form_id, status, files)
 
 
-async def _jsonl(admin: Admin, form_id: str, status: SubmissionStatus | None) -> AsyncIterator[str]:
+async def _csv(
+    admin: Admin, form_id: str, status: SubmissionStatus | None, files: FileExport | None
+) -> AsyncIterator[str]:
+    async for line in admin.export_csv_rows(form_id, status):
+        if files is not None and line.submission is not None:
+            # The row names the files; where they went follows from the names.
+            await files.write(line.submission, [])
+        yield line.text
+
+
+async def _jsonl(
+    admin: Admin, form_id: str, status: SubmissionStatus | None, files: FileExport | None
+) -> AsyncIterator[str]:
     async for submission in admin.submissions(form_id, status):
-        yield jsonl_line(submission) + "\n"
+        entries = admin.files_view(submission)
+        if files is not None:
+            await files.write(submission, entries)
+        yield jsonl_line(submission, entries) + "\n"
 
 
 async def _write(lines: AsyncIterator[str], stream: TextIO) -> int:

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from intake.config import Settings
 from intake.containers import Runtime, open_runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
-from intake.entrypoints.http import submissions
+from intake.entrypoints.http import files, submissions
 from intake.entrypoints.http.metrics import metrics
 from intake.entrypoints.http.middleware import (
     PUBLIC_ROUTE,
@@ -86,19 +86,21 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
         Route(PUBLIC_ROUTE, submissions.public_form, methods=["POST", "OPTIONS"]),
         Route("/f/{public_form_key}/thanks", submissions.thanks, methods=["GET"]),
         Route(SERVER_ROUTE, submissions.submit_server, methods=["POST"]),
+        Route(files.ROUTE, files.download, methods=["GET", "HEAD"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
     service_metrics = ServiceMetrics(SUBMISSION_ROUTES)
+    templates = {route.endpoint: route.path for route in routes}
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(
                 RequestContextMiddleware,
                 metrics=service_metrics.http,
-                templates={route.endpoint: route.path for route in routes},
+                templates=templates,
             )
         ],
         exception_handlers={HTTPException: _http_error},

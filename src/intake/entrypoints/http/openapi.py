@@ -1,5 +1,5 @@
-"""The OpenAPI 3.1 document for the submission endpoints, built from the error table so
-the two cannot drift apart."""
+"""The OpenAPI 3.1 document for the submission endpoints and the file downloads, built
+from the error table so the two cannot drift apart."""
 
 from __future__ import annotations
 
@@ -183,6 +183,98 @@ _METRICS_OPERATION = {
 }
 
 
+def _refusal(code: ErrorCode, description: str, **headers: Any) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {"X-Request-ID": _HEADER_REQUEST_ID, **headers},
+        "content": {
+            "application/json": {"schema": _error_schema(code)},
+            "text/html": {"schema": {"type": "string"}},
+        },
+    }
+
+
+_FILE_RESPONSES = {
+    "200": {
+        "description": "The file, as a download, in the type its content was found to be "
+        "(`application/octet-stream` when none was recognised). HEAD: the same headers, "
+        "no body.",
+        "headers": {
+            "X-Request-ID": _HEADER_REQUEST_ID,
+            "Content-Length": {"required": True, "schema": {"type": "string"}},
+            "Content-Disposition": {
+                "description": "`attachment`, with the file's name (RFC 6266 `filename*`).",
+                "required": True,
+                "schema": {"type": "string", "pattern": "^attachment; "},
+            },
+            "ETag": {
+                "description": "The content's SHA-256, in hex, quoted.",
+                "required": True,
+                "schema": {"type": "string", "pattern": '^"[0-9a-f]{64}"$'},
+            },
+            "X-Content-Type-Options": {"required": True, "schema": {"const": "nosniff"}},
+            "Content-Security-Policy": {
+                "required": True,
+                "schema": {"const": "sandbox; default-src 'none'"},
+            },
+            "Cache-Control": {"required": True, "schema": {"const": "private, no-store"}},
+            "Referrer-Policy": {"schema": {"const": "no-referrer"}},
+        },
+        "content": {"*/*": {"schema": {}}},
+    },
+    "401": _refusal(
+        ErrorCode.UNAUTHORIZED,
+        "unauthorized: the link's signature is missing or wrong, or the link has expired.",
+    ),
+    "404": _refusal(
+        ErrorCode.FORM_NOT_FOUND,
+        "form_not_found: no such submission, or no such file of it.",
+    ),
+    "503": _refusal(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        "service_unavailable: the database or the blob store cannot be reached; try again.",
+        **{"Retry-After": _HEADER_RETRY_AFTER},
+    ),
+}
+
+_FILE_PARAMETERS = [
+    {"name": "submission_id", "in": "path", "required": True, "schema": {"type": "string"}},
+    {
+        "name": "index",
+        "in": "path",
+        "required": True,
+        "description": "The file's position among the submission's files, from 0.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    {
+        "name": "expires",
+        "in": "query",
+        "required": True,
+        "description": "When the link stops working, in Unix seconds.",
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "signature",
+        "in": "query",
+        "required": True,
+        "description": "The link's signature.",
+        "schema": {"type": "string"},
+    },
+]
+
+
+def _file_operation(operation_id: str, summary: str) -> dict[str, Any]:
+    return {
+        "operationId": operation_id,
+        "summary": summary,
+        "description": "A signed, time-limited link, as webhooks, notification mail and "
+        "exports hand out: whoever holds it may download the file until it expires. The "
+        "link is checked before anything else.",
+        "parameters": _FILE_PARAMETERS,
+        "responses": _FILE_RESPONSES,
+    }
+
+
 @cache
 def openapi_document() -> dict[str, Any]:
     public_operation = {
@@ -259,6 +351,10 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/f/{public_form_key}": {"post": public_operation, "options": preflight},
             "/v1/forms/{form_id}/submissions": {"post": server_operation},
+            "/v1/files/{submission_id}/{index}": {
+                "get": _file_operation("downloadFile", "Download an uploaded file"),
+                "head": _file_operation("headFile", "An uploaded file's headers"),
+            },
             "/metrics": {"get": _METRICS_OPERATION},
         },
         "components": {

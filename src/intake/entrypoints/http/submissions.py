@@ -17,6 +17,7 @@ from intake.entrypoints.http.pages import thank_you_page
 from intake.entrypoints.http.rendering import HTML_HEADERS, HTML_TYPE, outcome_response
 from intake.service.messages import (
     Accepted,
+    BodyDeadline,
     Outcome,
     PublicTarget,
     RawBody,
@@ -39,16 +40,16 @@ def _content_length(request: Request) -> int | None:
     return int(raw)
 
 
-async def _chunks(request: Request, seconds: float) -> AsyncIterator[bytes]:
+async def _chunks(request: Request, deadline: BodyDeadline) -> AsyncIterator[bytes]:
     """The body as it arrives; a sender too slow to finish within the time allowed, or
     one that goes away, sent a body that cannot be read. Each receive gets its own
     timeout: one held open across `yield` would outlive an early stop. asyncio's own
-    (the server's loop), as it costs half of an anyio cancel scope, on every request."""
-    deadline = asyncio.get_running_loop().time() + seconds
+    (the server's loop), as it costs half of an anyio cancel scope, on every request.
+    The deadline is read at each receive: the pipeline extends it for uploads."""
     stream = request.stream().__aiter__()
     while True:
         try:
-            async with asyncio.timeout_at(deadline):
+            async with asyncio.timeout_at(deadline.at):
                 chunk = await stream.__anext__()
         except StopAsyncIteration:
             return
@@ -61,12 +62,14 @@ async def _chunks(request: Request, seconds: float) -> AsyncIterator[bytes]:
 def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitRequest:
     runtime = _runtime(request)
     peer = request.client.host if request.client else None
+    deadline = BodyDeadline(asyncio.get_running_loop().time(), runtime.settings.body_timeout)
     return SubmitRequest(
         target=target,
         body=RawBody(
             content_type=request.headers.get("content-type"),
             content_length=_content_length(request),
-            chunks=_chunks(request, runtime.settings.body_timeout),
+            chunks=_chunks(request, deadline),
+            deadline=deadline,
         ),
         client_ip=client_ip(
             peer,

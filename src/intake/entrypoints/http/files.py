@@ -1,0 +1,210 @@
+"""GET and HEAD /v1/files/{submission_id}/{index}: an uploaded file, by its signed link.
+
+The signature is checked before anything is looked up, so a link that is missing, forged,
+made for another file or expired (401) tells nothing about what it names. Then the
+submission and its file (404 when either does not exist), then the blob, streamed from
+the store as it is read, never held whole.
+
+The answer is a download, never a page: `Content-Disposition: attachment`, the type the
+content was found to be with `nosniff`, and a sandboxing Content-Security-Policy for a
+browser that would show it anyway. The link itself is a credential: it is never logged
+(the access log names the route's template), and no Referer carries it further.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from urllib.parse import quote
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from intake.containers import Runtime
+from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
+from intake.domain.signing import DOWNLOAD_PATH
+from intake.domain.uploads import (
+    MAX_FILES_CEILING,
+    UNKNOWN_TYPE,
+    StoredFile,
+    clean_file_name,
+)
+from intake.entrypoints.http.negotiation import prefers_html
+from intake.entrypoints.http.rendering import error_response, service_unavailable
+from intake.ports.blobs import BlobNotFound, InvalidBlobKey
+
+log = logging.getLogger("intake.http")
+
+ROUTE = DOWNLOAD_PATH
+
+# What every answer of a file carries, whatever the file holds.
+FILE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox; default-src 'none'",
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",
+}
+
+# A media type as a header may carry it; anything else is served as plain bytes.
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*", re.ASCII)
+# What RFC 8187 lets through unencoded in `filename*` (attr-char), besides letters
+# and digits.
+_ATTR_CHARS = "!#$&+-.^_`|~"
+
+
+def _index(raw: str) -> int | None:
+    """A file's position as a link writes it: digits, no leading zero, below the most
+    files a form may take. Anything else names no file."""
+    if not (raw.isascii() and raw.isdigit()) or (len(raw) > 1 and raw[0] == "0"):
+        return None
+    if len(raw) > len(str(MAX_FILES_CEILING)):
+        return None
+    index = int(raw)
+    return index if index < MAX_FILES_CEILING else None
+
+
+def content_disposition(name: str) -> str:
+    """`attachment` with the file's name twice (RFC 6266): `filename*` in UTF-8 for
+    the browsers that read it (all current ones), and a plain ASCII stand-in for the
+    rest, from which quotes, backslashes and percent signs are left out."""
+    cleaned = clean_file_name(name)
+    fallback = "".join(
+        ch if " " <= ch <= "~" and ch not in '"\\%' else "_" for ch in cleaned
+    ).strip()
+    encoded = quote(cleaned, safe=_ATTR_CHARS)
+    return f"attachment; filename=\"{fallback or 'file'}\"; filename*=UTF-8''{encoded}"
+
+
+def _headers(stored: StoredFile) -> dict[str, str]:
+    media_type = stored.content_type if _MEDIA_TYPE.fullmatch(stored.content_type) else None
+    return {
+        **FILE_HEADERS,
+        "Content-Type": media_type or UNKNOWN_TYPE,
+        "Content-Length": str(stored.size),
+        "Content-Disposition": content_disposition(stored.name),
+        "ETag": f'"{stored.sha256}"',
+    }
+
+
+class _BlobResponse(StreamingResponse):
+    """Streams a blob whose first chunk is already read. The store's reader is closed
+    when the answer ends, however it ends, a client that goes away included, so that no
+    open file or connection outlives the request."""
+
+    def __init__(
+        self,
+        reader: AsyncGenerator[bytes, None],
+        first: bytes,
+        size: int,
+        headers: dict[str, str],
+    ) -> None:
+        self._reader = reader
+        self._chunks = self._stream(first, size)
+        super().__init__(self._chunks, headers=headers)
+
+    async def _stream(self, first: bytes, size: int) -> AsyncGenerator[bytes, None]:
+        # Never more than the Content-Length told: a longer blob would break the
+        # connection's framing.
+        left = size
+        chunk = first
+        while True:
+            if chunk:
+                chunk = chunk[:left]
+                left -= len(chunk)
+                yield chunk
+            if left <= 0:
+                return
+            try:
+                chunk = await anext(self._reader)
+            except StopAsyncIteration:
+                return
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async with aclosing(self._reader), aclosing(self._chunks):
+            try:
+                await super().__call__(scope, receive, send)
+            except ClientDisconnect:
+                return  # the client stopped the download: nothing went wrong here
+
+
+async def _first_chunk(reader: AsyncIterator[bytes]) -> bytes:
+    try:
+        return await anext(reader)
+    except StopAsyncIteration:
+        return b""  # an empty file
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def _refuse(request: Request, code: ErrorCode) -> Response:
+    return error_response(
+        Rejection(code),
+        request.state.request_id,
+        browser=prefers_html(request.headers.get("accept")),
+    )
+
+
+def _unavailable(request: Request) -> Response:
+    return service_unavailable(
+        request.state.request_id, browser=prefers_html(request.headers.get("accept"))
+    )
+
+
+async def download(request: Request) -> Response:
+    runtime = _runtime(request)
+    submission_id: str = request.path_params["submission_id"]
+    index = _index(request.path_params["index"])
+    if index is None:
+        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+    try:
+        genuine = runtime.signer.verify(
+            submission_id,
+            index,
+            request.query_params.get("expires"),
+            request.query_params.get("signature"),
+            runtime.clock.now(),
+        )
+        if not genuine:
+            return _refuse(request, ErrorCode.UNAUTHORIZED)
+        submission = await runtime.store.submissions.get(submission_id)
+    except StorageUnavailable:
+        return _unavailable(request)
+    if submission is None or index >= len(submission.files):
+        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+    request.scope.setdefault("state", {})["form_id"] = submission.form_id
+    blobs = runtime.blobs
+    if blobs is None:
+        # Files were stored once, and no blob store is configured now.
+        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+    stored = submission.files[index]
+    headers = _headers(stored)
+    # Ids only: never the link's signature.
+    missing = {
+        "request_id": request.state.request_id,
+        "submission_id": submission_id,
+        "index": index,
+    }
+    try:
+        if request.method == "HEAD":
+            if await blobs.stat(stored.key) is None:
+                log.warning("a submission's file is missing from the blob store", extra=missing)
+                return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+            return Response(status_code=200, headers=headers)
+        reader = blobs.read(stored.key)
+        try:
+            first = await _first_chunk(reader)
+        except BaseException:
+            await reader.aclose()
+            raise
+    except (BlobNotFound, InvalidBlobKey):  # gone, or a key no store could hold
+        log.warning("a submission's file is missing from the blob store", extra=missing)
+        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+    except StorageUnavailable:  # BlobStoreUnavailable among them
+        return _unavailable(request)
+    return _BlobResponse(reader, first, stored.size, headers)
