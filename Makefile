@@ -27,11 +27,15 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Parallel workers (pytest-xdist): much of the suite waits on servers it starts, so three
+# keep two cores busy. Each test file stays on one worker, as its tests share servers and,
+# for two of them, a Redis database of the file's own.
+TEST_WORKERS ?= 3
+test: lint typecheck browser
+	$(BIN)/pytest -q -m "not faults" -n $(TEST_WORKERS) --dist loadfile
+
 # The fault-injection scenarios start their own servers and run for minutes: a target
 # of their own (CI runs both).
-test: lint typecheck browser
-	$(BIN)/pytest -q -m "not faults"
-
 test-faults: install
 	$(BIN)/pytest -q -s -m faults tests/faults
 
