@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, Request, Response, sync_playwright
 
 from intake.domain.model import ChallengeProvider
 from tests.conftest import unavailable
@@ -269,3 +269,23 @@ def assert_real_png(path: Path) -> None:
     assert size == (VIEWPORT_WIDTH, VIEWPORT_HEIGHT), f"{path}: {size}"
     pixels = zlib.decompress(b"".join(chunks[b"IDAT"]))
     assert len(set(pixels)) > 16, f"{path} looks blank"
+
+
+# -- submitting a page's form ----------------------------------------------------------
+
+
+def click_send(page: Page) -> Response:
+    """Clicks Send; the page's final answer, after any redirect."""
+    with page.expect_navigation() as landing:
+        page.click("button[type=submit]")
+    response = landing.value
+    assert response is not None
+    return response
+
+
+def posted_request(response: Response) -> Request:
+    """The POST that a landing page was the redirect of."""
+    posted = response.request.redirected_from
+    assert posted is not None, f"{response.url} was not reached by a redirect"
+    assert posted.method == "POST"
+    return posted

@@ -6,9 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, Request, Response
+from playwright.sync_api import Page
 
-from tests.browser.conftest import Service, Site, assert_real_png, snippet
+from tests.browser.conftest import (
+    Service,
+    Site,
+    assert_real_png,
+    click_send,
+    posted_request,
+    snippet,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,23 +29,6 @@ MESSAGE = 'Ünïcödé "quoted" & <b>not bold</b> = 100% + more; a=b'
 
 def _open(page: Page, site: Site, service: Service, key: str, path: str) -> None:
     page.goto(site.put(path, snippet("plain-form.html", base=service.base, key=key)))
-
-
-def _submit(page: Page) -> Response:
-    """Clicks Send; the page's final answer, after any redirect."""
-    with page.expect_navigation() as landing:
-        page.click("button[type=submit]")
-    response = landing.value
-    assert response is not None
-    return response
-
-
-def _posted(response: Response) -> Request:
-    """The POST that a landing page was the redirect of."""
-    posted = response.request.redirected_from
-    assert posted is not None, f"{response.url} was not reached by a redirect"
-    assert posted.method == "POST"
-    return posted
 
 
 def _fill(page: Page, *, name: str, email: str, message: str, topics: list[str]) -> None:
@@ -57,9 +47,9 @@ def test_a_clicked_form_lands_on_the_thank_you_page_and_is_stored(
     _open(page, site, service, key, "/plain.html")
     _fill(page, name="Ada", email="ada@example.com", message="Hello", topics=["support"])
 
-    response = _submit(page)
+    response = click_send(page)
 
-    posted = _posted(response)
+    posted = posted_request(response)
     assert posted.url == f"{service.base}/f/{key}"
     assert page.url == f"{service.base}/f/{key}/thanks"
     assert response.status == 200
@@ -84,7 +74,7 @@ def test_a_form_with_a_redirect_url_lands_on_that_page_of_the_site(
     _open(page, site, service, form["public_form_key"], "/redirecting.html")
     _fill(page, name="Ada", email="ada@example.com", message="Take me back", topics=[])
 
-    response = _submit(page)
+    response = click_send(page)
 
     assert page.url == destination
     assert response.status == 200
@@ -110,9 +100,9 @@ def test_checkbox_groups_and_non_ascii_text_are_stored_intact_and_in_order(
         topics=["press", "sales", "support"],
     )
 
-    response = _submit(page)
+    response = click_send(page)
 
-    posted = _posted(response)
+    posted = posted_request(response)
     assert posted.all_headers()["content-type"].startswith(enctype)
     assert page.inner_text("h1") == THANKS_TITLE
     stored = service.submissions(form["form_id"])
@@ -138,9 +128,9 @@ def test_a_filled_honeypot_lands_on_the_thank_you_page_and_stores_nothing(
         "input[name=_gotcha]", "field => { field.value = 'http://spam.example'; }"
     )
 
-    response = _submit(page)
+    response = click_send(page)
 
-    assert _posted(response).url == f"{service.base}/f/{key}"
+    assert posted_request(response).url == f"{service.base}/f/{key}"
     assert page.url == f"{service.base}/f/{key}/thanks"
     assert response.status == 200
     assert page.inner_text("h1") == THANKS_TITLE
@@ -156,7 +146,7 @@ def test_a_paused_form_shows_the_error_page_with_its_status(
     _open(page, site, service, key, "/paused.html")
     _fill(page, name="Ada", email="ada@example.com", message="Anyone there?", topics=[])
 
-    response = _submit(page)
+    response = click_send(page)
 
     assert page.url == f"{service.base}/f/{key}"
     assert response.status == 403
@@ -175,7 +165,7 @@ def test_a_submission_failing_validation_shows_the_error_page(
     _open(page, site, service, form["public_form_key"], "/strict.html")
     _fill(page, name="Ada", email="ada@example.com", message="Far longer than ten", topics=[])
 
-    response = _submit(page)
+    response = click_send(page)
 
     assert response.status == 422
     assert page.inner_text("h1") == "Submission failed"

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, Response, Route
 
 from intake.domain.model import ChallengeProvider
-from tests.browser.conftest import Service, Site, snippet
+from tests.browser.conftest import Service, Site, click_send, snippet
 from tests.support.fake_provider import PASS_SECRET, FakeProvider
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -58,11 +58,7 @@ def _submit(page: Page) -> Response:
     page.fill("input[name=name]", "Ada")
     page.fill("input[name=email]", "ada@example.com")
     page.fill("textarea[name=message]", "Verified, I hope")
-    with page.expect_navigation() as landing:
-        page.click("button[type=submit]")
-    response = landing.value
-    assert response is not None
-    return response
+    return click_send(page)
 
 
 def test_the_widgets_token_is_verified_and_the_submission_stored(

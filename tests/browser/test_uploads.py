@@ -14,13 +14,13 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 import pytest
-from playwright.sync_api import Page, Request, Response
+from playwright.sync_api import Page
 
 from intake.config import Settings
 from intake.containers import Runtime, open_runtime
 from intake.domain.model import Form
 from intake.service.admin import UploadChanges
-from tests.browser.conftest import Service, Site, snippet
+from tests.browser.conftest import Service, Site, click_send, posted_request, snippet
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,22 +55,6 @@ def _pdf() -> bytes:
 
 def _open(page: Page, site: Site, service: Service, key: str, path: str) -> None:
     page.goto(site.put(path, snippet("upload-form.html", base=service.base, key=key)))
-
-
-def _submit(page: Page) -> Response:
-    """Clicks Send; the page's final answer, after any redirect."""
-    with page.expect_navigation() as landing:
-        page.click("button[type=submit]")
-    response = landing.value
-    assert response is not None
-    return response
-
-
-def _posted(response: Response) -> Request:
-    posted = response.request.redirected_from
-    assert posted is not None, f"{response.url} was not reached by a redirect"
-    assert posted.method == "POST"
-    return posted
 
 
 def _in_service(service: Service, use: Callable[[Runtime], Awaitable[T]]) -> T:
@@ -119,9 +103,9 @@ def test_a_file_chosen_in_the_browser_is_stored_and_its_link_downloads_it(
     page.fill("input[name=email]", "zoe@example.com")
     page.set_input_files("input[name=cv]", chosen)
 
-    response = _submit(page)
+    response = click_send(page)
 
-    posted = _posted(response)
+    posted = posted_request(response)
     assert posted.url == f"{service.base}/f/{key}"
     assert posted.all_headers()["content-type"].startswith("multipart/form-data; boundary=")
     assert page.url == f"{service.base}/f/{key}/thanks"
@@ -157,9 +141,9 @@ def test_an_optional_file_input_left_empty_sends_no_file(
     page.fill("input[name=name]", "Ada")
     page.fill("input[name=email]", "ada@example.com")
 
-    response = _submit(page)
+    response = click_send(page)
 
-    posted = _posted(response)
+    posted = posted_request(response)
     # The browser does send the empty input: a part with no file name and no bytes.
     body = posted.post_data_buffer
     assert body is not None
