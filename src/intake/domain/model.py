@@ -179,14 +179,15 @@ class OutboxEvent:
 
 
 def describe_files(
-    submission: Submission, signer: DownloadSigner | None
+    submission: Submission, signer: DownloadSigner | None, now: datetime | None = None
 ) -> list[dict[str, object]]:
-    """A submission's files as events, webhooks and exports tell of them."""
+    """A submission's files as events, webhooks and exports tell of them, each with a link
+    valid from `now` (the submission's time unless given) when there is a signer."""
     described = []
     for index, stored in enumerate(submission.files):
         if signer is None:
             described.append(stored.describe(None))
             continue
-        link = signer.link(submission.submission_id, index, submission.created_at)
+        link = signer.link(submission.submission_id, index, now or submission.created_at)
         described.append(stored.describe(link.url, link.expires_at.isoformat()))
     return described

@@ -7,27 +7,23 @@ disprove. Whatever is neither is `application/octet-stream`.
 
 from __future__ import annotations
 
-import re
-
 import puremagic
 
-from intake.domain.uploads import UNKNOWN_TYPE
+from intake.domain.uploads import UNKNOWN_TYPE, is_media_type
 
 # How much of a file is read to tell its type: every signature puremagic knows lies
 # within it, and it is small enough to hold for each file being received.
 SNIFF_BYTES = 8192
 
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f")
-# A declared type is taken only when it is a type/subtype name (RFC 6838): it may become
-# the stored type, which goes to the blob store and into a download's Content-Type.
-_MIME_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
 
 
 def _declared(declared: str | None) -> str | None:
     if not declared:
         return None
     mime = declared.split(";", 1)[0].strip().lower()
-    return mime if _MIME_TYPE.fullmatch(mime) else None
+    # Taken only when a type name: it may become the stored type, and a header.
+    return mime if is_media_type(mime) else None
 
 
 def _is_text(head: bytes, complete: bool) -> bool:

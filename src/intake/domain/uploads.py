@@ -41,8 +41,15 @@ MAX_FILE_NAME = 255  # characters: a file name's limit on the usual file systems
 
 TYPE_NOT_ACCEPTED = "This type of file is not accepted."
 
+# RFC 6838 names, lower case: what a stored type, and so a download's header, may be.
 _NAME = r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
+_MEDIA_TYPE = re.compile(rf"{_NAME}/{_NAME}")
 _TYPE_PATTERN = re.compile(rf"\*/\*|{_NAME}/(?:\*|{_NAME})")
+
+
+def is_media_type(text: str) -> bool:
+    """`type/subtype`, lower case: a type intake stores and serves."""
+    return _MEDIA_TYPE.fullmatch(text) is not None
 
 
 def _check_type_pattern(pattern: str) -> str:

@@ -27,6 +27,7 @@ from intake.domain.model import (
     Submission,
     SubmissionStatus,
     Workspace,
+    describe_files,
 )
 from intake.domain.origins import normalize_origin, normalize_pattern
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
@@ -455,14 +456,7 @@ class Admin:
     def files_view(self, submission: Submission) -> list[dict[str, object]]:
         """A submission's files as an operator reads them: each with a download link
         valid from now, when links can be signed."""
-        if self._signer is None:
-            return [stored.describe(None) for stored in submission.files]
-        now = self._clock.now()
-        described = []
-        for index, stored in enumerate(submission.files):
-            link = self._signer.link(submission.submission_id, index, now)
-            described.append(stored.describe(link.url, link.expires_at.isoformat()))
-        return described
+        return describe_files(submission, self._signer, self._clock.now())
 
     def view(self, submission: Submission) -> dict[str, object]:
         """`submission_view` with fresh download links."""

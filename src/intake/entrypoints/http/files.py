@@ -14,7 +14,6 @@ browser that would show it anyway. The link itself is a credential: it is never 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from urllib.parse import quote
@@ -31,6 +30,7 @@ from intake.domain.uploads import (
     UNKNOWN_TYPE,
     StoredFile,
     clean_file_name,
+    is_media_type,
 )
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.rendering import error_response, service_unavailable
@@ -48,8 +48,6 @@ FILE_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
-# A media type as a header may carry it; anything else is served as plain bytes.
-_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*", re.ASCII)
 # What RFC 8187 lets through unencoded in `filename*` (attr-char), besides letters
 # and digits.
 _ATTR_CHARS = "!#$&+-.^_`|~"
@@ -79,7 +77,8 @@ def content_disposition(name: str) -> str:
 
 
 def _headers(stored: StoredFile) -> dict[str, str]:
-    media_type = stored.content_type if _MEDIA_TYPE.fullmatch(stored.content_type) else None
+    # A stored type that is no type name (a damaged row) is served as plain bytes.
+    media_type = stored.content_type if is_media_type(stored.content_type) else None
     return {
         **FILE_HEADERS,
         "Content-Type": media_type or UNKNOWN_TYPE,
