@@ -37,7 +37,8 @@ from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
-from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
+from intake.adapters.user_agent import USER_AGENT
+from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender, system_resolver
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
 from intake.domain.signing import DownloadLink, DownloadSigner
@@ -48,6 +49,7 @@ from intake.ports.ids import IdSource
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.relay import Relay
@@ -59,13 +61,17 @@ DOWNLOAD_SECRET_NAME = "download-links"  # noqa: S105 - a name, not the secret
 DOWNLOAD_SECRET_BYTES = 32
 
 
-async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
+async def _store_resource(
+    settings: Settings, opening: StoreOpening = StoreOpening.PREPARE
+) -> AsyncIterator[Store]:
     # Imported only when chosen: a deployment loads the drivers it uses.
     store: Store
     if settings.is_sqlite:
         from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
 
-        store = await open_sqlite_store(settings.database_url)
+        store = await open_sqlite_store(
+            settings.database_url, create=opening is not StoreOpening.READ
+        )
     elif settings.is_postgres:
         from intake.adapters.postgres import open_postgres_store  # noqa: PLC0415
 
@@ -73,6 +79,8 @@ async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
             settings.database_url,
             max_size=settings.database_pool_size,
             pool_timeout=settings.database_pool_timeout,
+            wait_for_server=opening is StoreOpening.SERVE,
+            require_schema=opening in (StoreOpening.WRITE, StoreOpening.READ),
         )
     else:
         raise ConfigError(
@@ -82,6 +90,11 @@ async def _store_resource(settings: Settings) -> AsyncIterator[Store]:
         yield store
     finally:
         await store.close()
+
+
+# The store alone, for what needs nothing else: `intake migrate` opens no runtime, whose
+# parts would read tables the migration is about to make.
+open_store = asynccontextmanager(_store_resource)
 
 
 async def _rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter]:
@@ -97,7 +110,8 @@ async def _rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimite
 async def _challenge_resource(settings: Settings) -> AsyncIterator[ChallengeVerifier]:
     # The verifier owns its client, so a runtime given another verifier opens none.
     async with httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        headers={"User-Agent": USER_AGENT},
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
     ) as client:
         yield HttpChallengeVerifier(
             client, verify_urls=settings.verify_urls, timeout=settings.challenge_timeout
@@ -207,8 +221,8 @@ async def _signer_resource(settings: Settings, store: Store) -> AsyncIterator[Do
     try:
         secret = await _read_secret(store)
     except StorageUnavailable as error:
-        # Every command opens a runtime, `intake migrate` too, on a database that may
-        # not have the table yet: it must still open, and read the secret once it can.
+        # A serving worker may open before the database answers, or before it is
+        # migrated: it must still open, and read the secret once it can.
         log.info(
             "download links wait for the database: %s",
             _UNREAD,
@@ -232,15 +246,17 @@ def _pipeline_settings(settings: Settings) -> PipelineSettings:
         rate_limits=settings.rate_limits,
         plans=settings.plans,
         upload_timeout=settings.upload_timeout,
+        storage_limit=settings.workspace_storage_limit,
     )
 
 
 class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
+    store_opening = providers.Dependency(instance_of=StoreOpening, default=StoreOpening.PREPARE)
 
     clock = providers.Singleton(SystemClock)
     id_source = providers.Singleton(SecureIdSource)
-    store = providers.Resource(_store_resource, settings=settings)
+    store = providers.Resource(_store_resource, settings=settings, opening=store_opening)
     rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
     challenge = providers.Resource(_challenge_resource, settings=settings)
     blobs = providers.Resource(_blobs_resource, settings=settings, clock=clock)
@@ -264,6 +280,7 @@ class Container(containers.DeclarativeContainer):
         id_source=id_source,
         plans=settings.provided.plans,
         webhook_allow_private=settings.provided.webhook_allow_private,
+        webhook_resolver=system_resolver,
         blobs=blobs,
         signer=signer,
     )
@@ -316,10 +333,12 @@ async def open_runtime(
     webhook_sender: WebhookSender | None = None,
     mailer: Mailer | None = None,
     blobs: BlobStore | None = None,
+    store_opening: StoreOpening = StoreOpening.PREPARE,
 ) -> AsyncIterator[Runtime]:
     """Builds the container, replacing any port given, and closes it on exit. A store
-    or blob store passed in stays open: whoever made it closes it."""
-    container = Container(settings=settings or Settings.from_env())
+    or blob store passed in stays open: whoever made it closes it. `store_opening` says
+    what the store may make and must find (ports/store_opening.py)."""
+    container = Container(settings=settings or Settings.from_env(), store_opening=store_opening)
     overrides: Mapping[providers.Provider[Any], object | None] = {
         container.store: store,
         container.clock: clock,

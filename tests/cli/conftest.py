@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from attrs import frozen
 from starlette.testclient import TestClient
 
 from intake.adapters.memory import FakeChallengeVerifier
+from intake.adapters.sqlite.connection import connect
+from intake.adapters.sqlite.migrations import migrate
 from intake.entrypoints.cli import main
 from intake.entrypoints.http.app import create_app
 from intake.ports.challenge import ChallengeVerdict
@@ -61,8 +64,12 @@ def database_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     for name in list(os.environ):
         if name.startswith("INTAKE_"):
             monkeypatch.delenv(name)
-    url = f"sqlite:///{tmp_path / 'intake.db'}"
+    path = tmp_path / "intake.db"
+    url = f"sqlite:///{path}"
     monkeypatch.setenv("INTAKE_DATABASE_URL", url)
+    # Migrated, as `intake migrate` leaves it: the commands that only read want that.
+    with closing(connect(str(path))) as conn:
+        migrate(conn)
     # Room for every submission a test makes from the one test client address.
     monkeypatch.setenv("INTAKE_RATE_LIMIT_PUBLIC_BURST", "100/30")
     return url

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -102,20 +103,27 @@ def test_serve_refuses_workers_from_the_environment_too(
 
 
 class _Uvicorn:
-    """Stands in for uvicorn.run: records the call instead of serving."""
+    """Stands in for the listening socket and uvicorn: records the address and what
+    uvicorn would have been given, instead of serving."""
 
     def __init__(self) -> None:
+        self.bound: list[tuple[str, int]] = []
         self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
 
-    def run(self, *args: Any, **kwargs: Any) -> None:
+    def listen(self, host: str, port: int) -> socket.socket:
+        self.bound.append((host, port))
+        return socket.socket()
+
+    def run_server(self, listener: socket.socket, *args: Any, **kwargs: Any) -> None:
+        listener.close()
         self.calls.append((args, kwargs))
 
 
 @pytest.fixture
 def uvicorn_run(monkeypatch: pytest.MonkeyPatch) -> _Uvicorn:
     fake = _Uvicorn()
-    # serve.py looks up uvicorn.run when it serves, so replacing it here is enough.
-    monkeypatch.setattr("uvicorn.run", fake.run)
+    monkeypatch.setattr("intake.entrypoints.cli.serve.listen", fake.listen)
+    monkeypatch.setattr("intake.entrypoints.cli.serve.run_server", fake.run_server)
     return fake
 
 
@@ -124,6 +132,7 @@ def test_serve_runs_the_app_factory_under_uvicorn(cli: Cli, uvicorn_run: _Uvicor
 
     assert result.code == 0, result.err
     assert result.out == "intake serving on http://127.0.0.2:8123 (1 worker)\n"
+    assert uvicorn_run.bound == [("127.0.0.2", 8123)]
     ((args, kwargs),) = uvicorn_run.calls
     assert args == ("intake.entrypoints.http.app:create_app",)
     assert kwargs["factory"] is True
@@ -147,6 +156,7 @@ def test_serve_defaults_come_from_the_environment(
     doc = cli.json("serve")
 
     assert doc == {"url": "http://[::1]:9000", "host": "::1", "port": 9000, "workers": 3}
+    assert uvicorn_run.bound == [("::1", 9000)]
     ((_, kwargs),) = uvicorn_run.calls
     assert (kwargs["host"], kwargs["port"], kwargs["workers"]) == ("::1", 9000, 3)
     assert kwargs["log_level"] == 30  # logging.WARNING

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +19,7 @@ from intake.adapters.sqlite.migrations import MIGRATIONS
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import RETENTION
 from intake.ports.forms import FormContext
+from intake.ports.store_opening import StoreNotPrepared
 from intake.ports.submissions import Committed, OutboxRow, QuotaReached
 from tests.contract.builders import (
     FORM_ID,
@@ -276,3 +279,114 @@ async def test_hot_queries_use_an_index_and_no_sort(
         assert step.startswith(expected), steps
         assert "USING" in step, steps  # an index, not the bare table
         assert "TEMP B-TREE" not in step, steps
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {found.name: _mode(found) for found in folder.iterdir()}
+
+
+def _open_to_others(folder: Path) -> None:
+    for found in folder.iterdir():
+        found.chmod(0o644)
+
+
+def _empty_database(path: Path) -> None:
+    path.parent.mkdir()
+    path.touch()  # an empty file is an empty database
+
+
+@pytest.fixture
+def widest_umask() -> Iterator[None]:
+    # The modes of what the store makes must not depend on the process's umask.
+    previous = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.usefixtures("widest_umask")
+async def test_a_new_database_and_its_folders_are_for_their_owner_only(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    path = shared / "data" / "intake.db"
+
+    opened = await open_sqlite_store(f"sqlite:///{path}")
+    try:
+        await seed(opened)
+        files = _modes(path.parent)
+    finally:
+        await opened.close()
+
+    assert _mode(path.parent) == 0o700
+    assert files == {"intake.db": 0o600, "intake.db-wal": 0o600, "intake.db-shm": 0o600}
+    assert _mode(shared) == 0o755  # a folder that was there is left as it was
+
+
+@pytest.mark.usefixtures("widest_umask")
+async def test_missing_parent_folders_are_made_for_their_owner_only(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b" / "intake.db"
+
+    opened = await open_sqlite_store(f"sqlite:///{deep}")
+    await opened.close()
+
+    assert [_mode(folder) for folder in (tmp_path / "a", tmp_path / "a" / "b")] == [0o700] * 2
+
+
+@pytest.mark.usefixtures("widest_umask")
+async def test_a_database_readable_by_others_is_made_the_owners_only_on_open(
+    tmp_path: Path, path: Path, url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path.parent.mkdir(mode=0o755)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE t (x)")  # keeps a -wal and -shm beside it while open
+        _open_to_others(path.parent)
+
+        opened = await open_sqlite_store(url)
+        try:
+            files = _modes(path.parent)
+        finally:
+            await opened.close()
+
+    assert files == {"intake.db": 0o600, "intake.db-wal": 0o600, "intake.db-shm": 0o600}
+    assert _mode(path.parent) == 0o755  # the operator's folder: not ours to change
+    warned = [r for r in caplog.records if r.levelname == "WARNING" and "0600" in r.message]
+    assert sorted(getattr(r, "file", "") for r in warned) == sorted(files)
+
+
+async def test_opening_an_existing_database_makes_nothing_when_there_is_none(
+    tmp_path: Path, path: Path, url: str
+) -> None:
+    with pytest.raises(StoreNotPrepared, match=r"does not exist.*intake migrate"):
+        await open_sqlite_store(url, create=False)
+
+    assert _modes(tmp_path) == {}
+
+
+async def test_opening_an_existing_database_refuses_one_never_migrated(
+    path: Path, url: str
+) -> None:
+    _empty_database(path)
+
+    with pytest.raises(StoreNotPrepared, match=r"not migrated.*intake migrate"):
+        await open_sqlite_store(url, create=False)
+
+    assert _query(path, "SELECT name FROM sqlite_master") == []
+
+
+async def test_opening_an_existing_migrated_database_serves_it(
+    store: SqliteStore, url: str
+) -> None:
+    await seed(store)
+
+    again = await open_sqlite_store(url, create=False)
+    try:
+        assert await again.workspaces.list() == [workspace()]
+        assert await again.migrate() == []
+    finally:
+        await again.close()

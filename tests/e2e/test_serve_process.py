@@ -3,14 +3,32 @@ back with the installed command line."""
 
 from __future__ import annotations
 
+import secrets
 import signal
+import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
+from psycopg import sql
 
-from tests.support.processes import ServedProcess, clean_env, run_cli
+from tests.conftest import unavailable
+from tests.contract.conftest import admin_url, drop_database
+from tests.contract.conftest import database_url as with_database
+from tests.support.processes import (
+    CLI_TIMEOUT,
+    STARTUP_TIMEOUT,
+    ServedProcess,
+    clean_env,
+    console_script,
+    run_cli,
+    wait_for,
+)
+
+FIELDS = {"email": "you@example.com", "message": "Hello"}
 
 
 @pytest.fixture
@@ -48,3 +66,80 @@ def test_a_served_form_accepts_a_submission_over_the_socket(
     assert [s["submission_id"] for s in listed] == [submission_id]
     assert listed[0]["status"] == "accepted"
     assert listed[0]["data"] == {"email": "you@example.com", "message": "Hello over a socket"}
+
+
+@pytest.mark.slow
+def test_a_port_in_use_is_refused_in_one_line_with_exit_1(env: dict[str, str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        done = subprocess.run(
+            [console_script(), "serve", "--port", str(port)],
+            env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT, check=False,
+        )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr
+    assert "serving on" not in done.stdout  # said only once the port is ours
+    assert "Traceback" not in done.stderr
+    (said,) = [line for line in done.stderr.splitlines() if f"127.0.0.1:{port}" in line]
+    assert said == f"intake: error: cannot listen on 127.0.0.1:{port}: address already in use"
+
+
+@pytest.fixture
+def postgres_not_there_yet() -> Iterator[tuple[str, str]]:
+    """The admin URL of a reachable server, and the URL of a database on it that does
+    not exist yet (the test makes it); dropped afterwards."""
+    admin = admin_url()
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.OperationalError as error:
+        unavailable(f"PostgreSQL is not reachable: {error}")
+    name = f"intake_test_{secrets.token_hex(6)}"
+    try:
+        yield admin, with_database(admin, name)
+    finally:
+        drop_database(admin, name)
+
+
+def _make_database(admin: str, url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
+                sql.Identifier(name)
+            )
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_serve_stays_up_until_postgres_answers_then_migrates_it_and_is_ready(
+    postgres_not_there_yet: tuple[str, str], tmp_path: Path
+) -> None:
+    admin, url = postgres_not_there_yet
+    env = clean_env(INTAKE_DATABASE_URL=url)
+
+    with ServedProcess(env, tmp_path / "serve.log") as server:  # up: /healthz answers
+        not_ready = httpx.get(f"{server.base}/readyz", timeout=10.0)
+        refused = httpx.post(f"{server.base}/f/any_key", json=FIELDS, timeout=10.0)
+
+        _make_database(admin, url)  # empty: the server migrates it once it answers
+        wait_for(
+            lambda: server.answers(f"{server.base}/readyz"),
+            STARTUP_TIMEOUT,
+            "/readyz to answer 200 once the database is there",
+            server.describe,
+        )
+        workspace = run_cli(env, "workspace", "create", "--name", "Late")
+        form = run_cli(env, "form", "create", "--workspace", workspace["workspace_id"])
+        accepted = httpx.post(f"{server.base}/f/{form['public_form_key']}", json=FIELDS)
+
+    assert (not_ready.status_code, not_ready.headers.get("retry-after")) == (503, "1")
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"]["code"] == "service_unavailable"
+    assert refused.headers.get("retry-after")
+    assert accepted.status_code == 201, accepted.text
+    assert f"intake serving on {server.base}" in server.log_text()

@@ -54,8 +54,14 @@ class Database:
         max_size: int,
         pool_timeout: float,
         open_timeout: float,
+        wait_for_server: bool = False,
     ) -> Database:
-        await _probe(check_url(url), open_timeout)
+        """With `wait_for_server`, a server that cannot be reached yet does not fail the
+        open: the pool keeps trying in the background, and until it connects each use
+        fails with StorageUnavailable after `pool_timeout`."""
+        check_url(url)
+        if not wait_for_server:
+            await _probe(url, open_timeout)
         pool = AsyncConnectionPool(
             url,
             # Opened below, in the event loop: opening in the constructor is deprecated.
@@ -80,7 +86,7 @@ class Database:
         )
         try:
             with map_postgres_errors():
-                await pool.open(wait=True, timeout=open_timeout)
+                await pool.open(wait=not wait_for_server, timeout=open_timeout)
         except BaseException:
             await pool.close()
             raise

@@ -15,7 +15,6 @@ from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries, PostgresDestinations
-from intake.adapters.postgres.errors import MIGRATE_HINT
 from intake.adapters.postgres.forms_listener import FormsListener
 from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
@@ -26,7 +25,7 @@ from intake.adapters.postgres.repositories import (
     PostgresWorkspaces,
 )
 from intake.adapters.postgres.secrets import PostgresSecrets
-from intake.domain.errors import StorageUnavailable
+from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
 DEFAULT_OPEN_TIMEOUT = 10.0  # seconds to get the first connections on open
@@ -90,13 +89,13 @@ class PostgresStore:
 
     async def ping(self) -> None:
         """A real query, and the schema's version: a database that needs `intake
-        migrate` cannot serve."""
+        migrate` cannot serve (StoreNotPrepared)."""
         async with self._db.connection() as conn:
             version = await schema_version(conn)
         if version < LATEST_VERSION:
-            raise StorageUnavailable(
-                f"postgres: the database schema is at version {version}, this intake needs"
-                f" {LATEST_VERSION}: {MIGRATE_HINT}"
+            raise StoreNotPrepared(
+                f"the database is not migrated (its schema is at version {version},"
+                f" this intake needs {LATEST_VERSION}): {MIGRATE_HINT}"
             )
 
     async def close(self) -> None:
@@ -117,20 +116,33 @@ async def open_postgres_store(
     pool_timeout: float = DEFAULT_POOL_TIMEOUT,
     open_timeout: float = DEFAULT_OPEN_TIMEOUT,
     form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL,
+    wait_for_server: bool = False,
+    require_schema: bool = False,
 ) -> PostgresStore:
     """Opens a pool of `min_size` to `max_size` connections to a `postgresql://` URL and
     waits up to `open_timeout` seconds for the first ones (StorageUnavailable if the
-    server cannot be reached). A request waits up to `pool_timeout` seconds for a free
+    server cannot be reached), or, with `wait_for_server`, opens at once and connects
+    when the server answers. A request waits up to `pool_timeout` seconds for a free
     connection, then fails with StorageUnavailable. Forms found by the submission path
     are kept until a change to them (adapters/form_cache.py), and `form_cache_ttl`
-    seconds at most (0: never kept). Does not migrate: see the module."""
-    return PostgresStore(
+    seconds at most (0: never kept). Does not migrate (see the module); with
+    `require_schema`, a database not migrated to this intake's schema is refused with
+    StoreNotPrepared."""
+    store = PostgresStore(
         await Database.open(
             url,
             min_size=min_size,
             max_size=max_size,
             pool_timeout=pool_timeout,
             open_timeout=open_timeout,
+            wait_for_server=wait_for_server,
         ),
         form_cache_ttl=form_cache_ttl,
     )
+    if require_schema:
+        try:
+            await store.ping()
+        except BaseException:
+            await store.close()
+            raise
+    return store

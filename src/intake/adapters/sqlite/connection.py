@@ -1,15 +1,28 @@
-"""Opening a SQLite database: the URL forms, the connection settings, transactions."""
+"""Opening a SQLite database: the URL forms, the file's modes, the connection settings,
+transactions."""
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
+
+log = logging.getLogger("intake.sqlite")
+
 _SCHEME = "sqlite:///"
 MEMORY = ":memory:"
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds another writer may hold the lock before we give up
+# The database holds every submission and the deployment's secrets: its owner only.
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+# SQLite's companions of the database file, made with the database file's mode.
+_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def database_path(url: str) -> str:
@@ -23,12 +36,23 @@ def database_path(url: str) -> str:
     return path
 
 
-def connect(path: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
-    """Call on the thread that will own the connection: sqlite3 then refuses any other."""
+def connect(
+    path: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = True
+) -> sqlite3.Connection:
+    """Call on the thread that will own the connection: sqlite3 then refuses any other.
+    `create`: make the file (and its missing folders) if there is none; otherwise a
+    missing file is StoreNotPrepared and nothing is made."""
+    target: str = path
     if path != MEMORY:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            _make_private(Path(path))
+        elif not Path(path).is_file():
+            raise StoreNotPrepared(f"the database {path} does not exist: {MIGRATE_HINT}")
+        _tighten(Path(path))
+        # mode=rw: sqlite3 itself must not make the file that was checked above.
+        target = f"{Path(path).absolute().as_uri()}?mode={'rwc' if create else 'rw'}"
     # isolation_level=None: the driver opens no transaction of its own; ours are explicit.
-    conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+    conn = sqlite3.connect(target, isolation_level=None, timeout=busy_timeout, uri=True)
     try:
         conn.row_factory = sqlite3.Row
         # WAL lets readers go on while one writer commits; FULL syncs the WAL on every
@@ -41,6 +65,50 @@ def connect(path: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3
         conn.close()
         raise
     return conn
+
+
+def _make_private(path: Path) -> None:
+    """The missing folders, 0700, and an empty database file, 0600, whatever the umask
+    (chmod after making: the umask only ever narrows what mkdir and open are given).
+    A folder that exists is the operator's and is left as it is."""
+    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        with suppress(FileExistsError):  # another process made it first
+            folder.mkdir()
+            folder.chmod(FOLDER_MODE)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+
+
+def _tighten(path: Path) -> None:
+    """A database file (or its companions) that others may read is made its owner's only,
+    with a warning: it holds every submission and the secrets. SQLite gives the
+    companions it makes the database file's mode, so they follow."""
+    for found in (path, *(path.with_name(path.name + suffix) for suffix in _COMPANIONS)):
+        try:
+            mode = stat.S_IMODE(found.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        if not mode & ~FILE_MODE:
+            continue
+        try:
+            found.chmod(FILE_MODE)
+        except PermissionError:  # not its owner: say so, and go on as before
+            log.warning(
+                "the database file is open to others and this user cannot change that",
+                extra={"file": found.name, "mode": oct(mode)},
+            )
+            continue
+        log.warning(
+            "the database file was open to others; it is now its owner's only (0600)",
+            extra={"file": found.name, "was": oct(mode)},
+        )
 
 
 class Transaction:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 
 from intake.adapters.delivery import Wakeup
-from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, database_path
+from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
 from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
-from intake.adapters.sqlite.migrations import migrate
+from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
 from intake.adapters.sqlite.repositories import (
     SqliteApiKeys,
     SqliteForms,
@@ -16,6 +16,7 @@ from intake.adapters.sqlite.repositories import (
 )
 from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.worker import Worker
+from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 
 class SqliteStore:
@@ -81,13 +82,38 @@ def _ping(conn: sqlite3.Connection) -> None:
     conn.execute("SELECT count(*) FROM schema_migrations").fetchone()
 
 
-async def open_sqlite_store(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> SqliteStore:
-    """Opens (creating if need be) the database at a `sqlite:///` URL and brings its schema
-    up to date: the embedded store prepares itself. `busy_timeout` is how long, in
+_LEDGER_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+
+
+def _check_schema(conn: sqlite3.Connection) -> list[str]:
+    """Nothing applied: a database this intake cannot use yet is refused, untouched."""
+    version = 0
+    if conn.execute(_LEDGER_EXISTS).fetchone() is not None:
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+        version = int(row[0])
+    latest = MIGRATIONS[-1].version
+    if version < latest:
+        raise StoreNotPrepared(
+            f"the database is not migrated (its schema is at version {version},"
+            f" this intake needs {latest}): {MIGRATE_HINT}"
+        )
+    return []
+
+
+async def open_sqlite_store(
+    url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = True
+) -> SqliteStore:
+    """Opens the database at a `sqlite:///` URL. With `create` (the default), makes it if
+    need be (its folders 0700, its files 0600) and brings its schema up to date: the
+    embedded store prepares itself. Without, it must exist and be migrated, else
+    StoreNotPrepared, and nothing is made or changed. `busy_timeout` is how long, in
     seconds, to wait for another process's write lock before StorageUnavailable."""
-    worker = await Worker.start(database_path(url), busy_timeout=busy_timeout)
+    path = database_path(url)
+    # An in-memory database is new on every open, whatever was asked: nothing to find.
+    create = create or path == MEMORY
+    worker = await Worker.start(path, busy_timeout=busy_timeout, create=create)
     try:
-        applied = await worker.run(migrate)
+        applied = await worker.run(migrate if create else _check_schema)
     except BaseException:
         await worker.close()
         raise

@@ -25,10 +25,12 @@ class Worker:
         self._closed = False
 
     @classmethod
-    async def start(cls, path: str, *, busy_timeout: float) -> Worker:
+    async def start(cls, path: str, *, busy_timeout: float, create: bool = True) -> Worker:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="intake-sqlite")
         try:
-            conn = await _hop(executor, _mapped(connect), path, busy_timeout=busy_timeout)
+            conn = await _hop(
+                executor, _mapped(connect), path, busy_timeout=busy_timeout, create=create
+            )
         except BaseException:
             executor.shutdown(wait=True)
             raise

@@ -31,6 +31,7 @@ from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
 from intake.ports.blobs import BlobStoreUnavailable
+from intake.ports.store_opening import StoreNotPrepared
 from intake.service.admin import AdminError
 
 __all__ = ["main"]
@@ -98,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     except BlobStoreUnavailable as error:
         out.error(f"the blob store is unavailable: {error}")
+        return EXIT_REFUSED
+    except StoreNotPrepared as error:  # its message says what is missing, and what to run
+        out.error(str(error))
         return EXIT_REFUSED
     except StorageUnavailable as error:
         out.error(

@@ -7,7 +7,7 @@ import argparse
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.runner import read_only, with_runtime
 from intake.service.admin import key_view
 
 
@@ -26,7 +26,7 @@ def register(commands: Subparsers) -> None:
     revoke.add_argument("key_id", metavar="KEY_ID")
 
     listing = add_command(
-        group, "list", help="list a workspace's API keys", handler=with_runtime(_list)
+        group, "list", help="list a workspace's API keys", handler=read_only(_list)
     )
     listing.add_argument("--workspace", required=True, metavar="ID")
 

@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 
-from intake.containers import Runtime
+from intake.config import Settings
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.runner import opened_store
+from intake.ports.store_opening import StoreOpening
 
 
 def register(commands: Subparsers) -> None:
-    add_command(
-        commands,
-        "migrate",
-        help="apply pending database migrations",
-        handler=with_runtime(_migrate),
-    )
+    add_command(commands, "migrate", help="apply pending database migrations", handler=_migrate)
 
 
-async def _migrate(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
-    applied = await runtime.store.migrate()
+def _migrate(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+    applied = asyncio.run(_apply(settings))
     lines = [f"applied {name}" for name in applied] or ["the database schema is up to date"]
     out.result({"applied": applied}, lines)
+
+
+async def _apply(settings: Settings) -> list[str]:
+    # The store alone: the rest of a runtime would read tables not made yet.
+    async with opened_store(settings, StoreOpening.PREPARE) as store:
+        return await store.migrate()

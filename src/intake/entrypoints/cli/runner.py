@@ -6,17 +6,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TypeAlias
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TypeAlias, TypeVar
 
 from intake.config import ConfigError, Settings
-from intake.containers import Runtime, open_runtime
+from intake.containers import Runtime, open_runtime, open_store
 from intake.entrypoints.cli.output import Output
-from intake.logs import JsonFormatter
+from intake.logs import log_to_stderr
+from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
+T = TypeVar("T")
 RuntimeCommand: TypeAlias = Callable[[Runtime, argparse.Namespace, Output], Awaitable[None]]
 
 
@@ -25,34 +27,61 @@ class CommandError(Exception):
     write, a refused combination of options); the message says why. Exit code 1."""
 
 
-def with_runtime(command: RuntimeCommand) -> Handler:
-    """A handler that runs `command` inside a runtime opened for it and closed after."""
+def with_runtime(command: RuntimeCommand, *, opening: StoreOpening = StoreOpening.WRITE) -> Handler:
+    """A handler that runs `command` inside a runtime opened for it and closed after.
+    A command that only reads says so (StoreOpening.READ): it then makes nothing, and
+    a database that does not exist or is not migrated is refused."""
 
     def handler(args: argparse.Namespace, settings: Settings, out: Output) -> None:
-        asyncio.run(_run(command, args, settings, out))
+        asyncio.run(_run(command, opening, args, settings, out))
 
     return handler
 
 
+def read_only(command: RuntimeCommand) -> Handler:
+    """`with_runtime` for a command that only reads: it makes no database, and says so
+    when there is none, or one not migrated, rather than answer from an empty one."""
+    return with_runtime(command, opening=StoreOpening.READ)
+
+
 async def _run(
-    command: RuntimeCommand, args: argparse.Namespace, settings: Settings, out: Output
+    command: RuntimeCommand,
+    opening: StoreOpening,
+    args: argparse.Namespace,
+    settings: Settings,
+    out: Output,
 ) -> None:
-    async with opened_runtime(settings) as runtime:
+    async with opened_runtime(settings, opening) as runtime:
         await command(runtime, args, out)
 
 
 @asynccontextmanager
-async def opened_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+async def opened_runtime(
+    settings: Settings, opening: StoreOpening = StoreOpening.WRITE
+) -> AsyncIterator[Runtime]:
     """`open_runtime`, with a database URL the store cannot use reported as configuration."""
+    async with _database_url_checked(open_runtime(settings, store_opening=opening)) as runtime:
+        yield runtime
+
+
+@asynccontextmanager
+async def opened_store(settings: Settings, opening: StoreOpening) -> AsyncIterator[Store]:
+    """The store alone (`open_store`), its database URL checked as `opened_runtime` does."""
+    async with _database_url_checked(open_store(settings, opening)) as store:
+        yield store
+
+
+@asynccontextmanager
+async def _database_url_checked(opening: AbstractAsyncContextManager[T]) -> AsyncIterator[T]:
     async with AsyncExitStack() as stack:
         try:
-            runtime = await stack.enter_async_context(open_runtime(settings))
+            opened = await stack.enter_async_context(opening)
         except ConfigError:
             raise
         except ValueError as error:
             # The store refuses a database URL it cannot use with a plain ValueError.
             raise ConfigError(f"INTAKE_DATABASE_URL: {error}") from None
-        yield runtime
+        yield opened
 
 
 TRACE = 5  # uvicorn's level below DEBUG
@@ -68,6 +97,4 @@ def log_level(settings: Settings) -> int:
 
 def configure_logging(settings: Settings) -> None:
     # stderr: stdout carries the command's answer, which scripts parse.
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    logging.basicConfig(level=log_level(settings), handlers=[handler])
+    log_to_stderr(log_level(settings))

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 
-import uvicorn
-
 from intake.config import Settings
+from intake.entrypoints.cli.listener import listen, run_server
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
-from intake.entrypoints.cli.runner import CommandError, log_level, opened_runtime
+from intake.entrypoints.cli.runner import CommandError, log_level
+from intake.entrypoints.cli.startup import prepare
 from intake.logs import logging_config
 from intake.metrics import multiprocess_directory
 
@@ -60,10 +59,12 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
             "cannot hold the limits across processes; set INTAKE_REDIS_URL or run one worker"
         )
     level = log_level(settings)
-    # Opened once before any worker starts: a bad database URL or an unreachable
-    # database is reported here, plainly, and the schema is brought up to date once
-    # rather than by every worker at the same moment.
-    asyncio.run(_prepare(settings))
+    # Opened once before any worker starts: a bad database URL is reported here,
+    # plainly, and the schema is brought up to date once rather than by every worker at
+    # the same moment.
+    prepare(settings)
+    # Bound before anything is said: a port in use is refused here, in one line.
+    listener = listen(host, port)
     url = base_url(host, port)
     out.result(
         {"url": url, "host": host, "port": port, "workers": workers},
@@ -72,7 +73,8 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
     # Several workers share their metrics through files (PROMETHEUS_MULTIPROC_DIR), set
     # up before any worker starts, as prometheus-client wants.
     with multiprocess_directory(workers):
-        uvicorn.run(
+        run_server(
+            listener,
             APP_FACTORY,
             factory=True,
             host=host,
@@ -91,10 +93,3 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
             proxy_headers=False,
             forwarded_allow_ips=[],
         )
-
-
-async def _prepare(settings: Settings) -> None:
-    async with opened_runtime(settings) as runtime:
-        applied = await runtime.store.migrate()
-    for name in applied:
-        log.info("applied migration %s", name)
