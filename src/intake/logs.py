@@ -2,13 +2,44 @@
 
 Callers pass facts (ids, codes, counts, durations) as `extra`; submission contents and
 secrets are never passed, so they cannot reach a log.
+
+Other libraries' records are another matter: httpx logs every request's full URL (its
+credentials and token included) at INFO, httpcore, botocore, psycopg and uvicorn log
+headers, addresses or bodies at DEBUG and below, and any of them may quote a URL in an
+error. So `INTAKE_LOG_LEVEL` sets intake's own loggers only; another library's record is
+written from WARNING up, and then without its text (`ForeignRecords`). uvicorn's
+lifecycle lines (`uvicorn.error` from INFO: started, stopped) are the one exception:
+they say where the service listens, nothing a client sent.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 from datetime import UTC, datetime
+
+OWN = "intake"
+# uvicorn's lifecycle messages: where it listens, starting, stopping.
+SERVER_LIFECYCLE = ("uvicorn", "uvicorn.error")
+
+
+def _is_own(name: str) -> bool:
+    return name == OWN or name.startswith(OWN + ".")
+
+
+def _is_lifecycle(record: logging.LogRecord) -> bool:
+    return record.name in SERVER_LIFECYCLE and record.levelno >= logging.INFO
+
+
+class ForeignRecords(logging.Filter):
+    """Lets through intake's own records, uvicorn's lifecycle lines, and another
+    library's records from WARNING up (which JsonFormatter writes without their text).
+    On the handler, so it holds whatever level a library's logger was set to."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _is_own(record.name) or _is_lifecycle(record) or record.levelno >= logging.WARNING
+
 
 # Every attribute a plain LogRecord has; anything else on a record came from `extra`.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
@@ -25,34 +56,64 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
         }
-        for name, value in vars(record).items():
-            if name not in _STANDARD and not name.startswith("_"):
-                entry[name] = value
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+        if _is_own(record.name):
+            entry["message"] = record.getMessage()
+            for name, value in vars(record).items():
+                if name not in _STANDARD and not name.startswith("_"):
+                    entry[name] = value
+            if record.exc_info:
+                entry["exception"] = self.formatException(record.exc_info)
+        else:
+            # Another library's text may hold a URL, a header or a body: only uvicorn's
+            # lifecycle lines keep theirs, and an exception is named by its class alone.
+            entry["message"] = (
+                record.getMessage() if _is_lifecycle(record) else "(message withheld)"
+            )
+            if record.exc_info and record.exc_info[0] is not None:
+                entry["exception_type"] = record.exc_info[0].__name__
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
-def logging_config(level: int | str) -> dict[str, object]:
+def logging_config(level: int) -> dict[str, object]:
     """A `logging.config.dictConfig` that sends every logger, uvicorn's included, through
-    one JSON handler on stderr. uvicorn applies it in each worker process it starts, where
-    a configuration made only in the parent would not exist."""
+    one JSON handler on stderr: intake's at `level`, uvicorn's lifecycle from INFO, any
+    other from WARNING (see ForeignRecords). uvicorn applies it in each worker process it
+    starts, where a configuration made only in the parent would not exist."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": "intake.logs.JsonFormatter"}},
+        "filters": {"foreign": {"()": "intake.logs.ForeignRecords"}},
         "handlers": {
             "stderr": {
                 "class": "logging.StreamHandler",
                 "formatter": "json",
+                "filters": ["foreign"],
                 "stream": "ext://sys.stderr",
             }
         },
-        "root": {"handlers": ["stderr"], "level": level},
+        # A library's records below WARNING are not even made.
+        "root": {"handlers": ["stderr"], "level": logging.WARNING},
         "loggers": {
-            name: {"handlers": [], "propagate": True, "level": level}
-            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+            OWN: {"handlers": [], "propagate": True, "level": level},
+            "uvicorn": {"handlers": [], "propagate": True, "level": max(level, logging.INFO)},
+            "uvicorn.error": {"handlers": [], "propagate": True, "level": max(level, logging.INFO)},
+            "uvicorn.access": {"handlers": [], "propagate": True, "level": logging.WARNING},
         },
     }
+
+
+def log_to_stderr(level: int) -> None:
+    """What `logging_config` sets up, for a command that is not the server: one JSON
+    handler on stderr. Left alone when logging is set up already (an application that
+    embeds intake, a test harness): theirs is the say."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(ForeignRecords())
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger(OWN).setLevel(level)

@@ -3,13 +3,18 @@ in-process on a SQLite file, with a real local webhook receiver and SMTP server.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from standardwebhooks import Webhook
 from starlette.testclient import TestClient
 
+from intake.config import Settings
+from intake.containers import open_runtime
 from tests.cli.conftest import Cli, submit
+from tests.support.names import own_private_name
 from tests.support.receiver import Receiver
 from tests.support.smtp_server import SmtpServer
 
@@ -104,6 +109,52 @@ def test_webhook_add_refuses_what_the_relay_would_not_call(
     assert result.code == 1
     assert reason in result.document["error"]
     assert cli.json("webhook", "list", "--form", form["form_id"])["endpoints"] == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.1/hook",
+        "https://0x7f000001/hook",
+        "https://2130706433/hook",
+        "https://0177.0.0.1/hook",
+        "https://127.0.0.1./hook",
+        "https://[::127.0.0.1]/hook",
+        "https://[::ffff:7f00:1]/hook",
+        "https://[64:ff9b::7f00:1]/hook",
+        "https://localhost./hook",
+        "https://LOCALHOST/hook",
+        "https://api.localhost/hook",
+    ],
+)
+def test_webhook_add_refuses_loopback_however_it_is_written(
+    cli: Cli, form: dict[str, str], url: str
+) -> None:
+    result = cli("webhook", "add", "--form", form["form_id"], "--url", url, "--json")
+
+    assert result.code == 1
+    assert "not a public address" in result.document["error"]
+    assert cli.json("webhook", "list", "--form", form["form_id"])["endpoints"] == []
+
+
+def test_webhook_add_refuses_the_machines_own_name(cli: Cli, form: dict[str, str]) -> None:
+    name = own_private_name()
+
+    result = cli(
+        "webhook", "add", "--form", form["form_id"], "--url", f"https://{name}/h", "--json"
+    )
+
+    assert result.code == 1
+    assert f"{name.lower()} resolves to" in result.document["error"]
+    assert "not a public address" in result.document["error"]
+
+
+def test_webhook_add_takes_odd_loopback_when_private_is_allowed(
+    cli: Cli, form: dict[str, str], private_allowed: None
+) -> None:
+    added = cli.json("webhook", "add", "--form", form["form_id"], "--url", "https://127.1/h")
+
+    assert added["url"] == "https://127.1/h"
 
 
 def test_webhook_add_takes_a_private_http_url_when_allowed(
@@ -230,7 +281,7 @@ def test_relay_once_counts_a_failure_and_outbox_list_shows_it_pending(
     assert event["published_at"] is not None
     assert "data" not in event, "no visitor input in the listing"
     assert "payload" not in event
-    assert dead == {"deliveries": []}
+    assert dead == {"deliveries": [], "total": 0}
 
 
 def test_mail_waits_dead_without_smtp_and_outbox_retry_sends_it_once_configured(
@@ -258,18 +309,85 @@ def test_mail_waits_dead_without_smtp_and_outbox_retry_sends_it_once_configured(
     (received,) = mail
     assert received.rcpt_tos == ("owner@example.com",)
     assert received.message["X-Intake-Submission-Id"] == submission_id
-    assert cli.json("outbox", "list", "--dead") == {"deliveries": []}
+    assert cli.json("outbox", "list", "--dead") == {"deliveries": [], "total": 0}
 
 
-def test_outbox_retry_refuses_an_event_with_nothing_dead(cli: Cli) -> None:
+def test_outbox_retry_refuses_an_unknown_event_as_unknown(cli: Cli) -> None:
     result = cli("outbox", "retry", "evt_nope", "--json")
 
     assert result.code == 1
-    assert "no dead deliveries" in result.document["error"]
+    assert result.document["error"] == "no event 'evt_nope' in the outbox"
+
+
+def test_outbox_retry_refuses_a_known_event_with_nothing_dead(
+    cli: Cli, form: dict[str, str], http: TestClient, private_allowed: None, receiver: Receiver
+) -> None:
+    cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    submit(http, form["public_form_key"], {"email": "ada@example.com"})
+    cli.json("relay", "--once")
+    (delivery,) = cli.json("outbox", "list")["deliveries"]
+
+    result = cli("outbox", "retry", delivery["event_id"], "--json")
+
+    assert result.code == 1
+    assert result.document["error"] == f"event {delivery['event_id']!r} has no dead deliveries"
+
+
+def test_outbox_list_reports_the_true_totals_beyond_the_limit(
+    cli: Cli, form: dict[str, str], http: TestClient, private_allowed: None, receiver: Receiver
+) -> None:
+    receiver.status = 500
+    cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    for n in range(3):
+        submit(http, form["public_form_key"], {"email": f"ada{n}@example.com"})
+    cli.json("relay", "--once")  # three deliveries, pending after a failure
+    for n in range(2):
+        submit(http, form["public_form_key"], {"email": f"bob{n}@example.com"})
+
+    listing = cli.json("outbox", "list", "--limit", "1")
+    text = cli("outbox", "list", "--limit", "1").out
+
+    assert len(listing["deliveries"]) == 1
+    assert len(listing["events"]) == 1
+    assert listing["total"] == 3
+    assert listing["waiting"] == 2, "the events not yet fanned out, not those shown"
+    assert "1 of 3 deliveries shown" in text
+    assert "2 events waiting for the relay to fan them out" in text
+
+
+def test_relay_once_counts_a_delivery_parked_without_an_attempt_as_dead(
+    cli: Cli, form: dict[str, str], http: TestClient, private_allowed: None, receiver: Receiver
+) -> None:
+    added = cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    submit(http, form["public_form_key"], {"email": "ada@example.com"})
+    fan_out()  # the delivery is made while its endpoint is there
+    cli.json("webhook", "remove", added["endpoint_id"])
+
+    counts = cli.json("relay", "--once")
+
+    assert counts == {"delivered": 0, "failed": 0, "dead": 1, "fanned_out": 0}
+    (dead,) = cli.json("outbox", "list", "--dead")["deliveries"]
+    assert (dead["attempts"], dead["last_error"]) == (0, "endpoint removed")
+    assert receiver.requests == []
+
+
+def fan_out() -> None:
+    """What a relay does first, alone: the events become deliveries, none is sent."""
+
+    async def run() -> None:
+        async with open_runtime(Settings.from_env()) as runtime:
+            await runtime.store.deliveries.fan_out(datetime.now(UTC), 100)
+
+    asyncio.run(run())
 
 
 def test_outbox_list_when_empty(cli: Cli) -> None:
-    assert cli.json("outbox", "list") == {"deliveries": [], "events": []}
+    assert cli.json("outbox", "list") == {
+        "deliveries": [],
+        "total": 0,
+        "events": [],
+        "waiting": 0,
+    }
     assert cli("outbox", "list").out.splitlines()[0] == "no deliveries"
     assert cli("outbox", "list", "--dead").out == "no dead deliveries\n"
 

@@ -22,7 +22,7 @@ from intake.adapters.sqlite import deliveries as lite
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.delivery import Delivery, DeliveryState, DestinationKind
 from intake.domain.model import OutboxEvent, SubmissionStatus
-from intake.ports.delivery import ClaimedDelivery
+from intake.ports.delivery import Claim, ClaimedDelivery
 from intake.ports.store import Store
 from intake.ports.submissions import PurgeCounts
 from tests.contract.builders import (
@@ -120,7 +120,7 @@ async def set_published(store: Store, event_id: str, when: datetime | None) -> N
 
 
 async def one_claimed(store: Store, at: datetime = NOW) -> ClaimedDelivery:
-    [claimed] = await store.deliveries.claim_due(at, LEASE, 10)
+    [claimed] = (await store.deliveries.claim_due(at, LEASE, 10)).leased
     return claimed
 
 
@@ -221,7 +221,7 @@ async def test_a_claimed_webhook_delivery_comes_with_its_event_and_endpoint(
     [event_id] = await committed(seeded, 1, spam=True)
     await seeded.deliveries.fan_out(NOW, 100)
 
-    claimed = await seeded.deliveries.claim_due(NOW, LEASE, 10)
+    claimed = (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased
 
     assert claimed == [
         ClaimedDelivery(
@@ -259,8 +259,8 @@ async def test_a_leased_delivery_is_claimed_again_only_when_its_lease_ends(
     await seeded.deliveries.fan_out(NOW, 100)
     first = await one_claimed(seeded)
 
-    assert await seeded.deliveries.claim_due(NOW, LEASE, 10) == []
-    assert await seeded.deliveries.claim_due(NOW + LEASE - MICROSECOND, LEASE, 10) == []
+    assert (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased == []
+    assert (await seeded.deliveries.claim_due(NOW + LEASE - MICROSECOND, LEASE, 10)).leased == []
 
     # The relay died without a word: at the end of its lease another takes it over.
     again = await one_claimed(seeded, NOW + LEASE)
@@ -276,7 +276,7 @@ async def test_nothing_is_claimed_before_it_is_due(seeded: Store) -> None:
     retry_at = NOW + timedelta(seconds=5)
     await seeded.deliveries.record_failure(claimed.delivery.delivery_id, NOW, "503", retry_at)
 
-    assert await seeded.deliveries.claim_due(retry_at - MICROSECOND, LEASE, 10) == []
+    assert (await seeded.deliveries.claim_due(retry_at - MICROSECOND, LEASE, 10)).leased == []
     assert (await one_claimed(seeded, retry_at)).delivery.attempts == 1
 
 
@@ -286,13 +286,13 @@ async def test_the_earliest_due_are_claimed_first_up_to_the_limit(seeded: Store)
     await seeded.deliveries.fan_out(NOW, 100)
     # Due again in an order of their own: 4, 2, 1, 3.
     delays = {events[0]: 30, events[1]: 20, events[2]: 40, events[3]: 10}
-    for claimed in await seeded.deliveries.claim_due(NOW, LEASE, 10):
+    for claimed in (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased:
         when = NOW + timedelta(seconds=delays[claimed.event.event_id])
         await seeded.deliveries.record_failure(claimed.delivery.delivery_id, NOW, "500", when)
     later = NOW + timedelta(minutes=1)
 
-    first = await seeded.deliveries.claim_due(later, LEASE, 3)
-    rest = await seeded.deliveries.claim_due(later, LEASE, 3)
+    first = (await seeded.deliveries.claim_due(later, LEASE, 3)).leased
+    rest = (await seeded.deliveries.claim_due(later, LEASE, 3)).leased
 
     assert [c.event.event_id for c in first] == [events[3], events[1], events[0]]
     assert [c.event.event_id for c in rest] == [events[2]]
@@ -306,8 +306,10 @@ async def test_a_delivery_whose_endpoint_was_removed_is_parked_not_claimed(
     await seeded.deliveries.fan_out(NOW, 100)
     await seeded.destinations.remove_endpoint("whk_1")
 
-    assert await seeded.deliveries.claim_due(NOW, LEASE, 10) == []
+    claim = await seeded.deliveries.claim_due(NOW, LEASE, 10)
 
+    assert claim == Claim(leased=[], parked=1)
+    assert await seeded.deliveries.claim_due(NOW, LEASE, 10) == Claim(leased=[], parked=0)
     parked = evolve(
         pending(event_id, WEBHOOK, "whk_1", NOW),
         state=DeliveryState.DEAD,
@@ -337,8 +339,10 @@ async def test_a_delivery_with_nowhere_to_go_is_parked_with_the_reason(
     else:
         await seeded.destinations.remove_recipient("rcp_1")
 
-    [claimed] = await seeded.deliveries.claim_due(NOW, LEASE, 10)
+    claim = await seeded.deliveries.claim_due(NOW, LEASE, 10)
 
+    [claimed] = claim.leased
+    assert claim.parked == 1
     assert claimed.delivery.kind is not kind
     [dead] = await seeded.deliveries.list_deliveries(dead_only=True)
     assert (dead.kind, dead.last_error, dead.attempts, dead.dead_at) == (kind, reason, 0, NOW)
@@ -356,7 +360,7 @@ async def test_a_parked_delivery_does_not_take_the_place_of_a_sendable_one(
     first, second = (ids[i] for i in sorted(ids))
     await seeded.destinations.remove_endpoint(first)
 
-    [claimed] = await seeded.deliveries.claim_due(NOW, LEASE, 1)
+    [claimed] = (await seeded.deliveries.claim_due(NOW, LEASE, 1)).leased
 
     assert claimed.endpoint is not None
     assert claimed.endpoint.endpoint_id == second
@@ -384,7 +388,7 @@ async def test_a_success_is_recorded_once_and_ends_the_lease(seeded: Store) -> N
         next_attempt_at=None,
         delivered_at=done,
     )
-    assert await seeded.deliveries.claim_due(NOW + 10 * LEASE, LEASE, 10) == []
+    assert (await seeded.deliveries.claim_due(NOW + 10 * LEASE, LEASE, 10)).leased == []
 
 
 async def test_a_failure_counts_the_attempt_and_makes_it_due_again(seeded: Store) -> None:
@@ -422,7 +426,7 @@ async def test_a_failure_with_no_next_attempt_parks_the_delivery_as_dead(
         dead_at=NOW,
     )
     assert await delivery(seeded, event_id, WEBHOOK, "whk_1") == dead
-    assert await seeded.deliveries.claim_due(NOW + 10 * LEASE, LEASE, 10) == []
+    assert (await seeded.deliveries.claim_due(NOW + 10 * LEASE, LEASE, 10)).leased == []
 
 
 async def test_an_error_is_kept_to_500_characters_and_without_nul(seeded: Store) -> None:
@@ -474,7 +478,7 @@ async def test_deliveries_are_listed_newest_first_dead_ones_alone_on_request(
         await committed(seeded, n)
         await seeded.deliveries.fan_out(NOW + timedelta(seconds=n), 100)
     [oldest, middle, newest] = [
-        c.delivery for c in await seeded.deliveries.claim_due(NOW + LEASE, LEASE, 10)
+        c.delivery for c in (await seeded.deliveries.claim_due(NOW + LEASE, LEASE, 10)).leased
     ]
     await seeded.deliveries.record_failure(oldest.delivery_id, NOW + LEASE, "gone", None)
     await seeded.deliveries.record_failure(newest.delivery_id, NOW + LEASE, "gone", None)
@@ -503,13 +507,13 @@ async def test_retrying_an_event_makes_its_dead_deliveries_pending_and_due_now(
     await seeded.destinations.add_endpoint(endpoint("whk_b"))
     [mine, other] = await committed(seeded, 1, 2)
     await seeded.deliveries.fan_out(NOW, 100)
-    for each in await seeded.deliveries.claim_due(NOW, LEASE, 10):
+    for each in (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased:
         await seeded.deliveries.record_failure(each.delivery.delivery_id, NOW, "HTTP 500", None)
     later = NOW + timedelta(days=2)
 
     assert await seeded.deliveries.retry_dead(mine, later) == 2
 
-    claimed = await seeded.deliveries.claim_due(later, LEASE, 10)
+    claimed = (await seeded.deliveries.claim_due(later, LEASE, 10)).leased
     assert {c.event.event_id for c in claimed} == {mine}
     assert [c.delivery for c in claimed if c.delivery.destination_id == "whk_a"] == [
         evolve(
@@ -521,7 +525,13 @@ async def test_retrying_an_event_makes_its_dead_deliveries_pending_and_due_now(
     assert len(await seeded.deliveries.list_deliveries(dead_only=True)) == 2  # the other's
     assert {d.event_id for d in await seeded.deliveries.list_deliveries(dead_only=True)} == {other}
     assert await seeded.deliveries.retry_dead(mine, later) == 0  # none dead any more
-    assert await seeded.deliveries.retry_dead("evt_nope", later) == 0
+
+
+async def test_retrying_an_unknown_event_says_it_is_unknown(seeded: Store) -> None:
+    [known] = await committed(seeded, 1)
+
+    assert await seeded.deliveries.retry_dead("evt_nope", NOW) is None
+    assert await seeded.deliveries.retry_dead(known, NOW) == 0
 
 
 # The backlog
@@ -545,7 +555,7 @@ async def test_the_backlog_counts_unpublished_rows_and_pending_deliveries(
     await seeded.deliveries.fan_out(NOW, 100)
     assert await seeded.deliveries.backlog(NOW) == (4, NOW)
 
-    for claimed in await seeded.deliveries.claim_due(NOW, LEASE, 10):
+    for claimed in (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased:
         await seeded.deliveries.record_success(claimed.delivery.delivery_id, NOW)
     assert await seeded.deliveries.backlog(NOW) == (0, None)
 

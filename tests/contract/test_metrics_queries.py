@@ -73,7 +73,7 @@ async def test_deliveries_are_counted_by_the_state_each_result_leaves(seeded: St
     await seeded.deliveries.fan_out(NOW, 100)
     claimed = {
         c.delivery.destination_id: c.delivery.delivery_id
-        for c in await seeded.deliveries.claim_due(NOW, LEASE, 10)
+        for c in (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased
     }
 
     await seeded.deliveries.record_success(claimed["whk_a"], NOW)
@@ -91,7 +91,7 @@ async def test_a_revived_dead_delivery_counts_as_pending_again(seeded: Store) ->
     await seeded.destinations.add_endpoint(endpoint("whk_a"))
     event_id = await commit(seeded, 1)
     await seeded.deliveries.fan_out(NOW, 100)
-    (claimed,) = await seeded.deliveries.claim_due(NOW, LEASE, 10)
+    (claimed,) = (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased
     await seeded.deliveries.record_failure(claimed.delivery.delivery_id, NOW, "HTTP 500", None)
     assert await seeded.deliveries.counts() == DeliveryCounts(dead=1)
 
@@ -104,7 +104,7 @@ async def test_purged_rows_are_no_longer_counted(seeded: Store) -> None:
     await seeded.destinations.add_endpoint(endpoint("whk_a"))
     await commit(seeded, 1)
     await seeded.deliveries.fan_out(NOW, 100)
-    (claimed,) = await seeded.deliveries.claim_due(NOW, LEASE, 10)
+    (claimed,) = (await seeded.deliveries.claim_due(NOW, LEASE, 10)).leased
     await seeded.deliveries.record_success(claimed.delivery.delivery_id, NOW)
     assert await seeded.deliveries.counts() == DeliveryCounts(delivered=1)
 

@@ -81,10 +81,10 @@ async def test_two_relays_never_lease_one_delivery_at_once(
         *(each.deliveries.claim_due(NOW, LEASE, 4) for each in [store, second] * 12)
     )
 
-    leased = [c.delivery.delivery_id for claimed in rounds for c in claimed]
+    leased = [c.delivery.delivery_id for claimed in rounds for c in claimed.leased]
     assert len(leased) == len(set(leased))
     assert set(leased) == set(await deliveries(store))  # 60, all taken by someone
-    assert await store.deliveries.claim_due(NOW, LEASE, 100) == []
+    assert (await store.deliveries.claim_due(NOW, LEASE, 100)).leased == []
 
 
 async def test_a_commit_in_another_process_wakes_a_waiting_relay(

@@ -105,3 +105,41 @@ def test_the_serve_logging_config_sends_uvicorn_and_intake_through_one_json_hand
     ]
     assert "color_message" not in lines[0]
     assert lines[1]["status"] == 201
+
+
+URL = "https://user:pw@hooks.example.com/in?token=t0ken-3e1a"
+
+
+def test_other_libraries_write_nothing_of_their_text_at_any_level(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    trace = 5
+    try:
+        logging.config.dictConfig(logging_config(trace))
+        logging.getLogger("httpx").info("HTTP Request: POST %s", URL)
+        logging.getLogger("httpcore.http11").setLevel(trace)  # as a library might
+        logging.getLogger("httpcore.http11").debug("send_request_headers %s", URL)
+        logging.getLogger("uvicorn.asgi").log(trace, "ASGI scope %s", URL)
+        logging.getLogger("uvicorn.error").debug("connection from %s", URL)
+        logging.getLogger("uvicorn.error").info("Uvicorn running on %s", "http://127.0.0.1:8000")
+        try:
+            raise ValueError(URL)
+        except ValueError:
+            logging.getLogger("asyncio").exception("Task exception: %s", URL)
+        logging.getLogger("intake.relay").log(trace, "intake's own, at trace")
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    err = capsys.readouterr().err
+    lines = [json.loads(line) for line in err.splitlines()]
+    assert "t0ken-3e1a" not in err
+    assert [(e["logger"], e["message"]) for e in lines] == [
+        ("uvicorn.error", "Uvicorn running on http://127.0.0.1:8000"),
+        ("asyncio", "(message withheld)"),
+        ("intake.relay", "intake's own, at trace"),
+    ]
+    assert lines[1]["level"] == "error"
+    assert lines[1]["exception_type"] == "ValueError"
+    assert "exception" not in lines[1]

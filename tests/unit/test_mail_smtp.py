@@ -124,6 +124,30 @@ async def test_a_closed_port_is_unavailable() -> None:
         await mailer.send(notification())
 
 
+async def test_a_failure_names_its_cause_and_nothing_private() -> None:
+    url = f"smtp://mailer:hunter2-pw@127.0.0.1:{closed_port()}"
+    mailer = SmtpMailer(url, timeout=2.0)
+
+    with pytest.raises(MailUnavailable) as caught:
+        await mailer.send(notification(to="owner-private@example.com"))
+
+    error = str(caught.value)
+    assert error == (
+        "SMTP failed (SMTPConnectError, caused by ConnectionRefusedError: connection refused)"
+    )
+    for private in ("hunter2-pw", "mailer", "owner-private", "Zoë", "Hello"):
+        assert private not in error
+
+
+async def test_a_name_that_does_not_resolve_is_said_so() -> None:
+    mailer = SmtpMailer("smtp://mail.nowhere.invalid:25", timeout=5.0)
+
+    with pytest.raises(MailUnavailable, match=r"caused by gaierror: ") as caught:
+        await mailer.send(notification())
+
+    assert "nowhere" not in str(caught.value)
+
+
 async def test_a_server_that_never_answers_times_out() -> None:
     # A listening socket nobody accepts from: the connection opens, no greeting comes.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:

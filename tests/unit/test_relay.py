@@ -258,6 +258,26 @@ async def test_410_gone_disables_the_endpoint_and_parks_the_delivery(world: Worl
     assert [d.last_error for d in dead] == ["HTTP 410 Gone: the endpoint is now disabled"]
 
 
+async def test_a_delivery_parked_without_an_attempt_counts_as_dead(world: World) -> None:
+    removed = await world.webhook(HOOK_A)
+    await world.webhook(HOOK_B)
+    await world.commit()
+    relay = world.relay()
+    assert await relay.run_once() == RelayRound(fanned_out=1, delivered=2)
+    await world.commit()
+    await world.store.deliveries.fan_out(world.clock.now(), 100)  # to both, not yet sent
+    await world.admin.remove_webhook(removed.endpoint_id)
+    reported: list[RelayRound] = []
+    relay.report_progress(reported.append)
+
+    done = await relay.run_once()
+
+    assert done == RelayRound(delivered=1, dead=1)
+    assert sum(r.dead for r in reported) == 1
+    dead = await world.store.deliveries.list_deliveries(dead_only=True)
+    assert [(d.destination_id, d.attempts) for d in dead] == [(removed.endpoint_id, 0)]
+
+
 async def test_flagged_events_go_only_to_endpoints_that_include_them_never_to_mail(
     world: World,
 ) -> None:

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from importlib import metadata
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from intake.adapters.webhook_http import (
 )
 from intake.domain import ids, webhooks
 from intake.ports.senders import WebhookResponse, WebhookSender
+from tests.support.names import own_private_name
 from tests.support.receiver import Receiver
 
 pytestmark = pytest.mark.anyio
@@ -363,14 +365,26 @@ async def test_a_failed_lookup_is_an_error_not_a_refusal(
 async def test_the_system_resolver_is_used_by_default(
     mock_client: httpx.AsyncClient, calls: Calls
 ) -> None:
-    # `localhost` resolves from the hosts file, with no network needed.
+    # The machine's own name resolves from the hosts file, with no network needed.
+    name = own_private_name()
     sender = HttpWebhookSender(mock_client)
 
-    response = await sender.send("https://localhost/in", signed(), BODY)
+    response = await sender.send(f"https://{name}/in", signed(), BODY)
 
     assert response.error is not None
-    assert response.error.startswith("refused: localhost resolves to ")
+    assert response.error.startswith(f"refused: {name.lower()} resolves to ")
     assert calls.requests == []
+
+
+async def test_the_request_says_it_comes_from_intake(
+    mock_client: httpx.AsyncClient, calls: Calls
+) -> None:
+    sender = HttpWebhookSender(mock_client, allow_private=True)
+
+    await sender.send("http://relay.internal/in", signed(), BODY)
+
+    [request] = calls.requests
+    assert request.headers["user-agent"] == f"intake/{metadata.version('intake')}"
 
 
 async def test_allow_private_lifts_both_checks(

@@ -11,7 +11,10 @@ server's free text: only the reply code and its enhanced status code (`5.1.1`).
 from __future__ import annotations
 
 import math
+import os
 import re
+import socket
+import ssl
 from email.message import EmailMessage
 from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
@@ -90,7 +93,7 @@ class SmtpMailer:
             raise MailUnavailable("timed out") from None
         except (aiosmtplib.SMTPException, OSError) as exc:
             # Connection refused or dropped, TLS failure, AUTH or STARTTLS missing.
-            raise MailUnavailable(f"SMTP failed ({type(exc).__name__})") from None
+            raise MailUnavailable(f"SMTP failed ({_described(exc)})") from None
         except ValueError:
             # No From or To to send with: retrying cannot make this message sendable.
             raise MailRejected("message has no sender or recipient") from None
@@ -126,6 +129,35 @@ def _start_tls(parts: SplitResult) -> bool | None:
     if value in ("0", "false", "no", "off"):
         return False
     raise ValueError("INTAKE_SMTP_URL: starttls must be true or false")
+
+
+def _described(exc: BaseException) -> str:
+    """The exception's class and, when it wraps one, its cause's class with a description
+    made from codes (errno, TLS reason), never from messages, which quote the host, the
+    server's replies or the addresses of the mail."""
+    cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    if cause is None:  # a socket error of its own is described as a cause is
+        return _cause_text(exc) if isinstance(exc, OSError) else type(exc).__name__
+    return f"{type(exc).__name__}, caused by {_cause_text(cause)}"
+
+
+def _cause_text(cause: BaseException) -> str:
+    name = type(cause).__name__
+    if isinstance(cause, ssl.SSLError) and cause.reason:
+        return f"{name}: {cause.reason}"  # e.g. CERTIFICATE_VERIFY_FAILED
+    if isinstance(cause, socket.gaierror) and isinstance(cause.errno, int):
+        return f"{name}: {_GAI_ERRORS.get(cause.errno, 'lookup failed')}"
+    if isinstance(cause, OSError) and isinstance(cause.errno, int) and cause.errno > 0:
+        return f"{name}: {os.strerror(cause.errno).lower()}"
+    return name
+
+
+# getaddrinfo's failures, said without the name looked up.
+_GAI_ERRORS = {
+    socket.EAI_NONAME: "no such name",
+    socket.EAI_AGAIN: "temporary failure in name resolution",
+    socket.EAI_FAIL: "name resolution failed",
+}
 
 
 def _permanent(code: int) -> bool:

@@ -41,6 +41,15 @@ class ClaimedDelivery:
 
 
 @frozen
+class Claim:
+    """What one claim did: the deliveries it leased, and how many it parked as dead
+    without an attempt, their destination being gone (see `claim_due`)."""
+
+    leased: list[ClaimedDelivery]
+    parked: int = 0
+
+
+@frozen
 class DeliveryCounts:
     """Where every kept event stands: outbox rows not yet fanned out, and deliveries by
     state. What `intake purge` deleted is no longer counted."""
@@ -58,7 +67,7 @@ class DeliveryRepository(Protocol):
         in one transaction. Safe with several relays at once. Returns the rows taken."""
         ...
 
-    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Leases pending deliveries that are due and not leased to another relay, the
         earliest due first, `limit` at most. A relay that dies leaves its lease to
         expire; another then redelivers.
@@ -66,8 +75,8 @@ class DeliveryRepository(Protocol):
         A delivery whose endpoint was removed or disabled, or whose recipient was
         removed, is never returned: any among the first `limit` due is parked as dead
         in the same transaction (no attempt counted; last_error "endpoint removed",
-        "endpoint disabled" or "recipient removed"), and `retry_dead` can revive it. So
-        a short batch means nothing else sendable was due."""
+        "endpoint disabled" or "recipient removed"), and `retry_dead` can revive it; the
+        claim says how many. So a short batch means nothing else sendable was due."""
         ...
 
     async def record_success(self, delivery_id: str, now: datetime) -> None:
@@ -87,9 +96,9 @@ class DeliveryRepository(Protocol):
         """Newest first (by the time of the fan-out)."""
         ...
 
-    async def retry_dead(self, event_id: str, now: datetime) -> int:
+    async def retry_dead(self, event_id: str, now: datetime) -> int | None:
         """Makes an event's dead deliveries pending and due now, their attempts counted
-        afresh; returns how many."""
+        afresh; returns how many, or None when there is no such event in the outbox."""
         ...
 
     async def backlog(self, now: datetime) -> tuple[int, datetime | None]:

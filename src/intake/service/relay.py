@@ -137,15 +137,22 @@ class Relay:
         # One limiter for the whole round, so `concurrency` bounds the sends in flight.
         limiter = anyio.CapacityLimiter(self._concurrency)
         while stop is None or not stop.is_set():
-            claimed = await self._store.deliveries.claim_due(
+            claim = await self._store.deliveries.claim_due(
                 self._clock.now(), self._lease, self._batch
             )
-            if claimed:
-                totals += await self._deliver_all(claimed, limiter, stop)
+            if claim.parked:
+                # Dead without an attempt, their destination gone: dead all the same.
+                log.info(
+                    "deliveries parked: their destination is gone", extra={"count": claim.parked}
+                )
+                totals += RelayRound(dead=claim.parked)
+                self._report(RelayRound(dead=claim.parked))
+            if claim.leased:
+                totals += await self._deliver_all(claim.leased, limiter, stop)
             # A short batch was the last of what is due. What failed just now is due
             # again no sooner than 5 s from now, and what is leased is not claimed twice,
             # so this loop ends.
-            if len(claimed) < self._batch:
+            if len(claim.leased) < self._batch:
                 break
         return totals
 

@@ -20,7 +20,7 @@ from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.mapping import ROWS
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
+from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
@@ -134,7 +134,8 @@ _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 #   subquery is what makes the lease exclusive: a row another relay holds is skipped,
 #   and one it leased and committed meanwhile is re-read and no longer due.
 # The two UPDATEs touch different rows (sendable or not, in the one snapshot). Then the
-# leased rows with their event and destination, joined by kind.
+# leased rows with their event and destination, joined by kind, each with the count of
+# those parked; one row of NULLs but that count when none was leased.
 _CLAIM = """
     WITH head AS (
         SELECT h.delivery_id,
@@ -166,6 +167,7 @@ _CLAIM = """
             dead_at = %(now)s, last_error = head.reason
         FROM head
         WHERE d.delivery_id = head.delivery_id
+        RETURNING d.delivery_id
     ),
     claimed AS (
         UPDATE deliveries AS d
@@ -198,13 +200,17 @@ _CLAIM = """
         e.secret AS e_secret, e.include_flagged AS e_include_flagged,
         e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
         r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
-        r.created_at AS r_created_at
-    FROM claimed AS c
-    JOIN outbox AS o ON o.event_id = c.event_id
-    LEFT JOIN webhook_endpoints AS e
-        ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
-    LEFT JOIN notification_recipients AS r
-        ON c.kind = 'email' AND r.recipient_id = c.destination_id
+        r.created_at AS r_created_at,
+        p.parked
+    FROM (SELECT count(*) AS parked FROM parked) AS p
+    LEFT JOIN (
+        claimed AS c
+        JOIN outbox AS o ON o.event_id = c.event_id
+        LEFT JOIN webhook_endpoints AS e
+            ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
+        LEFT JOIN notification_recipients AS r
+            ON c.kind = 'email' AND r.recipient_id = c.destination_id
+    ) ON true
     ORDER BY c.next_attempt_at, c.delivery_id
 """
 # A success is kept whatever came before (a parked delivery was delivered all the same),
@@ -244,6 +250,7 @@ _RETRY_DEAD = """
         dead_at = NULL
     WHERE event_id = %s AND state = 'dead'
 """
+_EVENT_KNOWN = "SELECT 1 FROM outbox WHERE event_id = %s"
 _BACKLOG = """
     SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
         SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
@@ -306,7 +313,7 @@ class PostgresDeliveries:
             await conn.execute(_PUBLISH, (at, [event.event_id for event in events]))
         return len(events)
 
-    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first
         `limit` due deliveries whose endpoint was removed or disabled or whose recipient
         was removed, and leases the first `limit` of the others."""
@@ -320,7 +327,7 @@ class PostgresDeliveries:
             "recipient_removed": RECIPIENT_REMOVED,
         }
         rows = await self._db.fetch_all(_CLAIM, params)
-        return [
+        leased = [
             ClaimedDelivery(
                 delivery=ROWS.delivery_from_row(row),
                 event=ROWS.outbox_row_from_row(row, prefix="o_").event,
@@ -333,7 +340,9 @@ class PostgresDeliveries:
                 leased_until=m.utc(leased_until),
             )
             for row in rows
+            if row["delivery_id"] is not None
         ]
+        return Claim(leased, parked=int(rows[0]["parked"]) if rows else 0)
 
     async def record_success(self, delivery_id: str, now: datetime) -> None:
         await self._db.execute(_SUCCEEDED, (m.moment(now), delivery_id))
@@ -352,8 +361,14 @@ class PostgresDeliveries:
         rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))
         return [ROWS.delivery_from_row(row) for row in rows]
 
-    async def retry_dead(self, event_id: str, now: datetime) -> int:
-        return await self._db.execute(_RETRY_DEAD, (m.moment(now), event_id))
+    async def retry_dead(self, event_id: str, now: datetime) -> int | None:
+        async with self._db.connection() as conn, conn.transaction():
+            retried = (await conn.execute(_RETRY_DEAD, (m.moment(now), event_id))).rowcount
+            if retried == 0:
+                known = await conn.execute(_EVENT_KNOWN, (event_id,))
+                if await known.fetchone() is None:
+                    return None
+            return retried
 
     async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
         row = await self._db.fetch_one(_BACKLOG)

@@ -22,7 +22,7 @@ from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
+from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
@@ -237,6 +237,7 @@ _RETRY_DEAD = """
         dead_at = NULL
     WHERE event_id = ? AND state = 'dead'
 """
+_EVENT_KNOWN = "SELECT 1 FROM outbox WHERE event_id = ?"
 _BACKLOG = """
     SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
         SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
@@ -278,9 +279,7 @@ def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
     return len(events)
 
 
-def _claim_due(
-    conn: sqlite3.Connection, now: datetime, lease: timedelta, limit: int
-) -> list[ClaimedDelivery]:
+def _claim_due(conn: sqlite3.Connection, now: datetime, lease: timedelta, limit: int) -> Claim:
     params = {
         "now": m.time_text(now),
         "limit": limit,
@@ -300,7 +299,7 @@ def _claim_due(
         conn.executemany(_PARK, parked)
         rows = conn.execute(_CLAIMABLE, params).fetchall()
         conn.executemany(_LEASE, [(m.time_text(leased_until), r["delivery_id"]) for r in rows])
-    return [_claimed(row, leased_until) for row in rows]
+    return Claim([_claimed(row, leased_until) for row in rows], parked=len(parked))
 
 
 def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
@@ -337,8 +336,12 @@ def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> l
     return [ROWS.delivery_from_row(row) for row in conn.execute(query, (limit,))]
 
 
-def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int:
-    return conn.execute(_RETRY_DEAD, (m.time_text(now), event_id)).rowcount
+def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int | None:
+    with transaction(conn):
+        retried = conn.execute(_RETRY_DEAD, (m.time_text(now), event_id)).rowcount
+        if retried == 0 and conn.execute(_EVENT_KNOWN, (event_id,)).fetchone() is None:
+            return None
+    return int(retried)
 
 
 def _backlog(conn: sqlite3.Connection) -> tuple[int, datetime | None]:
@@ -376,7 +379,7 @@ class SqliteDeliveries:
     async def fan_out(self, now: datetime, limit: int) -> int:
         return await self._worker.run(_fan_out, now, limit)
 
-    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first
         `limit` due deliveries whose endpoint was removed or disabled or whose recipient
         was removed, and leases the first `limit` of the others."""
@@ -393,7 +396,7 @@ class SqliteDeliveries:
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         return await self._worker.run(_list_deliveries, dead_only, limit)
 
-    async def retry_dead(self, event_id: str, now: datetime) -> int:
+    async def retry_dead(self, event_id: str, now: datetime) -> int | None:
         return await self._worker.run(_retry_dead, event_id, now)
 
     async def backlog(self, now: datetime) -> tuple[int, datetime | None]:

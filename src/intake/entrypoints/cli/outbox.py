@@ -7,7 +7,7 @@ import argparse
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.runner import read_only, with_runtime
 from intake.service.admin import delivery_view, outbox_event_view
 
 
@@ -18,7 +18,7 @@ def register(commands: Subparsers) -> None:
         group,
         "list",
         help="list outbox events and their deliveries (most recent deliveries first)",
-        handler=with_runtime(_list),
+        handler=read_only(_list),
     )
     listing.add_argument(
         "--dead", action="store_true", help="only deliveries parked as dead, to retry"
@@ -57,11 +57,17 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
         if deliveries
         else ["no dead deliveries" if args.dead else "no deliveries"]
     )
-    document: dict[str, object] = {"deliveries": [delivery_view(d) for d in deliveries]}
+    if len(deliveries) < outbox.total:
+        what = "dead deliveries" if args.dead else "deliveries"
+        lines.append(f"{len(deliveries)} of {outbox.total} {what} shown (--limit)")
+    document: dict[str, object] = {
+        "deliveries": [delivery_view(d) for d in deliveries],
+        "total": outbox.total,
+    }
     if not args.dead:
         document["events"] = [outbox_event_view(row) for row in outbox.events]
-        waiting = sum(1 for row in outbox.events if row.published_at is None)
-        lines.append(f"{waiting} events waiting for the relay to fan them out")
+        document["waiting"] = outbox.waiting
+        lines.append(f"{outbox.waiting} events waiting for the relay to fan them out")
     out.result(document, lines)
 
 

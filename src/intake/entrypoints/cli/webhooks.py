@@ -7,7 +7,7 @@ import argparse
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.runner import read_only, with_runtime
 from intake.service.admin import endpoint_view
 
 
@@ -29,7 +29,7 @@ def register(commands: Subparsers) -> None:
     )
 
     listing = add_command(
-        group, "list", help="list a form's webhook endpoints", handler=with_runtime(_list)
+        group, "list", help="list a form's webhook endpoints", handler=read_only(_list)
     )
     listing.add_argument("--form", required=True, metavar="ID")
 
