@@ -1,13 +1,15 @@
 """Metrics and logs as an operator sees them: `intake serve` and `intake relay` as real
-processes, scraped over sockets.
+processes, scraped over sockets, with INTAKE_METRICS_TOKEN.
 
+- without the token set, /metrics is an unknown path to everyone;
 - one worker on SQLite: the counters move with a 201, a 400, a 429 and a 403; the outbox
   backlog rises with submissions and falls once `intake relay --once` delivers them to a
   real local webhook receiver; stderr holds one JSON line per request, none from
   uvicorn's access log, and neither a submission's contents nor the API key, at DEBUG;
 - `intake relay --metrics-port`: the relay's own counters;
 - two workers (Redis database 13, this module's own, flushed before and after): a scrape
-  answered by either worker counts the requests both of them served.
+  answered by either worker counts the requests both of them served, and either worker
+  refuses a request without the token, or with a wrong one, the same way.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ SERVER = "/v1/forms/{form_id}/submissions"
 MARKER = "private-words-5e0c"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"  # the server; the database is REDIS_DB
 REDIS_DB = 13  # this module's own
+TOKEN = "metrics-token-9d2e4f6a8b0c1d3e5f7a"
+OPERATOR = {"authorization": f"Bearer {TOKEN}"}
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -69,7 +73,7 @@ def _parse(text: str) -> Samples:
 
 def _scrape(url: str) -> Samples:
     # A connection of its own each time: with several workers, any of them may answer.
-    response = httpx.get(url, timeout=10.0, headers={"connection": "close"})
+    response = httpx.get(url, timeout=10.0, headers={"connection": "close", **OPERATOR})
     assert response.status_code == 200, response.text
     return _parse(response.text)
 
@@ -104,6 +108,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         INTAKE_DATABASE_URL=f"sqlite:///{tmp_path / 'intake.db'}",
         INTAKE_WEBHOOK_ALLOW_PRIVATE="true",  # the receiver is plain http on 127.0.0.1
         INTAKE_LOG_LEVEL="debug",
+        INTAKE_METRICS_TOKEN=TOKEN,
     )
 
 
@@ -133,6 +138,34 @@ def serve(
     finally:
         for process in started:
             process.stop()
+
+
+def _public_view(response: httpx.Response) -> tuple[int, str | None, str]:
+    """All a client sees of a refusal, less what differs for every request (its id)."""
+    body = response.json()
+    body.pop("request_id", None)
+    return (
+        response.status_code,
+        response.headers.get("www-authenticate"),
+        json.dumps(body, sort_keys=True),
+    )
+
+
+def test_without_a_token_set_a_served_process_has_no_metrics_path(
+    serve: Callable[..., tuple[str, ServedProcess]],
+) -> None:
+    base, _ = serve(INTAKE_METRICS_TOKEN="")
+
+    unknown = httpx.get(f"{base}/no/such/path")
+    answers = [
+        httpx.get(f"{base}/metrics"),
+        httpx.get(f"{base}/metrics", headers=OPERATOR),
+    ]
+
+    assert unknown.status_code == 404
+    for answer in answers:
+        assert _public_view(answer) == _public_view(unknown)
+        assert "intake_" not in answer.text
 
 
 def _outcome(after: Samples, before: Samples, outcome: str, route: str = PUBLIC) -> float:
@@ -215,7 +248,14 @@ def test_a_served_process_counts_outcomes_and_shows_the_backlog_until_the_relay_
     assert [a["status"] for a in access if a["method"] == "POST"] == [201, 429, 400, 403, 201]
     assert all(a["request_id"].startswith("req_") for a in access)
     assert not [line for line in lines if line["logger"] == "uvicorn.access"]
-    assert any(line["level"] == "debug" for line in lines), "not logging at DEBUG"
+    # At DEBUG each refusal names its step; still nothing of the contents (below).
+    refusals = [line for line in lines if line["message"].startswith("refused at step")]
+    assert [line["message"] for line in refusals] == [
+        "refused at step rate_limit",
+        "refused at step parse",
+        "refused at step origin_policy",
+    ]
+    assert {line["level"] for line in refusals} == {"debug"}
     for secret in (MARKER, api_key, plain.public_form_key):
         assert secret not in log
 
@@ -364,6 +404,15 @@ def test_two_workers_sum_their_counts_in_every_scrape(
     scrapes = [_scrape(f"{base}/metrics") for _ in range(6)]
 
     assert [samples[accepted] for samples in scrapes] == [sent] * 6
+    # A connection each, so both workers answer some: none serves the metrics without
+    # the token, and a wrong token is refused as no token is.
+    refusals = [
+        httpx.get(f"{base}/metrics", headers={"connection": "close", **headers})
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}) * 4
+    ]
+    assert len({_public_view(refused) for refused in refusals}) == 1
+    assert _public_view(refusals[0])[:2] == (401, "Bearer")
+    assert all("intake_" not in refused.text for refused in refusals)
     by_worker = _accepted_by_worker(directory, scratch)
     assert sum(by_worker.values()) == sent
     assert server.stop() in (0, -signal.SIGTERM), server.log_text()

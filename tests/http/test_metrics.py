@@ -1,14 +1,17 @@
-"""GET /metrics and the access log, on every backend: counters that move with each
-outcome, the latency histogram, the figures read from the store at scrape time (outbox
-backlog, deliveries by state, quota use), the optional bearer token, and one JSON log
-line per request that names the route by its template and never carries a submission's
-contents or a secret (docs/operations.md)."""
+"""GET /metrics and the access log, on every backend: who may read the metrics (only a
+scraper with INTAKE_METRICS_TOKEN; unset, the path is unknown, so the public never learns
+how one request ended), counters that move with each outcome, the latency histogram, the
+figures read from the store at scrape time (outbox backlog, deliveries by state, quota
+use), and one JSON log line per request that names the route by its template and never
+carries a submission's contents or a secret (docs/operations.md)."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import os
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,13 @@ from tests.http.conftest import Seeded, Service, ServiceFactory, assert_error
 PUBLIC = "/f/{public_form_key}"
 SERVER = "/v1/forms/{form_id}/submissions"
 FIELDS = {"name": "Ada", "message": "Hello"}
-TOKEN = "metrics-token-3c1f"
+# Kept as spam: a phrase and three links.
+SPAM = {
+    "name": "Ada",
+    "message": "Buy viagra now! Click here: http://a.example http://b.example http://c.example",
+}
+TOKEN = "metrics-token-3c1f9a0e5b7d2c46a1e0"
+OPERATOR = {"authorization": f"Bearer {TOKEN}"}
 GONE = WebhookResponse(status=410)
 
 Labels = frozenset[tuple[str, str]]
@@ -61,7 +70,7 @@ class Scrape:
 
 
 def scrape(svc: Service, headers: Mapping[str, str] | None = None) -> Scrape:
-    response = svc.client.get("/metrics", headers=dict(headers or {}))
+    response = svc.client.get("/metrics", headers={**OPERATOR, **(headers or {})})
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/plain")
     return Scrape(response)
@@ -72,10 +81,16 @@ def outcome(after: Scrape, before: Scrape, name: str, route: str = PUBLIC) -> fl
 
 
 @pytest.fixture
+def svc(make_service: ServiceFactory) -> Service:
+    """The operator's view: the service with a metrics token, which `scrape` sends."""
+    return make_service(Settings(metrics_token=TOKEN))
+
+
+@pytest.fixture
 def limited(make_service: ServiceFactory) -> Seeded:
     """One request per client and form per 30 s: a second one is refused at once."""
     rates = RateLimits(public_burst=RateRule(1, 30))
-    return Seeded(make_service(Settings(rate_limits=rates)))
+    return Seeded(make_service(Settings(rate_limits=rates, metrics_token=TOKEN)))
 
 
 # -- the endpoint -------------------------------------------------------------------------
@@ -84,7 +99,7 @@ def limited(make_service: ServiceFactory) -> Seeded:
 def test_metrics_answers_the_prometheus_text_format_as_the_document_says(svc: Service) -> None:
     document = svc.client.get("/openapi.json").json()
 
-    response = svc.client.get("/metrics")
+    response = svc.client.get("/metrics", headers=OPERATOR)
 
     assert response.status_code == 200
     assert response.headers["x-request-id"]
@@ -110,7 +125,8 @@ def test_metrics_answers_the_prometheus_text_format_as_the_document_says(svc: Se
 
 def test_metrics_speaks_openmetrics_when_asked(svc: Service) -> None:
     response = svc.client.get(
-        "/metrics", headers={"accept": "application/openmetrics-text; version=1.0.0"}
+        "/metrics",
+        headers={**OPERATOR, "accept": "application/openmetrics-text; version=1.0.0"},
     )
 
     assert response.status_code == 200
@@ -333,7 +349,40 @@ def test_without_its_store_metrics_still_answers_with_the_process_counts(svc: Se
     assert not any(name.startswith("intake_outbox") for name, _ in metrics.samples)
 
 
-# -- the token ----------------------------------------------------------------------------
+# -- who may read it ---------------------------------------------------------------------
+
+
+def public_view(response: httpx2.Response) -> tuple[int, dict[str, str], object]:
+    """All a client sees of an answer, less what differs for every request (its id)."""
+    headers = {
+        name: value
+        for name, value in response.headers.items()
+        if name not in ("x-request-id", "content-length")
+    }
+    if not headers.get("content-type", "").startswith("application/json"):
+        return response.status_code, headers, response.text
+    body = response.json()
+    body.pop("request_id", None)
+    return response.status_code, headers, body
+
+
+def test_without_a_token_configured_metrics_is_an_unknown_path(
+    make_service: ServiceFactory,
+) -> None:
+    svc = make_service(Settings())
+    unknown = svc.client.get("/no/such/path")
+
+    answers = [
+        svc.client.get("/metrics"),
+        svc.client.get("/metrics", headers={"authorization": "Bearer anything"}),
+        svc.client.get("/metrics", headers={"accept": "application/openmetrics-text"}),
+    ]
+
+    assert_error(unknown, "form_not_found")
+    for answer in answers:
+        assert_error(answer, "form_not_found")
+        assert public_view(answer) == public_view(unknown)
+        assert "intake_" not in answer.text
 
 
 def test_with_a_token_set_metrics_wants_it_as_a_bearer_token(
@@ -341,29 +390,91 @@ def test_with_a_token_set_metrics_wants_it_as_a_bearer_token(
 ) -> None:
     svc = make_service(Settings(metrics_token=TOKEN))
     document = svc.client.get("/openapi.json").json()
-    refusals = [
-        svc.client.get("/metrics"),
-        svc.client.get("/metrics", headers={"authorization": "Bearer wrong"}),
-        svc.client.get("/metrics", headers={"authorization": f"Basic {TOKEN}"}),
-        svc.client.get("/metrics", headers={"authorization": TOKEN}),
-    ]
 
-    allowed = svc.client.get("/metrics", headers={"authorization": f"Bearer {TOKEN}"})
+    allowed = svc.client.get("/metrics", headers=OPERATOR)
+    lowercase = svc.client.get("/metrics", headers={"authorization": f"bearer {TOKEN}"})
 
-    documented = document["paths"]["/metrics"]["get"]["responses"]["401"]
-    for refused in refusals:
-        body = assert_error(refused, "unauthorized")
-        assert refused.headers["www-authenticate"] == "Bearer"
-        jsonschema.validate(body, documented["content"]["application/json"]["schema"])
-        assert "intake_" not in refused.text
     assert allowed.status_code == 200
     assert "intake_http_requests_total" in allowed.text
+    assert lowercase.status_code == 200  # the scheme is case-insensitive (RFC 9110)
+    assert document["paths"]["/metrics"]["get"]["security"] == [{"metricsToken": []}]
 
 
-def test_without_a_token_metrics_is_open(svc: Service) -> None:
-    response = svc.client.get("/metrics", headers={"authorization": "Bearer anything"})
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Bearer wrong",
+        f"Bearer {TOKEN[:-1]}",
+        f"Bearer {TOKEN}x",
+        f"Bearer {TOKEN.upper()}",
+        f"Basic {TOKEN}",
+        TOKEN,
+    ],
+)
+def test_a_wrong_token_is_refused_exactly_as_no_token(
+    make_service: ServiceFactory, authorization: str | None
+) -> None:
+    svc = make_service(Settings(metrics_token=TOKEN))
+    documented = svc.client.get("/openapi.json").json()["paths"]["/metrics"]["get"]
+    without = svc.client.get("/metrics")
+    headers = {} if authorization is None else {"authorization": authorization}
 
-    assert response.status_code == 200
+    refused = svc.client.get("/metrics", headers=headers)
+
+    body = assert_error(refused, "unauthorized")
+    assert refused.headers["www-authenticate"] == "Bearer"
+    assert public_view(refused) == public_view(without)
+    schema = documented["responses"]["401"]["content"]["application/json"]["schema"]
+    jsonschema.validate(body, schema)
+    assert "intake_" not in refused.text
+
+
+def test_the_token_is_compared_in_constant_time_whatever_its_length(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = make_service(Settings(metrics_token=TOKEN))
+    compared: list[tuple[int, int]] = []
+    real = hmac.compare_digest
+
+    def compare(a: bytes, b: bytes) -> bool:
+        compared.append((len(a), len(b)))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", compare)
+
+    for given in ("x", TOKEN[:-1], TOKEN + "-and-more", TOKEN):
+        svc.client.get("/metrics", headers={"authorization": f"Bearer {given}"})
+
+    # Digests of one length: neither the contents nor the length of the token show.
+    assert len(compared) == 4
+    assert len(set(compared)) == 1
+
+
+@pytest.mark.parametrize("token", [None, TOKEN], ids=["no-token", "token"])
+def test_the_public_cannot_tell_a_honeypot_from_spam_or_a_real_submission(
+    make_service: ServiceFactory, token: str | None
+) -> None:
+    seeded = Seeded(make_service(Settings(metrics_token=token)))
+    svc, key = seeded.svc, seeded.form.public_form_key
+    svc.run(svc.admin.add_webhook, seeded.form.form_id, "https://hooks.example.com/intake")
+
+    def look() -> tuple[int, dict[str, str], object]:
+        return public_view(svc.client.get("/metrics", headers={"authorization": "Bearer x"}))
+
+    views = [look()]
+    for data in ({**FIELDS, "_gotcha": "bot"}, SPAM, FIELDS):
+        assert svc.public(key, data=data).status_code == 201
+        views.append(look())
+
+    assert views[0][0] in (401, 404)
+    assert all(view == views[0] for view in views), views
+    # The operator does see them, apart: a real submission uses the quota.
+    if token is not None:
+        assert scrape(svc).value("intake_quota_used") == 1
 
 
 # -- the access log -----------------------------------------------------------------------
@@ -503,13 +614,15 @@ def test_serve_hands_several_workers_a_metrics_directory_for_as_long_as_they_run
     monkeypatch.setenv("INTAKE_REDIS_URL", "redis://127.0.0.1:6379/13")  # never reached
     calls: list[tuple[dict[str, Any], str | None]] = []
 
-    def run(*args: Any, **kwargs: Any) -> None:
+    def run_server(listener: socket.socket, *args: Any, **kwargs: Any) -> None:
+        listener.close()
         directory = os.environ.get(MULTIPROC_ENV)
         assert directory is not None
         assert Path(directory).is_dir()
         calls.append((kwargs, directory))
 
-    monkeypatch.setattr("uvicorn.run", run)
+    monkeypatch.setattr("intake.entrypoints.cli.serve.listen", lambda host, port: socket.socket())
+    monkeypatch.setattr("intake.entrypoints.cli.serve.run_server", run_server)
 
     assert main(["serve", "--workers", "2", "--json"]) == 0
 

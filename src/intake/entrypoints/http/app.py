@@ -17,8 +17,7 @@ from starlette.routing import Route
 from intake.config import Settings
 from intake.containers import Runtime, open_runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
-from intake.entrypoints.http import files, submissions
-from intake.entrypoints.http.metrics import metrics
+from intake.entrypoints.http import files, metrics, submissions
 from intake.entrypoints.http.middleware import (
     PUBLIC_ROUTE,
     SERVER_ROUTE,
@@ -29,6 +28,7 @@ from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.openapi import openapi_document
 from intake.entrypoints.http.rendering import error_response
 from intake.metrics import ServiceMetrics
+from intake.ports.store_opening import StoreOpening
 
 log = logging.getLogger("intake.http")
 
@@ -75,10 +75,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
     """The ASGI application. `overrides` replace ports, as `open_runtime` takes them."""
+    settings = settings if settings is not None else Settings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_runtime(settings, **overrides) as runtime:
+        # A database not reachable yet leaves the process up, not ready (/readyz 503).
+        async with open_runtime(settings, store_opening=StoreOpening.SERVE, **overrides) as runtime:
             app.state.runtime = runtime
             yield
 
@@ -90,8 +92,10 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
     ]
+    # For the operator only: without a token to ask for, /metrics is an unknown path.
+    if settings.metrics_token is not None:
+        routes.append(Route(metrics.ROUTE, metrics.metrics, methods=["GET"]))
     service_metrics = ServiceMetrics(SUBMISSION_ROUTES)
     templates = {route.endpoint: route.path for route in routes}
     app = Starlette(

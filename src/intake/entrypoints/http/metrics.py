@@ -1,12 +1,16 @@
 """GET /metrics: the service's Prometheus metrics, with the figures read from the store
 at scrape time (docs/operations.md).
 
-Open unless INTAKE_METRICS_TOKEN is set; then it wants that token as a bearer token, and
-anything else is a 401 in the envelope.
+For the operator only: the app serves the route only when INTAKE_METRICS_TOKEN is set
+(unset, /metrics is an unknown path), and then only to a request bearing that token.
+Anything else, a wrong token as much as none, is the same 401 in the envelope: the
+counts and the store's figures would tell a client how its own request ended (a filled
+honeypot, spam, a real submission).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 
@@ -21,18 +25,26 @@ from intake.metrics import ServiceMetrics, StoreFigures, read_store_figures
 
 log = logging.getLogger("intake.http")
 
+ROUTE = "/metrics"
 
-def _authorized(authorization: str | None, token: str) -> bool:
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def authorized(authorization: str | None, token: str) -> bool:
+    """Whether an Authorization header carries `token` as a bearer token. The digests
+    are compared, in constant time: neither the token's contents nor its length show in
+    how long a refusal takes."""
     scheme, _, given = (authorization or "").strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode(), token.encode())
+    matches = hmac.compare_digest(_digest(given.strip()), _digest(token))
+    return scheme.lower() == "bearer" and matches
 
 
 async def metrics(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     token = runtime.settings.metrics_token
-    if token is not None and not _authorized(request.headers.get("authorization"), token):
+    if token is None or not authorized(request.headers.get("authorization"), token):
         return error_response(
             Rejection(ErrorCode.UNAUTHORIZED),
             request.state.request_id,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from intake.domain.errors import ERRORS, ErrorCode
+from intake.domain.errors import DOWNLOAD_ERRORS, ERRORS, ErrorCode, ErrorSpec
 from intake.entrypoints.http.cors import ALLOW_HEADERS
 
 _PUBLIC_CODES = tuple(ErrorCode)
@@ -34,8 +34,9 @@ _HEADER_RETRY_AFTER_429 = {
 }
 
 
-def _error_schema(code: ErrorCode) -> dict[str, Any]:
-    spec = ERRORS[code]
+def _error_schema(code: ErrorCode, spec: ErrorSpec | None = None) -> dict[str, Any]:
+    """The envelope of `code`, with the table's message unless `spec` words it."""
+    spec = spec or ERRORS[code]
     error: dict[str, Any] = {
         "type": "object",
         "required": ["code", "message"],
@@ -157,9 +158,10 @@ _COMMON_PARAMETERS = [
 _METRICS_OPERATION = {
     "operationId": "metrics",
     "summary": "Prometheus metrics of the service (docs/operations.md)",
-    "description": "Open unless the operator sets INTAKE_METRICS_TOKEN; then a bearer "
-    "token of that value is wanted. OpenMetrics when the Accept header asks for it.",
-    "security": [{}, {"metricsToken": []}],
+    "description": "For the operator: served only when INTAKE_METRICS_TOKEN is set, and "
+    "then only to a request bearing that token; unset, /metrics is an unknown path (404). "
+    "OpenMetrics when the Accept header asks for it.",
+    "security": [{"metricsToken": []}],
     "responses": {
         "200": {
             "description": "The metrics, in the Prometheus text exposition format.",
@@ -170,7 +172,7 @@ _METRICS_OPERATION = {
             },
         },
         "401": {
-            "description": "INTAKE_METRICS_TOKEN is set and the request does not carry it.",
+            "description": "The request does not carry the token (none, or a wrong one).",
             "headers": {
                 "X-Request-ID": _HEADER_REQUEST_ID,
                 "WWW-Authenticate": {"schema": {"const": "Bearer"}},
@@ -179,16 +181,24 @@ _METRICS_OPERATION = {
                 "application/json": {"schema": _error_schema(ErrorCode.UNAUTHORIZED)},
             },
         },
+        "404": {
+            "description": "INTAKE_METRICS_TOKEN is not set: the metrics are not served.",
+            "headers": {"X-Request-ID": _HEADER_REQUEST_ID},
+            "content": {
+                "application/json": {"schema": _error_schema(ErrorCode.FORM_NOT_FOUND)},
+            },
+        },
     },
 }
 
 
 def _refusal(code: ErrorCode, description: str, **headers: Any) -> dict[str, Any]:
+    """A refusal of the download route, in its own words where it has them."""
     return {
         "description": description,
         "headers": {"X-Request-ID": _HEADER_REQUEST_ID, **headers},
         "content": {
-            "application/json": {"schema": _error_schema(code)},
+            "application/json": {"schema": _error_schema(code, DOWNLOAD_ERRORS.get(code))},
             "text/html": {"schema": {"type": "string"}},
         },
     }
@@ -378,7 +388,7 @@ def openapi_document() -> dict[str, Any]:
                 "metricsToken": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "The operator's INTAKE_METRICS_TOKEN, when set.",
+                    "description": "The operator's INTAKE_METRICS_TOKEN.",
                 },
             },
         },
