@@ -32,6 +32,7 @@ from intake.adapters.postgres.mapping import commit_params
 from intake.adapters.postgres.repositories import _COMMIT as COMMIT_STATEMENT
 from intake.adapters.ratelimit_redis import DEFAULT_PREFIX
 from intake.adapters.sql_rows import json_text
+from intake.domain.client_network import client_network
 from intake.domain.idempotency import Route, fingerprint, scope
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.quota import period
@@ -239,8 +240,8 @@ def prefill_rows(
     data = bench_data(body)
     data_json = json_text(data)
     print_ = fingerprint(data)
-    key_scope = scope(Route.PUBLIC, target.form_id)
     sample = sample_submission(target, body, until)
+    key_scope = scope(Route.PUBLIC, target.form_id, client_network(sample.client_ip or ""))
     start_ms = int((until - PREFILL_SPAN).timestamp() * 1000)
     step_ms = max(1, int(PREFILL_SPAN.total_seconds() * 1000) // max(count, 1))
     common = "\t".join((target.form_id, target.workspace_id))

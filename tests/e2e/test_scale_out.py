@@ -182,6 +182,11 @@ def _ip(index: int) -> str:
     return f"198.51.100.{1 + index}"
 
 
+def _one_client(index: int) -> str:
+    """Distinct addresses of one client: its /64, where a public Idempotency-Key lives."""
+    return f"2001:db8:5ca1:e::{1 + index:x}"
+
+
 def _payload(index: int) -> dict[str, str]:
     return {"email": f"person{index}@example.com", "message": f"Hello number {index}"}
 
@@ -313,13 +318,13 @@ async def test_one_idempotency_key_sent_concurrently_commits_one_submission(
 ) -> None:
     form = deployment.new_form()
     url = "{}/f/" + form["public_form_key"]
-    sent = 10
+    sent = PUBLIC_BURST  # one client's burst: all are admitted to the key check
     payload = _payload(0)
 
     responses = await _post_all(
         deployment,
         [(url.format(deployment.base(i)),
-          {"X-Forwarded-For": _ip(i), "Idempotency-Key": "order-1"}, payload)
+          {"X-Forwarded-For": _one_client(i), "Idempotency-Key": "order-1"}, payload)
          for i in range(sent)]
     )  # fmt: skip
 
@@ -341,13 +346,13 @@ async def test_one_idempotency_key_with_two_payloads_commits_one_and_refuses_the
 ) -> None:
     form = deployment.new_form()
     url = "{}/f/" + form["public_form_key"]
-    sent = 10
+    sent = PUBLIC_BURST
     payloads = [_payload(0), _payload(1)]  # alternately, so each server gets both
 
     responses = await _post_all(
         deployment,
         [(url.format(deployment.base(i // 2)),
-          {"X-Forwarded-For": _ip(i), "Idempotency-Key": "order-2"}, payloads[i % 2])
+          {"X-Forwarded-For": _one_client(i), "Idempotency-Key": "order-2"}, payloads[i % 2])
          for i in range(sent)]
     )  # fmt: skip
 

@@ -47,7 +47,7 @@ from tests.property.strategies import (
 from tests.property.world import (
     ALLOWED_ORIGIN,
     CHALLENGE,
-    CLIENT_IP,
+    CLIENT,
     PASSING_TOKEN,
     REJECTED_TOKEN,
     Snapshot,
@@ -150,7 +150,7 @@ async def _arrange(plan: FailurePlan) -> Arranged:
     if plan.has(Fault.RATE_LIMIT_EXHAUSTED):
         limits = world.settings.rate_limits
         world.exhaust_rate_limit(
-            public_windows(limits, form.form_id, CLIENT_IP)
+            public_windows(limits, form.form_id, CLIENT)
             if plan.route is Endpoint.PUBLIC
             else server_windows(limits, form.form_id, created.key.key_id)
         )
@@ -300,7 +300,7 @@ def _record(arranged: Arranged, plan: FailurePlan) -> str | None:
     route = Route.PUBLIC if plan.route is Endpoint.PUBLIC else Route.SERVER
     record = asyncio.run(
         arranged.world.store.submissions.find_idempotency(
-            scope(route, arranged.form.form_id),
+            scope(route, arranged.form.form_id, CLIENT),
             plan.idempotency_key,
             datetime.min.replace(tzinfo=UTC),
         )

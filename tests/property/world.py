@@ -19,6 +19,7 @@ from intake.adapters.memory import (
     SeededIdSource,
 )
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.domain.client_network import client_network
 from intake.domain.idempotency import RETENTION, IdempotencyRecord, Route, scope
 from intake.domain.model import Challenge, ChallengeProvider, Form, Plan, Workspace
 from intake.domain.quota import ceiling, period
@@ -43,6 +44,7 @@ REJECTED_TOKEN = "token-that-is-rejected"
 CHALLENGE = Challenge(ChallengeProvider.TURNSTILE, "operator-secret")
 ALLOWED_ORIGIN = "https://shop.example"
 CLIENT_IP = "203.0.113.7"
+CLIENT = client_network(CLIENT_IP)  # who CLIENT_IP is to the rate limits and the keys
 
 # Rate limits no sequence of a property test can reach, for tests about something else.
 UNLIMITED = RateLimits(
@@ -140,7 +142,7 @@ class World:
         return tuple(
             [
                 await self.store.submissions.find_idempotency(
-                    scope(route, form.form_id), key, not_before
+                    scope(route, form.form_id, CLIENT), key, not_before
                 )
                 for route in Route
             ]

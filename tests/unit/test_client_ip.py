@@ -70,3 +70,17 @@ def test_a_trusted_peer_without_a_forwarded_header_is_the_client() -> None:
 def test_an_unknown_peer_is_named_as_such() -> None:
     assert client_ip(None, "198.51.100.7", PROXIES) == "unknown"
     assert client_ip(None, None, ()) == "unknown"
+
+
+def test_an_ipv4_peer_of_a_dual_stack_socket_is_written_as_ipv4() -> None:
+    assert client_ip("::ffff:203.0.113.5", None, ()) == "203.0.113.5"
+
+
+def test_a_trusted_ipv4_proxy_seen_through_a_dual_stack_socket_is_trusted() -> None:
+    assert client_ip("::ffff:10.0.0.2", "198.51.100.7", PROXIES) == "198.51.100.7"
+
+
+def test_a_forwarded_ipv4_mapped_hop_is_read_as_ipv4_and_past_trusted_proxies() -> None:
+    forwarded = "::ffff:198.51.100.7, ::ffff:10.0.0.9"
+
+    assert client_ip("10.0.0.2", forwarded, PROXIES) == "198.51.100.7"

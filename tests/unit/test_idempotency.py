@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from intake.domain.client_network import client_network
 from intake.domain.idempotency import (
     RETENTION,
     IdempotencyRecord,
@@ -36,10 +37,37 @@ def test_anything_else_is_an_invalid_key(key: str) -> None:
     assert not is_valid_key(key)
 
 
-def test_the_scope_is_the_route_and_the_form() -> None:
-    assert scope(Route.PUBLIC, "frm_1") == "public:frm_1"
+CLIENT = client_network("198.51.100.7")
+
+
+def test_the_server_scope_is_the_route_and_the_form() -> None:
     assert scope(Route.SERVER, "frm_1") == "server:frm_1"
-    assert scope(Route.PUBLIC, "frm_1") != scope(Route.SERVER, "frm_1")
+    # The API key's workspace owns the form: the client's address plays no part.
+    assert scope(Route.SERVER, "frm_1", CLIENT) == scope(Route.SERVER, "frm_1")
+    assert scope(Route.SERVER, "frm_1") != scope(Route.SERVER, "frm_2")
+
+
+def test_the_public_scope_is_the_route_the_form_and_the_client_network() -> None:
+    assert scope(Route.PUBLIC, "frm_1", CLIENT) == "public:frm_1:198.51.100.7"
+    assert scope(Route.PUBLIC, "frm_1", CLIENT) != scope(Route.SERVER, "frm_1")
+    assert scope(Route.PUBLIC, "frm_1", CLIENT) != scope(Route.PUBLIC, "frm_2", CLIENT)
+    others = [client_network("198.51.100.8"), client_network("2001:db8::1")]
+    assert all(
+        scope(Route.PUBLIC, "frm_1", CLIENT) != scope(Route.PUBLIC, "frm_1", other)
+        for other in others
+    )
+
+
+def test_one_client_network_has_one_public_scope() -> None:
+    spellings = ["2001:db8:1:2::1", "2001:db8:1:2:ffff::7", "2001:DB8:1:2::0:1"]
+    assert len({scope(Route.PUBLIC, "frm_1", client_network(s)) for s in spellings}) == 1
+    mapped = client_network("::ffff:198.51.100.7")
+    assert scope(Route.PUBLIC, "frm_1", mapped) == scope(Route.PUBLIC, "frm_1", CLIENT)
+
+
+def test_a_public_scope_without_a_client_network_is_refused() -> None:
+    with pytest.raises(ValueError, match="client network"):
+        scope(Route.PUBLIC, "frm_1")
 
 
 def test_the_same_fields_in_another_order_have_the_same_fingerprint() -> None:

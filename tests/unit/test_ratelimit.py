@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from intake.adapters import ratelimit_memory
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.config import ConfigError, Settings
+from intake.domain.client_network import client_network
 from intake.domain.ratelimit import (
     RateDecision,
     RateLimits,
@@ -49,12 +51,26 @@ def test_the_default_limits_are_those_of_the_spec_and_the_decisions() -> None:
     assert limits.public_form == RateRule(600, 600)
     assert limits.server_burst == RateRule(50, 30)
     assert limits.server_sustained == RateRule(600, 600)
+    assert limits.ipv6_prefix == 64
+
+
+@pytest.mark.parametrize(("raw", "prefix"), [(None, 64), ("48", 48), ("128", 128), ("1", 1)])
+def test_the_ipv6_prefix_is_configured_by_its_variable(raw: str | None, prefix: int) -> None:
+    env = {} if raw is None else {"INTAKE_RATE_LIMIT_IPV6_PREFIX": raw}
+
+    assert Settings.from_env(env).rate_limits.ipv6_prefix == prefix
+
+
+@pytest.mark.parametrize("raw", ["0", "129", "-1", "64.5", "/64"])
+def test_an_ipv6_prefix_outside_1_to_128_is_refused(raw: str) -> None:
+    with pytest.raises(ConfigError, match="INTAKE_RATE_LIMIT_IPV6_PREFIX"):
+        Settings.from_env({"INTAKE_RATE_LIMIT_IPV6_PREFIX": raw})
 
 
 def test_the_public_windows_are_per_ip_and_form_and_per_form() -> None:
     limits = RateLimits()
 
-    windows = public_windows(limits, "frm_1", "203.0.113.9")
+    windows = public_windows(limits, "frm_1", client_network("203.0.113.9"))
 
     assert [w.rule for w in windows] == [
         limits.public_burst,
@@ -71,15 +87,29 @@ def test_the_public_windows_are_per_ip_and_form_and_per_form() -> None:
 def test_windows_of_different_clients_forms_and_routes_do_not_share_keys() -> None:
     limits = RateLimits()
     keys = [
-        *(w.key for w in public_windows(limits, "frm_1", "198.51.100.1")),
-        *(w.key for w in public_windows(limits, "frm_1", "198.51.100.2")),
-        *(w.key for w in public_windows(limits, "frm_2", "198.51.100.1")),
+        *(w.key for w in public_windows(limits, "frm_1", client_network("198.51.100.1"))),
+        *(w.key for w in public_windows(limits, "frm_1", client_network("198.51.100.2"))),
+        *(w.key for w in public_windows(limits, "frm_2", client_network("198.51.100.1"))),
+        *(w.key for w in public_windows(limits, "frm_1", client_network("2001:db8::1"))),
         *(w.key for w in server_windows(limits, "frm_1", "key_1")),
         *(w.key for w in server_windows(limits, "frm_1", "key_2")),
     ]
 
-    # The per-form ceiling of one form is shared by its clients; nothing else is.
-    assert len(set(keys)) == len(keys) - 1
+    # The per-form ceiling of one form is shared by its (three) clients; nothing else is.
+    assert len(set(keys)) == len(keys) - 2
+
+
+def test_the_addresses_of_one_client_network_hit_one_window() -> None:
+    limiter = InProcessRateLimiter()
+    addresses = ["2001:db8:1:2::1", "2001:db8:1:2::2", "::ffff:198.51.100.7", "198.51.100.7"]
+
+    def admitted(address: str) -> bool:
+        windows = public_windows(RateLimits(), "frm_1", client_network(address))
+        return limiter.hit_now(windows[:1], T0).allowed
+
+    # Each network (a /64; an IPv4 address in both spellings) takes five hits, not ten.
+    assert [admitted(a) for a in addresses * 2] == [True] * 8
+    assert [admitted(a) for a in addresses] == [True, False, True, False]
 
 
 def test_the_server_windows_are_per_key_and_form_without_the_public_ceiling() -> None:
@@ -242,7 +272,7 @@ def test_keys_are_independent() -> None:
 
 def test_the_spec_limits_hold_together_for_one_client() -> None:
     limiter = InProcessRateLimiter()
-    windows = list(public_windows(RateLimits(), "frm_1", "198.51.100.7"))
+    windows = list(public_windows(RateLimits(), "frm_1", client_network("198.51.100.7")))
 
     # 5 every 30 s is allowed by the burst limit, until the sustained 30 per 10 min binds.
     admitted = [

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from attrs import frozen
 
+from intake.domain.client_network import ClientNetwork
 from intake.domain.model import FieldData
 from intake.domain.uploads import StoredFile
 
@@ -27,8 +28,16 @@ def is_valid_key(key: str) -> bool:
     return 0 < len(key) <= MAX_KEY_LENGTH and all(" " <= ch <= "~" for ch in key)
 
 
-def scope(route: Route, form_id: str) -> str:
-    return f"{route.value}:{form_id}"
+def scope(route: Route, form_id: str, client: ClientNetwork | None = None) -> str:
+    """Where a key is looked up. On the server route, the form: its API key's workspace
+    owns it. On the public route, the form and the client network (decisions.md
+    "Idempotency"): anonymous clients of one form share no keys, so none can confirm a
+    guess of another's payload (200 or 409) or take a key before its owner uses it."""
+    if route is Route.SERVER:
+        return f"{route.value}:{form_id}"
+    if client is None:
+        raise ValueError("a public route's key is scoped by its client network")
+    return f"{route.value}:{form_id}:{client}"
 
 
 def fingerprint(

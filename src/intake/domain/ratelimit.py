@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import re
 
-from attrs import frozen
+from attrs import field, frozen
+
+from intake.domain.client_network import DEFAULT_IPV6_PREFIX, ClientNetwork
 
 
 @frozen
@@ -32,6 +34,9 @@ class RateLimits:
     public_form: RateRule = RateRule(600, 600)
     server_burst: RateRule = RateRule(50, 30)
     server_sustained: RateRule = RateRule(600, 600)
+    # The public route (its limits and its idempotency keys) counts an IPv6 client by
+    # its network of this many bits: domain/client_network.py.
+    ipv6_prefix: int = field(default=DEFAULT_IPV6_PREFIX, kw_only=True)
 
 
 @frozen
@@ -48,10 +53,12 @@ class RateDecision:
     retry_after: int = 0  # whole seconds until a request would be admitted, when refused
 
 
-def public_windows(limits: RateLimits, form_id: str, client_ip: str) -> tuple[Window, ...]:
+def public_windows(limits: RateLimits, form_id: str, client: ClientNetwork) -> tuple[Window, ...]:
+    """Per client network and form, and per form: `client` comes from client_network()
+    (with `limits.ipv6_prefix`), so no limiter ever counts a bare address."""
     return (
-        Window(f"pub:b:{{{form_id}}}:{client_ip}", limits.public_burst),
-        Window(f"pub:s:{{{form_id}}}:{client_ip}", limits.public_sustained),
+        Window(f"pub:b:{{{form_id}}}:{client}", limits.public_burst),
+        Window(f"pub:s:{{{form_id}}}:{client}", limits.public_sustained),
         Window(f"pub:f:{{{form_id}}}", limits.public_form),
     )
 
