@@ -38,10 +38,8 @@ def test_the_rate_limit_comes_before_the_quota_and_the_origin_before_the_body() 
 
 
 def test_the_steps_whose_outcome_must_not_show_answer_with_no_code_of_their_own() -> None:
-    # The honeypot answers only what its Idempotency-Key would make any request answer.
-    assert STEP_CODES[Step.HONEYPOT] == frozenset(
-        {ErrorCode.IDEMPOTENCY_CONFLICT, ErrorCode.SERVICE_UNAVAILABLE}
-    )
+    # A filled honeypot answers only what its commit, like any request's, answers.
+    assert STEP_CODES[Step.HONEYPOT] == frozenset()
     assert STEP_CODES[Step.SCORE] == frozenset()
 
 

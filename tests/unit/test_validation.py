@@ -167,6 +167,27 @@ def test_a_number_rule_refuses_anything_else(value: FieldValue) -> None:
     assert errors_for(FieldRule("age", RuleKind.NUMBER), value) == {"age": NUMBER}
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(10**400, id="huge int"),
+        pytest.param(-(10**400), id="huge negative int"),
+        pytest.param(int("9" * 400), id="400 nines"),
+        pytest.param("9" * 400, id="400 nines as text"),
+        pytest.param("-1e309", id="huge exponent as text"),
+    ],
+)
+def test_a_number_a_double_cannot_hold_is_refused_not_raised(value: FieldValue) -> None:
+    # A JSON integer is any size in Python; past a double's range it is no number a
+    # form can use, and converting it raised OverflowError.
+    assert errors_for(FieldRule("age", RuleKind.NUMBER), value) == {"age": NUMBER}
+
+
+def test_the_largest_double_is_still_a_number() -> None:
+    assert is_number(int(1.7976931348623157e308))
+    assert is_number(str(int(1.7976931348623157e308)))
+
+
 def test_is_number_refuses_booleans_though_they_are_ints() -> None:
     assert not is_number(True)
     assert is_number(1)

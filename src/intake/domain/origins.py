@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Only ASCII whitespace is trimmed: `str.strip()` would also take `\u2028`, `\xa0`...,
+# which a browser keeps (percent-encoded) as part of the host.
+_ASCII_SPACE = " \t\r\n\f\v"
+
+
+def _unsafe(ch: str) -> bool:
+    """A character no URL sent to a browser may hold: `\\` (read as `/`), any
+    whitespace (browsers drop or keep them where urllib does the opposite), and
+    control, format (zero-width) or unassigned code points."""
+    return ch == "\\" or ch.isspace() or unicodedata.category(ch)[0] == "C"
 
 
 def normalize_origin(value: str) -> str | None:
-    """`scheme://host[:port]` in lower case without a default port, or None if not one."""
+    """`scheme://host[:port]` in lower case without a default port, or None if not one
+    (a host holding whitespace or a control character is none)."""
     try:
-        parts = urlsplit(value.strip())
+        parts = urlsplit(value.strip(_ASCII_SPACE))
         port = parts.port
     except ValueError:
         return None
     if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    if any(_unsafe(ch) for ch in parts.netloc):
         return None
     host = parts.hostname.lower()
     if ":" in host:
@@ -38,8 +52,12 @@ def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     if not origin:
         return False
     candidate = normalize_origin(origin)
-    if candidate is None:
-        return False
+    return candidate is not None and _listed(candidate, allowed)
+
+
+def _listed(candidate: str, allowed: Iterable[str]) -> bool:
+    """Whether a normalised origin is on the list, compared as it is: never normalised
+    again, so the string that passes is the string that goes on."""
     for entry in allowed:
         pattern = normalize_pattern(entry)  # entries are kept normalized; this is a guard
         if pattern is None:
@@ -62,20 +80,35 @@ def redirect_target(
     allowed: Iterable[str],
 ) -> str | None:
     """The form's redirect URL; else `_next` when it points at the requesting page's own
-    origin or an allowed one (never an open redirect); else None, the thank-you page."""
+    origin or an allowed one (never an open redirect); else None, the thank-you page.
+    A `_next` that is a path (`/thanks`) is on the requesting page's origin: it is
+    resolved against the request's Origin."""
     if redirect_url:
         return redirect_url
     if not next_url:
         return None
-    location = next_url.strip()
-    if any(ch == "\\" or ch <= " " or ch == "\x7f" for ch in location):
+    location = next_url.strip(_ASCII_SPACE)
+    if any(_unsafe(ch) for ch in location):
         # Browsers read `\` as `/` and drop tabs and newlines, so `https://evil.com\@ok.com`
-        # goes to evil.com although urlsplit finds ok.com: never send such a value on.
+        # goes to evil.com although urlsplit finds ok.com; and a space Python would trim
+        # is sent on as part of the host: never send such a value on.
         return None
+    request = normalize_origin(request_origin) if request_origin else None
+    if location.startswith("/"):
+        return _on_origin(location, request)
     target = normalize_origin(location)
     if target is None:
         return None
-    request = normalize_origin(request_origin) if request_origin else None
-    if target == request or origin_allowed(target, allowed):
+    if target == request or _listed(target, allowed):
         return location
     return None
+
+
+def _on_origin(path: str, origin: str | None) -> str | None:
+    """A path on the request's origin. `//host` (and `/\\host`, refused before) is a
+    scheme-relative URL to another host, and no path: refused. The joined URL is
+    checked once more, as the very string sent on."""
+    if origin is None or path.startswith("//"):
+        return None
+    location = origin + path
+    return location if normalize_origin(location) == origin else None

@@ -50,8 +50,9 @@ STEP_CODES: Mapping[Step, frozenset[ErrorCode]] = {
             _UNAVAILABLE,
         }
     ),
-    # A filled honeypot with an Idempotency-Key records the key, and may meet its owner.
-    Step.HONEYPOT: frozenset({ErrorCode.IDEMPOTENCY_CONFLICT, _UNAVAILABLE}),
+    # A filled honeypot answers nothing of its own: it goes on to a commit of its own
+    # (HoneypotHit), whose answers are the commit's, as a real submission's are.
+    Step.HONEYPOT: frozenset(),
     Step.CHALLENGE: frozenset({ErrorCode.CHALLENGE_FAILED}),
     Step.VALIDATE: frozenset({ErrorCode.VALIDATION_FAILED}),
     Step.SCORE: frozenset(),

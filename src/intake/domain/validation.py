@@ -45,17 +45,24 @@ def is_url(value: str) -> bool:
 
 
 def is_number(value: FieldValue) -> bool:
+    """A number is one a double holds finitely, as JSON readers everywhere take it: a
+    JSON integer is any size in Python, and one past that range is refused like `1e400`."""
     if isinstance(value, bool):
         return False
-    if isinstance(value, int | float):
-        return math.isfinite(value)
-    if not isinstance(value, str):
+    text: str | int | float
+    if isinstance(value, str):
+        if "_" in value:
+            return False  # Python's float() takes `1_000`; a person's number does not
+        text = value.strip()
+    elif isinstance(value, int | float):
+        text = value
+    else:
         return False
-    if "_" in value:
-        return False  # Python's float() takes `1_000`; a person's number does not
     try:
-        return math.isfinite(float(value.strip()))
-    except ValueError:
+        # float() answers inf for a string too long for a double, but raises
+        # OverflowError for such an int.
+        return math.isfinite(float(text))
+    except (ValueError, OverflowError):
         return False
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 
 from attrs import field, frozen
 
 from intake.domain import ids, validation
+from intake.domain.client_network import client_network
 from intake.domain.controls import Controls, split_controls
 from intake.domain.errors import ErrorCode, IntakeError, Rejection, StorageUnavailable
 from intake.domain.idempotency import (
@@ -31,7 +32,14 @@ from intake.domain.model import (
 )
 from intake.domain.origins import origin_allowed
 from intake.domain.payload import ContentKind, ParsedBody, check_fields
-from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, period
+from intake.domain.quota import (
+    DEFAULT_PLANS,
+    DEFAULT_STORAGE_LIMIT,
+    PlanTerms,
+    ceiling,
+    period,
+    storage_ceiling,
+)
 from intake.domain.ratelimit import RateLimits, public_windows, server_windows
 from intake.domain.scoring import score
 from intake.domain.signing import DownloadSigner
@@ -45,12 +53,16 @@ from intake.ports.rate_limiter import RateLimiter
 from intake.ports.store import Store
 from intake.ports.submissions import (
     CommitPlan,
+    CommitResult,
     Committed,
     FormCheck,
     FormRefused,
+    HoneypotHit,
+    HoneypotResult,
     IdempotencyTaken,
     QuotaCharge,
     QuotaReached,
+    StorageFull,
 )
 from intake.service.body import check_declared, read_body
 from intake.service.messages import (
@@ -76,6 +88,8 @@ class PipelineSettings:
     plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS
     # How long a multipart body to a form that takes files may take to arrive.
     upload_timeout: float = 300.0
+    # The most bytes of files a workspace keeps, whatever their submissions' status.
+    storage_limit: int = DEFAULT_STORAGE_LIMIT
 
 
 class _Step:
@@ -88,6 +102,17 @@ class _Step:
         self.current = Step.RESOLVE_FORM
         self.sink: UploadSink | None = None
         self.keep_files = False
+
+
+def _honeypot_hit(plan: CommitPlan, now: datetime) -> HoneypotHit:
+    """What a filled honeypot writes in place of `plan`: its form's count of the day and
+    its key alone, under the same form check."""
+    return HoneypotHit(
+        form_id=plan.submission.form_id,
+        day=now.astimezone(UTC).date().isoformat(),
+        idempotency=plan.idempotency,
+        check=plan.check,
+    )
 
 
 class SubmissionPipeline:
@@ -175,8 +200,10 @@ class SubmissionPipeline:
 
         at.current = Step.RATE_LIMIT
         limits = self._settings.rate_limits
+        # Who the client is, for its rate limits and its idempotency keys alike.
+        network = client_network(request.client_ip, limits.ipv6_prefix)
         windows = (
-            public_windows(limits, form.form_id, request.client_ip)
+            public_windows(limits, form.form_id, network)
             if key is None
             else server_windows(limits, form.form_id, key.key_id)
         )
@@ -206,7 +233,7 @@ class SubmissionPipeline:
         print_ = (
             fingerprint(parsed.data, files, refused_files) if idempotency_key is not None else ""
         )
-        key_scope = scope(route, form.form_id)
+        key_scope = scope(route, form.form_id, network)
         if idempotency_key is not None:
             earlier = await self._store.submissions.find_idempotency(
                 key_scope, idempotency_key, now - RETENTION
@@ -215,23 +242,17 @@ class SubmissionPipeline:
                 return self._replay(earlier, print_, context, controls)
 
         at.current = Step.HONEYPOT
-        if controls.honeypot_filled:
-            # Indistinguishable from a success, and no submission is kept. With an
-            # Idempotency-Key only the key is recorded, so that a retry is answered as a
-            # real one's would be: the same id, 200, or 409 for another payload.
-            decoy = self._new_submission_id(now)
-            if idempotency_key is not None:
-                holder = await self._store.submissions.claim_key(
-                    IdempotencyRecord(key_scope, idempotency_key, print_, decoy, now)
-                )
-                if holder is not None:
-                    return self._replay(holder, print_, context, controls)
-            return Accepted(decoy, form, next_url=controls.next_url)
+        # A filled honeypot is answered as a success and keeps no submission. It goes on
+        # through the same steps and a commit of the same cost (HoneypotHit), only their
+        # refusals ignored and nothing stored: a bot must not tell it by the answer's
+        # time any more than by its content. The challenge alone is not asked: that
+        # would spend the provider's calls on a bot already caught.
+        decoy = controls.honeypot_filled
 
         at.current = Step.CHALLENGE
         status = SubmissionStatus.ACCEPTED
         token = controls.challenge_token or request.challenge_token
-        if public and form.challenge is not None:
+        if public and form.challenge is not None and not decoy:
             if not token:
                 raise IntakeError.of(ErrorCode.CHALLENGE_FAILED)
             verdict = await self._challenge.verify(form.challenge, token, request.client_ip)
@@ -249,7 +270,7 @@ class SubmissionPipeline:
             file_errors=at.sink.refused if at.sink is not None else None,
             files_present=[stored.field for stored in files],
         )
-        if errors:
+        if errors and not decoy:
             raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=errors)
 
         at.current = Step.SCORE
@@ -296,21 +317,28 @@ class SubmissionPipeline:
                 if isinstance(request.target, PublicTarget)
                 else None,
             ),
+            storage_limit=storage_ceiling(workspace, self._settings.storage_limit),
         )
         # Steps 11 and 12 are one transaction, so that N concurrent submissions against
         # R remaining commit exactly min(N, R); the quota refusal comes from the commit.
         # A storage failure is the commit's, so the commit is the step until it answers.
         at.current = Step.COMMIT
-        at.keep_files = True  # from here on, a failure may hide a stored submission
-        result = await self._store.submissions.commit(plan)
-        at.keep_files = isinstance(result, Committed)
+        result: CommitResult | HoneypotResult
+        if decoy:
+            result = await self._store.submissions.record_honeypot(_honeypot_hit(plan, now))
+        else:
+            at.keep_files = True  # from here on, a failure may hide a stored submission
+            result = await self._store.submissions.commit(plan)
+            at.keep_files = isinstance(result, Committed)
         if isinstance(result, FormRefused):
             # Steps 1 and 2 may have read a cache: the commit found the form changed.
             at.current = (
                 Step.CHECK_ENABLED if result.code is ErrorCode.FORM_DISABLED else Step.RESOLVE_FORM
             )
             raise IntakeError.of(result.code)
-        if isinstance(result, QuotaReached):
+        if isinstance(result, QuotaReached | StorageFull):
+            # Full storage is answered as the quota is, whatever the spam score: a
+            # sender must not tell a flagged submission by its answer.
             at.current = Step.QUOTA
             raise IntakeError.of(ErrorCode.QUOTA_EXCEEDED)
         if isinstance(result, IdempotencyTaken):
@@ -331,9 +359,6 @@ class SubmissionPipeline:
         at.current = Step.PARSE
         if uploads is None or content_type.kind is not ContentKind.MULTIPART:
             return await read_body(body, content_type, limits)
-        if self._blobs is None:
-            log.error("form %s takes files but no blob store is configured", form.form_id)
-            raise StorageUnavailable("no blob store for uploads")
         if body.deadline is not None:
             body.deadline.allow(self._settings.upload_timeout)
         at.sink = UploadSink(self._blobs, uploads, self._new_submission_id(now))
