@@ -17,7 +17,12 @@ from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
 from intake.adapters.sqlite.connection import database_path
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
-from intake.domain.quota import DEFAULT_PLANS, PlanTerms
+from intake.domain.quota import (
+    DEFAULT_PLANS,
+    DEFAULT_SPAM_RETENTION_DAYS,
+    DEFAULT_STORAGE_LIMIT,
+    PlanTerms,
+)
 from intake.domain.ratelimit import RateLimits, RateRule
 from intake.domain.signing import DEFAULT_LINK_TTL, MIN_SECRET_BYTES
 
@@ -58,7 +63,11 @@ class Settings:
     webhook_allow_private: bool = False
     # `intake purge` deletes outbox rows published longer ago than this; 0: at once.
     outbox_retention_days: int = 7
-    # When set, GET /metrics wants `Authorization: Bearer <token>`; unset, it is open.
+    # `intake purge` erases spam and unverified submissions older than this; 0: never.
+    spam_retention_days: int = DEFAULT_SPAM_RETENTION_DAYS
+    # The most bytes of files a workspace keeps, counted for every status.
+    workspace_storage_limit: int = DEFAULT_STORAGE_LIMIT
+    # GET /metrics is served only when set, to `Authorization: Bearer <token>`.
     metrics_token: str | None = field(default=None, repr=False)
     # Where file uploads are stored (`file:///path`, a path, `s3://bucket/prefix?...`).
     blob_url: str | None = field(
@@ -128,6 +137,9 @@ class Settings:
                 server_sustained=reader.rate(
                     "INTAKE_RATE_LIMIT_SERVER_SUSTAINED", defaults_rates.server_sustained
                 ),
+                ipv6_prefix=reader.integer(
+                    "INTAKE_RATE_LIMIT_IPV6_PREFIX", defaults_rates.ipv6_prefix, maximum=128
+                ),
             ),
             limits=PayloadLimits(
                 max_body=reader.integer("INTAKE_MAX_BODY_BYTES", defaults_limits.max_body),
@@ -148,6 +160,12 @@ class Settings:
             log_level=reader.text("INTAKE_LOG_LEVEL", "info").lower(),
             webhook_allow_private=reader.boolean("INTAKE_WEBHOOK_ALLOW_PRIVATE", False),
             outbox_retention_days=reader.integer("INTAKE_OUTBOX_RETENTION_DAYS", 7, minimum=0),
+            spam_retention_days=reader.integer(
+                "INTAKE_SPAM_RETENTION_DAYS", DEFAULT_SPAM_RETENTION_DAYS, minimum=0
+            ),
+            workspace_storage_limit=reader.integer(
+                "INTAKE_WORKSPACE_STORAGE_LIMIT", DEFAULT_STORAGE_LIMIT, minimum=0
+            ),
             metrics_token=reader.optional("INTAKE_METRICS_TOKEN"),
             blob_url=reader.optional("INTAKE_BLOB_URL") or default_blob_url(database_url),
             download_secret=reader.secret("INTAKE_DOWNLOAD_SECRET", MIN_SECRET_BYTES),

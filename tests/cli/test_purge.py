@@ -6,21 +6,31 @@ import asyncio
 import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from intake.adapters.blobs import LocalBlobStore
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite.connection import database_path
 from intake.adapters.sqlite.mapping import time_text
+from intake.config import default_blob_url
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
+from intake.domain.model import Submission, SubmissionStatus
 from tests.cli.conftest import Cli
 from tests.contract.builders import event_for, plan, seed, submission
 
 DAY = timedelta(days=1)
 # A SQLite file has its blob folder beside it, so every purge here sweeps it as well
 # (what the sweep deletes: tests/cli/test_uploads_cli.py).
-NOTHING_SWEPT = {"orphan_files": 0, "incomplete_uploads": 0}
+NOTHING_SWEPT = {
+    "flagged_submissions": 0,
+    "flagged_files": 0,
+    "orphan_files": 0,
+    "incomplete_uploads": 0,
+}
 SWEPT_NOTHING_LINES = [
+    "erased 0 spam or unverified submissions older than 30 days, and 0 files",
     "deleted 0 orphaned uploaded files older than 1 hour",
     "deleted 0 incomplete uploads older than 1 hour",
 ]
@@ -135,3 +145,105 @@ def test_a_bad_retention_variable_is_refused(cli: Cli, monkeypatch: pytest.Monke
 
     assert result.code == 1
     assert "INTAKE_OUTBOX_RETENTION_DAYS" in result.err
+
+
+# Spam retention: spam and unverified submissions older than it go, with their files
+
+
+async def _flagged(url: str, now: datetime) -> list[Submission]:
+    """Spam 40 days old with two files, unverified 20 days old with one, and accepted
+    400 days old with one: all published, their blobs in the store beside the file."""
+    store = await open_sqlite_store(url)
+    blobs = LocalBlobStore(Path(str(default_blob_url(url))))
+    made = [
+        submission(1, status=SubmissionStatus.SPAM, files=2, created_at=now - 40 * DAY),
+        submission(2, status=SubmissionStatus.UNVERIFIED, files=1, created_at=now - 20 * DAY),
+        submission(3, files=1, created_at=now - 400 * DAY),
+    ]
+    try:
+        await seed(store)
+        for sub in made:
+            await store.submissions.commit(plan(sub))
+            for stored in sub.files:
+                async with await blobs.writer(
+                    stored.key, content_type="text/plain", max_size=10
+                ) as writer:
+                    await writer.write(b"a file")
+                    await writer.commit()
+        await store.deliveries.fan_out(now, 100)
+    finally:
+        await store.close()
+        await blobs.aclose()
+    return made
+
+
+def _blob_keys(url: str) -> set[str]:
+    async def collect() -> set[str]:
+        blobs = LocalBlobStore(Path(str(default_blob_url(url))))
+        try:
+            return {info.key async for info in blobs.list()}
+        finally:
+            await blobs.aclose()
+
+    return asyncio.run(collect())
+
+
+def _kept(url: str) -> list[SubmissionStatus]:
+    with closing(sqlite3.connect(database_path(url))) as conn:
+        rows = conn.execute("SELECT status FROM submissions ORDER BY submission_id").fetchall()
+    return [SubmissionStatus(status) for (status,) in rows]
+
+
+@pytest.fixture
+def flagged(database_url: str) -> list[Submission]:
+    return asyncio.run(_flagged(database_url, datetime.now(UTC)))
+
+
+def test_purge_erases_spam_past_its_retention_with_its_files(
+    cli: Cli, database_url: str, flagged: list[Submission]
+) -> None:
+    _spam, unverified, accepted = flagged
+
+    document = cli.json("purge")
+
+    assert document["flagged_submissions"] == 1
+    assert document["flagged_files"] == 2
+    assert document["orphan_files"] == 0  # deleted by the erase, not left to the sweep
+    assert _kept(database_url) == [SubmissionStatus.UNVERIFIED, SubmissionStatus.ACCEPTED]
+    assert _blob_keys(database_url) == {f.key for f in (*unverified.files, *accepted.files)}
+    assert cli.json("purge")["flagged_submissions"] == 0
+
+
+def test_the_spam_retention_flag_and_variable_replace_the_default(
+    cli: Cli, database_url: str, flagged: list[Submission], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INTAKE_SPAM_RETENTION_DAYS", "50")
+    assert cli.json("purge")["flagged_submissions"] == 0
+
+    result = cli("purge", "--spam-retention-days", "10")
+
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[2] == (
+        "erased 2 spam or unverified submissions older than 10 days, and 3 files"
+    )
+    assert _kept(database_url) == [SubmissionStatus.ACCEPTED]
+
+
+def test_a_spam_retention_of_zero_keeps_them_forever(
+    cli: Cli, database_url: str, flagged: list[Submission]
+) -> None:
+    result = cli("purge", "--spam-retention-days", "0")
+
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[2] == (
+        "kept every spam and unverified submission (spam retention 0: forever)"
+    )
+    assert len(_kept(database_url)) == 3
+
+
+@pytest.mark.parametrize("days", ["-1", "thirty"])
+def test_a_bad_spam_retention_flag_is_a_usage_error(cli: Cli, days: str) -> None:
+    result = cli("purge", "--spam-retention-days", days, "--json")
+
+    assert result.code == 2
+    assert "--spam-retention-days" in result.err

@@ -754,7 +754,14 @@ def test_purge_sweeps_orphans_and_leftovers_and_keeps_the_rest(
 ) -> None:
     doc = cli.json("purge")
 
-    assert doc == {"idempotency": 0, "outbox": 0, "orphan_files": 1, "incomplete_uploads": 1}
+    assert doc == {
+        "idempotency": 0,
+        "outbox": 0,
+        "flagged_submissions": 0,
+        "flagged_files": 0,
+        "orphan_files": 1,
+        "incomplete_uploads": 1,
+    }
     assert _keys(database_url) == {blobs.linked, blobs.young_orphan, blobs.foreign}
     assert not blobs.incoming.exists()
     assert cli.json("purge")["orphan_files"] == 0
@@ -764,7 +771,7 @@ def test_purge_says_what_it_swept_for_people(cli: Cli, blobs: Blobs) -> None:
     result = cli("purge")
 
     assert result.code == 0, result.err
-    assert result.out.splitlines()[2:] == [
+    assert result.out.splitlines()[3:] == [
         "deleted 1 orphaned uploaded file older than 1 hour",
         "deleted 1 incomplete upload older than 1 hour",
     ]
@@ -780,7 +787,7 @@ def test_the_upload_grace_flag_and_variable_replace_the_default(
     assert blobs.old_orphan in _keys(database_url)
 
     result = cli("purge", "--upload-grace", "5400")
-    assert result.out.splitlines()[2:] == [
+    assert result.out.splitlines()[3:] == [
         "deleted 1 orphaned uploaded file older than 90 minutes",
         "deleted 1 incomplete upload older than 90 minutes",
     ]
@@ -812,8 +819,13 @@ def test_purge_without_a_blob_store_sweeps_nothing(
 ) -> None:
     monkeypatch.setenv("INTAKE_DATABASE_URL", "sqlite:///:memory:")
 
-    assert cli.json("purge") == {"idempotency": 0, "outbox": 0}
-    assert len(cli("purge").out.splitlines()) == 2
+    assert cli.json("purge") == {
+        "idempotency": 0,
+        "outbox": 0,
+        "flagged_submissions": 0,
+        "flagged_files": 0,
+    }
+    assert len(cli("purge").out.splitlines()) == 3
 
 
 def test_purge_reports_a_blob_store_it_cannot_use(

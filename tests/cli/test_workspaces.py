@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
+from intake.adapters.sqlite import open_sqlite_store
+from intake.domain.model import SubmissionStatus
 from tests.cli.conftest import Cli
+from tests.contract.builders import WORKSPACE_ID, plan, seed, submission
 
 
 def test_workspace_create_prints_the_workspace_id_and_view(cli: Cli) -> None:
@@ -114,3 +121,52 @@ def test_workspace_create_without_a_name_is_a_usage_error(cli: Cli) -> None:
 
 def test_an_unknown_plan_is_a_usage_error(cli: Cli) -> None:
     assert cli("workspace", "create", "--name", "Acme", "--plan", "gold").code == 2
+
+
+def test_workspace_show_gives_the_bytes_of_files_kept_and_the_ceiling(
+    cli: Cli, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = [submission(1, files=2), submission(2, files=1, status=SubmissionStatus.SPAM)]
+
+    async def fill() -> None:
+        store = await open_sqlite_store(database_url)
+        try:
+            await seed(store)
+            for sub in kept:
+                await store.submissions.commit(plan(sub))
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+    monkeypatch.setenv("INTAKE_WORKSPACE_STORAGE_LIMIT", "50000000")
+
+    shown = cli.json("workspace", "show", WORKSPACE_ID)
+
+    used = sum(f.size for sub in kept for f in sub.files)
+    assert shown["storage"] == {"used": used, "ceiling": 50_000_000}
+    lines = cli("workspace", "show", WORKSPACE_ID).out.splitlines()
+    assert f"storage={used}/50000000 bytes" in lines
+
+
+def test_a_workspace_takes_its_own_storage_limit_and_gives_it_up(cli: Cli) -> None:
+    made = cli.json("workspace", "create", "--name", "Big", "--storage-limit", "10MiB")
+    workspace_id = made["workspace_id"]
+
+    assert made["storage_limit"] == 10 * 1024 * 1024
+    shown = cli.json("workspace", "show", workspace_id)
+    assert shown["storage"] == {"used": 0, "ceiling": 10 * 1024 * 1024}
+
+    changed = cli.json("workspace", "update", workspace_id, "--storage-limit", "2GiB")
+    assert changed["storage_limit"] == 2 * 1024**3
+
+    cleared = cli.json("workspace", "update", workspace_id, "--no-storage-limit")
+    assert cleared["storage_limit"] is None
+    shown = cli.json("workspace", "show", workspace_id)
+    assert shown["storage"]["ceiling"] == 1024**3  # INTAKE_WORKSPACE_STORAGE_LIMIT's default
+
+
+def test_a_bad_storage_limit_is_a_usage_error(cli: Cli) -> None:
+    result = cli("workspace", "create", "--name", "Big", "--storage-limit", "lots", "--json")
+
+    assert result.code == 2
+    assert "--storage-limit" in result.err

@@ -369,7 +369,9 @@ async def test_a_postgres_commit_of_the_previous_version_still_commits(
     # During a rolling deployment, a server of the previous version calls the function
     # without p_files: its submission is stored with none.
     previous_call = "\n".join(
-        line for line in pg._COMMIT.splitlines() if "p_files" not in line
+        line
+        for line in pg._COMMIT.splitlines()
+        if "p_files" not in line and "p_storage" not in line
     ).replace("%(quota_exact)s::boolean,", "%(quota_exact)s::boolean")
     assert previous_call != pg._COMMIT
     store = await open_postgres_store(empty_url)

@@ -80,6 +80,9 @@ from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
+    ErasedBatch,
+    HoneypotHit,
+    HoneypotResult,
     OutboxRow,
     PurgeCounts,
     SubmissionRepository,
@@ -215,6 +218,12 @@ class FailingCommits:
             raise StorageUnavailable("injected failure")
         return await self.inner.commit(plan)
 
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        return await self.inner.record_honeypot(hit)
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        return await self.inner.honeypot_hits(form_id)
+
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         return await self.inner.claim_key(record)
 
@@ -249,6 +258,9 @@ class FailingCommits:
         batch_size: int = PURGE_BATCH_SIZE,
     ) -> PurgeCounts:
         return await self.inner.purge(now, outbox_retention, batch_size=batch_size)
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        return await self.inner.erase_flagged(created_before, limit)
 
 
 class HarnessStore:
@@ -512,7 +524,7 @@ class Service:
         self.clock = clock
         self.ids = ids
         self.challenge = challenge
-        self.admin = Admin(store, clock, ids)
+        self.admin = Admin(store, clock, ids, blobs=blobs)
 
     def run(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
         """Runs an async call on the app's own event loop."""
@@ -829,4 +841,31 @@ def assert_error(response: httpx2.Response, code: str) -> dict[str, Any]:
         assert error["fields"]
     else:
         assert set(error) == {"code", "message"}
+    return body
+
+
+# A download link is no submission: its refusals keep the table's codes and statuses,
+# with messages about the link and the file (docs/uploads.md).
+LINK_MESSAGES = {
+    "unauthorized": "This download link is invalid or has expired.",
+    "form_not_found": "This file does not exist or is no longer available.",
+}
+
+
+def assert_link_refused(response: httpx2.Response, code: str) -> dict[str, Any]:
+    """The spec's envelope and the code's status, with the route's own message."""
+    body = assert_link_error_shape(response, code)
+    assert body["error"]["message"] == LINK_MESSAGES[code]
+    return body
+
+
+def assert_link_error_shape(response: httpx2.Response, code: str) -> dict[str, Any]:
+    assert response.status_code == SPEC_ERRORS[code][0], response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body: dict[str, Any] = response.json()
+    assert set(body) == {"ok", "error", "request_id"}, body
+    assert body["ok"] is False
+    assert body["request_id"] == response.headers["x-request-id"]
+    assert set(body["error"]) == {"code", "message"}
+    assert body["error"]["code"] == code
     return body

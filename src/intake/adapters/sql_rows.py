@@ -113,6 +113,7 @@ class RowMapper:
                 "monthly_limit": workspace.monthly_limit,
                 "active": self.codec.boolean(workspace.active),
                 "created_at": self.optional_time(workspace.created_at),
+                "storage_limit": workspace.storage_limit,
             }
         )
 
@@ -125,6 +126,7 @@ class RowMapper:
             monthly_limit=row[f"{prefix}monthly_limit"],
             active=self.codec.read_boolean(row[f"{prefix}active"]),
             created_at=self.read_optional_time(row[f"{prefix}created_at"]),
+            storage_limit=row[f"{prefix}storage_limit"],
         )
 
     # Forms

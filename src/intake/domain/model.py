@@ -83,6 +83,8 @@ class Workspace:
     monthly_limit: int | None = None  # the workspace's own limit, over the plan's
     active: bool = True
     created_at: datetime | None = None
+    # Bytes of files it may keep, over INTAKE_WORKSPACE_STORAGE_LIMIT.
+    storage_limit: int | None = None
 
 
 @frozen

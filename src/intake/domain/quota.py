@@ -23,11 +23,22 @@ DEFAULT_PLANS: Mapping[Plan, PlanTerms] = {
 }
 
 
+# The most bytes of files one workspace may keep, whatever their submissions' status.
+DEFAULT_STORAGE_LIMIT = 1 << 30  # 1 GiB
+# Days spam and unverified submissions are kept before `intake purge` erases them.
+DEFAULT_SPAM_RETENTION_DAYS = 30
+
+
 def ceiling(workspace: Workspace, plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS) -> int:
     """The most accepted submissions the workspace may have in one calendar month."""
     terms = plans[workspace.plan]
     limit = workspace.monthly_limit if workspace.monthly_limit is not None else terms.monthly_limit
     return limit * 2 if terms.overage else limit
+
+
+def storage_ceiling(workspace: Workspace, default: int = DEFAULT_STORAGE_LIMIT) -> int:
+    """The most bytes of files the workspace may keep: its own limit, else `default`."""
+    return workspace.storage_limit if workspace.storage_limit is not None else default
 
 
 def period(moment: datetime) -> str:

@@ -60,6 +60,13 @@ class CommitPlan:
     idempotency: IdempotencyRecord | None
     quota: QuotaCharge | None
     check: FormCheck | None = None
+    # The most bytes of files the workspace may keep, whatever their submissions' status;
+    # None: no ceiling. The submission's files are counted against it either way.
+    storage_limit: int | None = None
+
+    @property
+    def file_bytes(self) -> int:
+        return sum(stored.size for stored in self.submission.files)
 
 
 @frozen
@@ -88,7 +95,31 @@ class FormRefused:
     code: ErrorCode
 
 
-CommitResult = Committed | QuotaReached | IdempotencyTaken | FormRefused
+@frozen
+class StorageFull:
+    """The submission's files would take its workspace's stored files past the ceiling
+    (CommitPlan.storage_limit); nothing was written."""
+
+
+CommitResult = Committed | QuotaReached | StorageFull | IdempotencyTaken | FormRefused
+
+
+@frozen
+class HoneypotHit:
+    """What a filled honeypot writes in place of a submission: one more to its form's
+    count of the day, and its Idempotency-Key alone (so that a retry replays as a real
+    one's would), after the same FormCheck as a commit. One transaction, one round trip
+    and one durable write, as a commit is: a bot must not tell the two apart by how long
+    the answer takes. Never a submission, an outbox row or a quota count."""
+
+    form_id: str
+    day: str  # YYYY-MM-DD, UTC
+    idempotency: IdempotencyRecord | None
+    check: FormCheck | None = None
+
+
+# Nothing is written but for Committed.
+HoneypotResult = Committed | IdempotencyTaken | FormRefused
 
 
 @frozen
@@ -121,6 +152,15 @@ class PurgeCutoffs:
 
 
 @frozen
+class ErasedBatch:
+    """What one `erase_flagged` call erased: the submissions, and the keys of their
+    files, whose blobs are to be deleted now that no row links them."""
+
+    submission_ids: tuple[str, ...]
+    file_keys: tuple[str, ...]
+
+
+@frozen
 class OutboxRow:
     event: OutboxEvent
     published_at: datetime | None = None
@@ -128,9 +168,20 @@ class OutboxRow:
 
 class SubmissionRepository(Protocol):
     async def commit(self, plan: CommitPlan) -> CommitResult:
-        """Writes the submission, its outbox row, the idempotency record and the quota
-        count atomically. Raises StorageUnavailable on a transient failure, leaving
-        nothing behind."""
+        """Writes the submission, its outbox row, the idempotency record, the quota
+        count and its files' bytes (to its workspace's storage use, StorageFull past
+        plan.storage_limit) atomically. Raises StorageUnavailable on a transient
+        failure, leaving nothing behind."""
+        ...
+
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        """Writes a filled honeypot's hit (HoneypotHit), atomically: the form check
+        first, then the key (a live holder is the answer, and nothing is written), then
+        the count. Raises StorageUnavailable on a transient failure, leaving nothing."""
+        ...
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        """A form's filled honeypots by day (YYYY-MM-DD, UTC); days with none left out."""
         ...
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
@@ -179,4 +230,13 @@ class SubmissionRepository(Protocol):
         none is left, and returns the totals. Safe to run while serving, and twice at
         once: each row is counted by the purge that deleted it. ValueError for a
         batch_size below 1 or a negative retention."""
+        ...
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        """Erases up to `limit` spam and unverified submissions created at or before
+        `created_before`, oldest first, with their outbox rows (and those rows'
+        deliveries), and gives their files' bytes back to their workspace's storage use:
+        one transaction. Never a submission with an outbox row unpublished, or a
+        delivery pending or dead. Fewer than `limit` erased: none was left (a
+        concurrent erase may have taken some). ValueError for a limit below 1."""
         ...

@@ -23,3 +23,8 @@ class WorkspaceRepository(Protocol):
         """Read only: every workspace with submissions counted against its quota in the
         period, with that count, by workspace id; one query, whatever their number."""
         ...
+
+    async def storage_used(self, workspace_id: str) -> int:
+        """Bytes of files the workspace's stored submissions hold, whatever their
+        status: what CommitPlan.storage_limit is checked against."""
+        ...

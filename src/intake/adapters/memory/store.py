@@ -29,27 +29,35 @@ from intake.domain.delivery import (
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
-from intake.ports.delivery import ClaimedDelivery, DeliveryCounts
+from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
+    ErasedBatch,
     FormCheck,
     FormRefused,
+    HoneypotHit,
+    HoneypotResult,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
     PurgeCutoffs,
     QuotaReached,
+    StorageFull,
 )
+
+# What spam retention erases (erase_flagged).
+_FLAGGED = frozenset({SubmissionStatus.SPAM, SubmissionStatus.UNVERIFIED})
 
 
 class _Tables:
     def __init__(self) -> None:
         self.workspaces: dict[str, Workspace] = {}
         self.usage: dict[tuple[str, str], int] = {}
+        self.storage: dict[str, int] = {}  # workspace id: bytes of its stored files
         self.forms: dict[str, Form] = {}
         self.form_by_key: dict[str, str] = {}
         self.keys: dict[str, ApiKey] = {}
@@ -57,6 +65,7 @@ class _Tables:
         self.submissions: dict[str, Submission] = {}
         self.outbox: dict[str, OutboxRow] = {}
         self.idempotency: dict[tuple[str, str], IdempotencyRecord] = {}
+        self.honeypot_hits: dict[tuple[str, str], int] = {}  # (form_id, day): count
         self.endpoints: dict[str, WebhookEndpoint] = {}
         self.recipients: dict[str, NotificationRecipient] = {}
         self.deliveries: dict[str, Delivery] = {}
@@ -107,6 +116,9 @@ class InMemoryWorkspaces(_Repository):
 
     async def usage(self, workspace_id: str, period: str) -> int:
         return self._t.usage.get((workspace_id, period), 0)
+
+    async def storage_used(self, workspace_id: str) -> int:
+        return self._t.storage.get(workspace_id, 0)
 
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         tables = self._t
@@ -204,6 +216,9 @@ class InMemorySubmissions(_Repository):
             used = self._t.usage.get((quota.workspace_id, quota.period), 0)
             if used >= quota.ceiling:
                 return QuotaReached()
+        stored_bytes = self._t.storage.get(submission.workspace_id, 0) + plan.file_bytes
+        if plan.file_bytes and plan.storage_limit is not None and stored_bytes > plan.storage_limit:
+            return StorageFull()
         if self.fail_commits:
             # The injected failure strikes the writes, as the real stores' does: after
             # the transaction's checks have answered, before anything is kept.
@@ -211,6 +226,8 @@ class InMemorySubmissions(_Repository):
             raise StorageUnavailable("injected failure")
         if quota is not None:
             self._t.usage[(quota.workspace_id, quota.period)] = used + 1
+        if plan.file_bytes:
+            self._t.storage[submission.workspace_id] = stored_bytes
         if record is not None:
             self._t.idempotency[(record.scope, record.key)] = record
         self._t.submissions[submission.submission_id] = submission
@@ -225,6 +242,21 @@ class InMemorySubmissions(_Repository):
         workspace = self._t.workspaces.get(form.workspace_id)
         accepting = form.enabled and workspace is not None and workspace.active
         return check.refusal(form.public_form_key, form.mode, accepting=accepting)
+
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        if hit.check is not None and (refused := self._form_refusal(hit.check)):
+            return FormRefused(refused)
+        if hit.idempotency is not None:
+            holder = await self.claim_key(hit.idempotency)
+            if holder is not None:
+                return IdempotencyTaken(holder)
+        tally = (hit.form_id, hit.day)
+        self._t.honeypot_hits[tally] = self._t.honeypot_hits.get(tally, 0) + 1
+        return Committed()
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        hits = self._t.honeypot_hits.items()
+        return {day: count for (form, day), count in sorted(hits) if form == form_id}
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         existing = self._t.idempotency.get((record.scope, record.key))
@@ -296,6 +328,47 @@ class InMemorySubmissions(_Repository):
             del self._t.deliveries[each.delivery_id]
             self._t.leases.pop(each.delivery_id, None)
         return PurgeCounts(idempotency=len(expired), outbox=len(published))
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        cutoff = _utc(created_before)
+        flagged = sorted(
+            (
+                s
+                for s in self._t.submissions.values()
+                if s.status in _FLAGGED and s.created_at <= cutoff and self._delivered(s)
+            ),
+            key=lambda s: (s.created_at, s.submission_id),
+        )[:limit]
+        gone = {s.submission_id for s in flagged}
+        events = {i for i, row in self._t.outbox.items() if row.event.submission_id in gone}
+        for event_id in events:
+            del self._t.outbox[event_id]
+        for each in [d for d in self._t.deliveries.values() if d.event_id in events]:
+            del self._t.deliveries[each.delivery_id]
+            self._t.leases.pop(each.delivery_id, None)
+        for sub in flagged:
+            del self._t.submissions[sub.submission_id]
+            freed = sum(f.size for f in sub.files)
+            used = self._t.storage.get(sub.workspace_id, 0)
+            self._t.storage[sub.workspace_id] = max(used - freed, 0)
+        return ErasedBatch(
+            tuple(s.submission_id for s in flagged),
+            tuple(f.key for s in flagged for f in s.files),
+        )
+
+    def _delivered(self, submission: Submission) -> bool:
+        """Every outbox row of the submission published, and none of their deliveries
+        pending or dead."""
+        rows = [
+            r for r in self._t.outbox.values() if r.event.submission_id == submission.submission_id
+        ]
+        events = {r.event.event_id for r in rows}
+        return all(r.published_at is not None for r in rows) and not any(
+            d.event_id in events and d.state is not DeliveryState.DELIVERED
+            for d in self._t.deliveries.values()
+        )
 
     def _deliveries_kept(self, event_id: str, cutoff: datetime) -> bool:
         """A delivery still to be made, or parked as dead after the cutoff, keeps its
@@ -387,17 +460,19 @@ class InMemoryDeliveries(_Repository):
             self._t.outbox[event.event_id] = evolve(row, published_at=now)
         return len(unpublished)
 
-    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> list[ClaimedDelivery]:
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         due = sorted(
             (d for d in self._t.deliveries.values() if self._due(d, now)),
             key=lambda d: (d.next_attempt_at, d.delivery_id),
         )
         # The first `limit` due are looked at for a destination gone; then the first
         # `limit` whose destination is there are leased.
+        parked = 0
         for delivery in due[:limit]:
             reason = self._gone(delivery)
             if reason is not None:
                 self._park(delivery, now, reason)
+                parked += 1
         leased_until = now + lease
         claimed: list[ClaimedDelivery] = []
         for delivery in due:
@@ -417,7 +492,7 @@ class InMemoryDeliveries(_Repository):
                     leased_until=leased_until,
                 )
             )
-        return claimed
+        return Claim(claimed, parked=parked)
 
     def _due(self, delivery: Delivery, now: datetime) -> bool:
         leased_until = self._t.leases.get(delivery.delivery_id)
@@ -479,7 +554,9 @@ class InMemoryDeliveries(_Repository):
         deliveries.sort(key=lambda d: (d.created_at, d.delivery_id), reverse=True)
         return deliveries[:limit]
 
-    async def retry_dead(self, event_id: str, now: datetime) -> int:
+    async def retry_dead(self, event_id: str, now: datetime) -> int | None:
+        if event_id not in self._t.outbox:
+            return None
         dead = [
             d
             for d in self._t.deliveries.values()

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from intake.adapters.sql_rows import Codec, Params, RowMapper, as_is, aware, json_text
 from intake.domain.idempotency import RETENTION
-from intake.ports.submissions import CommitPlan
+from intake.ports.submissions import CommitPlan, HoneypotHit
 
 # Scalars
 
@@ -74,6 +74,26 @@ ROWS = RowMapper(
 # Submissions, their events, idempotency records and the quota: the commit's arguments
 
 
+def honeypot_params(hit: HoneypotHit) -> Params:
+    """The arguments of intake_record_honeypot() (migrations.py, 0007), by name."""
+    record, check = hit.idempotency, hit.check
+    created_at = None if record is None else moment(record.created_at)
+    return checked(
+        {
+            "form_id": hit.form_id,
+            "day": hit.day,
+            "idem_scope": None if record is None else record.scope,
+            "idem_key": None if record is None else record.key,
+            "idem_fingerprint": None if record is None else record.fingerprint,
+            "idem_submission_id": None if record is None else record.submission_id,
+            "idem_created_at": created_at,
+            "idem_expired_at": None if created_at is None else created_at - RETENTION,
+            "check_form_id": None if check is None else check.form_id,
+            "check_public_key": None if check is None else check.public_form_key,
+        }
+    )
+
+
 def commit_params(plan: CommitPlan) -> Params:
     """The arguments of intake_commit() (migrations.py), by name."""
     sub, event, record, quota = plan.submission, plan.event, plan.idempotency, plan.quota
@@ -105,5 +125,8 @@ def commit_params(plan: CommitPlan) -> Params:
             "check_public_key": None if check is None else check.public_form_key,
             # Count beside other commits while far from the ceiling (migrations.py, 0004).
             "quota_exact": False,
+            # The files against the workspace's storage ceiling (migrations.py, 0008).
+            "storage_bytes": plan.file_bytes,
+            "storage_ceiling": plan.storage_limit,
         }
     )

@@ -471,6 +471,157 @@ _DROP_COMMIT_FUNCTION_SHARDED = """
     )
 """
 
+# 0007: a filled honeypot's write (PostgresSubmissions.record_honeypot), in one round
+# trip and one transaction with a WAL flush, as a commit is, so that its answer takes
+# as long: the FormCheck and the key as intake_commit has them, then one more to the
+# form's count of the day. The count is spread over shards by connection, as the quota
+# is (0004): a flood of bots on one form never queues its commits on one row, which
+# would make their answers slower than real ones.
+_HONEYPOT_SHARDS = 32
+_RECORD_HONEYPOT_FUNCTION = """
+    CREATE FUNCTION intake_record_honeypot(
+        p_form_id text,
+        p_day text,
+        p_idem_scope text,
+        p_idem_key text,
+        p_idem_fingerprint text,
+        p_idem_submission_id text,
+        p_idem_created_at timestamptz,
+        p_idem_expired_at timestamptz,
+        p_check_form_id text,
+        p_check_public_key text,
+        OUT outcome text,
+        OUT held_fingerprint text,
+        OUT held_submission_id text,
+        OUT held_created_at timestamptz
+    )
+    LANGUAGE plpgsql
+    AS $function$
+    DECLARE
+        v_public_key text;
+        v_mode text;
+        v_open boolean;
+    BEGIN
+        IF p_check_form_id IS NOT NULL THEN
+            SELECT f.public_form_key, f.mode, f.enabled AND w.active
+            INTO v_public_key, v_mode, v_open
+            FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+            WHERE f.form_id = p_check_form_id;
+            IF NOT FOUND
+                    OR (p_check_public_key IS NOT NULL AND v_public_key <> p_check_public_key)
+                    THEN
+                outcome := 'form_not_found';
+                RETURN;
+            END IF;
+            IF p_check_public_key IS NOT NULL AND v_mode <> 'public' THEN
+                outcome := 'unauthorized';
+                RETURN;
+            END IF;
+            IF NOT v_open THEN
+                outcome := 'form_disabled';
+                RETURN;
+            END IF;
+        END IF;
+
+        IF p_idem_scope IS NOT NULL THEN
+            LOOP
+                INSERT INTO idempotency AS i
+                    (scope, key, fingerprint, submission_id, created_at)
+                VALUES (
+                    p_idem_scope, p_idem_key, p_idem_fingerprint, p_idem_submission_id,
+                    p_idem_created_at
+                )
+                ON CONFLICT (scope, key) DO UPDATE
+                SET fingerprint = excluded.fingerprint,
+                    submission_id = excluded.submission_id,
+                    created_at = excluded.created_at
+                WHERE i.created_at <= p_idem_expired_at;
+                EXIT WHEN FOUND;
+                -- Held by a live record: nothing was written, it is the answer.
+                SELECT i.fingerprint, i.submission_id, i.created_at
+                INTO held_fingerprint, held_submission_id, held_created_at
+                FROM idempotency AS i
+                WHERE i.scope = p_idem_scope AND i.key = p_idem_key;
+                IF FOUND THEN
+                    outcome := 'idempotency_taken';
+                    RETURN;
+                END IF;
+                -- The holder was deleted in between (a purge): the key is free again.
+            END LOOP;
+        END IF;
+
+        INSERT INTO honeypot_hits AS h (form_id, day, shard, count)
+        VALUES (p_form_id, p_day, mod(pg_backend_pid(), %(shards)s), 1)
+        ON CONFLICT (form_id, day, shard) DO UPDATE SET count = h.count + 1;
+        outcome := 'committed';
+    END
+    $function$
+""".replace("%(shards)s", str(_HONEYPOT_SHARDS))
+
+# 0008: the commit counts the submission's files against its workspace's storage
+# ceiling (p_storage_bytes, their total; p_storage_ceiling, NULL for none), whatever its
+# status, after the quota and before the key is claimed: one row per workspace, updated
+# only while the total stays within the ceiling, so that concurrent commits with files
+# count one after another and never pass it (a commit without files does not touch it).
+# Past the ceiling the month's count is given back and nothing is written; a key lost
+# afterwards gives the bytes back as it gives back the count. Otherwise 0006's, word for
+# word; the new arguments default to a server of the previous version's call.
+_STORAGE_CHARGE = """
+        IF coalesce(p_storage_bytes, 0) > 0 THEN
+            INSERT INTO workspace_storage AS s (workspace_id, bytes)
+            SELECT p_workspace_id, p_storage_bytes
+            WHERE p_storage_ceiling IS NULL OR p_storage_bytes <= p_storage_ceiling
+            ON CONFLICT (workspace_id) DO UPDATE SET bytes = s.bytes + excluded.bytes
+            WHERE p_storage_ceiling IS NULL OR s.bytes + excluded.bytes <= p_storage_ceiling;
+            IF NOT FOUND THEN
+                IF v_shard IS NOT NULL THEN
+                    UPDATE monthly_usage_shards SET count = count - 1
+                    WHERE workspace_id = p_quota_workspace_id
+                        AND period = p_quota_period AND shard = v_shard;
+                END IF;
+                outcome := 'storage_full';
+                RETURN;
+            END IF;
+        END IF;
+
+        IF p_idem_scope IS NOT NULL THEN
+            LOOP
+"""
+_STORAGE_GIVE_BACK = """
+                    END IF;
+                    IF coalesce(p_storage_bytes, 0) > 0 THEN
+                        UPDATE workspace_storage SET bytes = bytes - p_storage_bytes
+                        WHERE workspace_id = p_workspace_id;
+                    END IF;
+                    outcome := 'idempotency_taken';
+"""
+_COMMIT_FUNCTION_STORAGE = _COMMIT_FUNCTION_FILES
+for _old, _new in (
+    (
+        "p_files jsonb DEFAULT '[]',\n",
+        "p_files jsonb DEFAULT '[]',\n"
+        + " " * 8
+        + "p_storage_bytes bigint DEFAULT NULL,\n"
+        + " " * 8
+        + "p_storage_ceiling bigint DEFAULT NULL,\n",
+    ),
+    ("\n        IF p_idem_scope IS NOT NULL THEN\n            LOOP\n", _STORAGE_CHARGE),
+    (
+        "\n                    END IF;\n                    outcome := 'idempotency_taken';\n",
+        _STORAGE_GIVE_BACK,
+    ),
+):
+    _COMMIT_FUNCTION_STORAGE = _replace_once(_COMMIT_FUNCTION_STORAGE, _old, _new)
+
+# 0006's signature, to drop it before making 0008's.
+_DROP_COMMIT_FUNCTION_FILES = """
+    DROP FUNCTION intake_commit(
+        text, text, text, text, json, text, text, double precision, text, timestamptz,
+        text, text, text, text, text, json, timestamptz, text, text, text, text,
+        timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb
+    )
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -749,12 +900,67 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        7,
+        "0007_honeypot_hits",
+        (
+            # A form's filled honeypots by day, in shards that readers add up. Room on
+            # the page keeps the counts' updates HOT, as the quota's.
+            """
+            CREATE TABLE honeypot_hits (
+                form_id text COLLATE "C" NOT NULL REFERENCES forms (form_id),
+                day     text COLLATE "C" NOT NULL,  -- YYYY-MM-DD, UTC
+                shard   integer NOT NULL,
+                count   bigint NOT NULL CHECK (count > 0),
+                PRIMARY KEY (form_id, day, shard)
+            ) WITH (fillfactor = 50)
+            """,
+            _RECORD_HONEYPOT_FUNCTION,
+        ),
+    ),
+    Migration(
+        8,
+        "0008_storage_ceiling",
+        (
+            # A workspace's own ceiling, over INTAKE_WORKSPACE_STORAGE_LIMIT; NULL: none.
+            # Nullable without a default: no row is rewritten.
+            "ALTER TABLE workspaces ADD COLUMN storage_limit bigint",
+            # The bytes of files each workspace's stored submissions hold, whatever
+            # their status. Room on the page keeps its updates HOT, as the quota's.
+            """
+            CREATE TABLE workspace_storage (
+                workspace_id text COLLATE "C" PRIMARY KEY
+                    REFERENCES workspaces (workspace_id),
+                bytes        bigint NOT NULL CHECK (bytes >= 0)
+            ) WITH (fillfactor = 50)
+            """,
+            # The files stored before, counted once.
+            """
+            INSERT INTO workspace_storage (workspace_id, bytes)
+            SELECT s.workspace_id, sum((f.value ->> 'size')::bigint)
+            FROM submissions AS s, jsonb_array_elements(s.files) AS f
+            GROUP BY s.workspace_id
+            """,
+            # Spam retention's scan, oldest first: the flagged rows only, so that an
+            # accepted submission's commit pays nothing for it.
+            """
+            CREATE INDEX submissions_flagged ON submissions (created_at, submission_id)
+                WHERE status IN ('spam', 'unverified')
+            """,
+            # A submission's events, for spam retention's check and delete.
+            "CREATE INDEX outbox_submission ON outbox (submission_id)",
+            _DROP_COMMIT_FUNCTION_FILES,
+            _COMMIT_FUNCTION_STORAGE,
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
 # The tables the service writes, for tests that empty them; not schema_migrations.
 TABLES = (
+    "workspace_storage",
+    "honeypot_hits",
     "secrets",
     "monthly_usage_shards",
     "deliveries",

@@ -4,10 +4,12 @@ parameters matching `mapping`'s params."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from intake.adapters.form_cache import FormCache
+from intake.adapters.postgres import file_storage
 from intake.adapters.postgres import mapping as m
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROWS
@@ -22,29 +24,37 @@ from intake.ports.submissions import (
     CommitPlan,
     CommitResult,
     Committed,
+    ErasedBatch,
     FormRefused,
+    HoneypotHit,
+    HoneypotResult,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
     PurgeCutoffs,
     QuotaReached,
+    StorageFull,
 )
 
 # Workspaces
 
 _INSERT_WORKSPACE = """
-    INSERT INTO workspaces (workspace_id, name, plan, monthly_limit, active, created_at)
-    VALUES (%(workspace_id)s, %(name)s, %(plan)s, %(monthly_limit)s, %(active)s,
-        %(created_at)s)
+    INSERT INTO workspaces (
+        workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
+    ) VALUES (
+        %(workspace_id)s, %(name)s, %(plan)s, %(monthly_limit)s, %(active)s, %(created_at)s,
+        %(storage_limit)s
+    )
 """
 _UPDATE_WORKSPACE = """
     UPDATE workspaces
     SET name = %(name)s, plan = %(plan)s, monthly_limit = %(monthly_limit)s,
-        active = %(active)s, created_at = %(created_at)s
+        active = %(active)s, created_at = %(created_at)s, storage_limit = %(storage_limit)s
     WHERE workspace_id = %(workspace_id)s
 """
 _SELECT_WORKSPACE = """
-    SELECT workspace_id, name, plan, monthly_limit, active, created_at FROM workspaces
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
+    FROM workspaces
 """
 _GET_WORKSPACE = _SELECT_WORKSPACE + " WHERE workspace_id = %s"
 _LIST_WORKSPACES = _SELECT_WORKSPACE + " ORDER BY workspace_id"
@@ -54,7 +64,8 @@ _USAGE = """
     WHERE workspace_id = %s AND period = %s
 """
 _USAGE_IN_PERIOD = """
-    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at, u.count
+    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at,
+        w.storage_limit, u.count
     FROM monthly_usage AS u JOIN workspaces AS w ON w.workspace_id = u.workspace_id
     WHERE u.period = %s AND u.count > 0
     ORDER BY w.workspace_id
@@ -89,6 +100,9 @@ class PostgresWorkspaces:
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         rows = await self._db.fetch_all(_USAGE_IN_PERIOD, (period,))
         return [(ROWS.workspace_from_row(row), int(row["count"])) for row in rows]
+
+    async def storage_used(self, workspace_id: str) -> int:
+        return await file_storage.storage_used(self._db, workspace_id)
 
 
 # Forms
@@ -129,7 +143,7 @@ _SELECT_CONTEXT = """
         f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
         w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
         w.monthly_limit AS w_monthly_limit, w.active AS w_active,
-        w.created_at AS w_created_at
+        w.created_at AS w_created_at, w.storage_limit AS w_storage_limit
     FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
 """
 _RESOLVE_PUBLIC_KEY = _SELECT_CONTEXT + " WHERE f.public_form_key = %s"
@@ -262,8 +276,30 @@ _COMMIT = """
         p_check_form_id => %(check_form_id)s::text,
         p_check_public_key => %(check_public_key)s::text,
         p_quota_exact => %(quota_exact)s::boolean,
-        p_files => %(files)s::jsonb
+        p_files => %(files)s::jsonb,
+        p_storage_bytes => %(storage_bytes)s::bigint,
+        p_storage_ceiling => %(storage_ceiling)s::bigint
     )
+"""
+# One round trip, as _COMMIT (migrations.py, 0007).
+_RECORD_HONEYPOT = """
+    SELECT outcome, held_fingerprint, held_submission_id, held_created_at
+    FROM intake_record_honeypot(
+        p_form_id => %(form_id)s::text,
+        p_day => %(day)s::text,
+        p_idem_scope => %(idem_scope)s::text,
+        p_idem_key => %(idem_key)s::text,
+        p_idem_fingerprint => %(idem_fingerprint)s::text,
+        p_idem_submission_id => %(idem_submission_id)s::text,
+        p_idem_created_at => %(idem_created_at)s::timestamptz,
+        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
+        p_check_form_id => %(check_form_id)s::text,
+        p_check_public_key => %(check_public_key)s::text
+    )
+"""
+_HONEYPOT_HITS = """
+    SELECT day, sum(count) AS count FROM honeypot_hits WHERE form_id = %s
+    GROUP BY day ORDER BY day
 """
 _SELECT_SUBMISSION = """
     SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
@@ -364,6 +400,19 @@ _FORM_REFUSALS = {
 }
 
 
+def _taken(record: IdempotencyRecord, row: Mapping[str, Any]) -> IdempotencyTaken:
+    """The live record that holds `record`'s key, as the commit functions answer it."""
+    return IdempotencyTaken(
+        IdempotencyRecord(
+            scope=record.scope,
+            key=record.key,
+            fingerprint=row["held_fingerprint"],
+            submission_id=row["held_submission_id"],
+            created_at=m.utc(row["held_created_at"]),
+        )
+    )
+
+
 class PostgresSubmissions:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -385,19 +434,28 @@ class PostgresSubmissions:
             return Committed()
         if outcome == "quota_reached":
             return QuotaReached()
+        if outcome == "storage_full":
+            return StorageFull()
         if outcome in _FORM_REFUSALS:
             return FormRefused(_FORM_REFUSALS[outcome])
         if outcome == "idempotency_taken" and row is not None and plan.idempotency is not None:
-            return IdempotencyTaken(
-                IdempotencyRecord(
-                    scope=plan.idempotency.scope,
-                    key=plan.idempotency.key,
-                    fingerprint=row["held_fingerprint"],
-                    submission_id=row["held_submission_id"],
-                    created_at=m.utc(row["held_created_at"]),
-                )
-            )
+            return _taken(plan.idempotency, row)
         raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
+
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        row = await self._db.fetch_one(_RECORD_HONEYPOT, m.honeypot_params(hit))
+        outcome = None if row is None else row["outcome"]
+        if outcome == "committed":
+            return Committed()
+        if outcome in _FORM_REFUSALS:
+            return FormRefused(_FORM_REFUSALS[outcome])
+        if outcome == "idempotency_taken" and row is not None and hit.idempotency is not None:
+            return _taken(hit.idempotency, row)
+        raise RuntimeError(f"intake_record_honeypot answered {outcome!r}")  # a bug
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        rows = await self._db.fetch_all(_HONEYPOT_HITS, (form_id,))
+        return {row["day"]: int(row["count"]) for row in rows}
 
     async def close(self) -> None:
         await self._waker.close()
@@ -479,6 +537,9 @@ class PostgresSubmissions:
             idempotency=await self._purge(_PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
             outbox=await self._purge(_PURGE_OUTBOX, cutoffs.outbox, batch_size),
         )
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        return await file_storage.erase_flagged(self._db, created_before, limit)
 
     async def _purge(self, query: str, cutoff: datetime, batch_size: int) -> int:
         """A connection per batch, given back in between. A short batch means nothing

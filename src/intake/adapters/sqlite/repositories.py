@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from intake.adapters.delivery import Wakeup
 from intake.adapters.sql_rows import existing_query_ids
+from intake.adapters.sqlite import file_storage
 from intake.adapters.sqlite import mapping as m
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROWS
@@ -22,14 +23,18 @@ from intake.ports.submissions import (
     CommitPlan,
     CommitResult,
     Committed,
+    ErasedBatch,
     FormCheck,
     FormRefused,
+    HoneypotHit,
+    HoneypotResult,
     IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
     PurgeCutoffs,
     QuotaCharge,
     QuotaReached,
+    StorageFull,
 )
 
 # The SQL is written out in full, with named parameters matching `mapping`'s params.
@@ -37,26 +42,30 @@ from intake.ports.submissions import (
 # Workspaces
 
 _INSERT_WORKSPACE = """
-    INSERT INTO workspaces (workspace_id, name, plan, monthly_limit, active, created_at)
-    VALUES (:workspace_id, :name, :plan, :monthly_limit, :active, :created_at)
+    INSERT INTO workspaces (
+        workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
+    ) VALUES (
+        :workspace_id, :name, :plan, :monthly_limit, :active, :created_at, :storage_limit
+    )
 """
 _UPDATE_WORKSPACE = """
     UPDATE workspaces
     SET name = :name, plan = :plan, monthly_limit = :monthly_limit, active = :active,
-        created_at = :created_at
+        created_at = :created_at, storage_limit = :storage_limit
     WHERE workspace_id = :workspace_id
 """
 _GET_WORKSPACE = """
-    SELECT workspace_id, name, plan, monthly_limit, active, created_at
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
     FROM workspaces WHERE workspace_id = ?
 """
 _LIST_WORKSPACES = """
-    SELECT workspace_id, name, plan, monthly_limit, active, created_at
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
     FROM workspaces ORDER BY workspace_id
 """
 _USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
 _USAGE_IN_PERIOD = """
-    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at, u.count
+    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at,
+        w.storage_limit, u.count
     FROM monthly_usage AS u JOIN workspaces AS w ON w.workspace_id = u.workspace_id
     WHERE u.period = ? AND u.count > 0
     ORDER BY w.workspace_id
@@ -114,6 +123,9 @@ class SqliteWorkspaces:
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         return await self._worker.run(_usage_in_period, period)
 
+    async def storage_used(self, workspace_id: str) -> int:
+        return await self._worker.run(file_storage.storage_used, workspace_id)
+
 
 # Forms
 
@@ -152,7 +164,7 @@ _SELECT_CONTEXT = """
         f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
         w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
         w.monthly_limit AS w_monthly_limit, w.active AS w_active,
-        w.created_at AS w_created_at
+        w.created_at AS w_created_at, w.storage_limit AS w_storage_limit
     FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
 """
 _RESOLVE_PUBLIC_KEY = _SELECT_CONTEXT + " WHERE f.public_form_key = ?"
@@ -333,6 +345,11 @@ _CHARGE_QUOTA = """
     ON CONFLICT (workspace_id, period)
     DO UPDATE SET count = monthly_usage.count + 1 WHERE monthly_usage.count < :ceiling
 """
+_COUNT_HONEYPOT = """
+    INSERT INTO honeypot_hits (form_id, day, count) VALUES (?, ?, 1)
+    ON CONFLICT (form_id, day) DO UPDATE SET count = honeypot_hits.count + 1
+"""
+_HONEYPOT_HITS = "SELECT day, count FROM honeypot_hits WHERE form_id = ? ORDER BY day"
 
 # Purging: one batch per statement, oldest first, each a range scan of an index
 # (idempotency_created; outbox_published, partial, of published rows only). SQLite's
@@ -400,6 +417,9 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
         if plan.quota is not None and not _charge(conn, plan.quota):
             tx.discard()
             return QuotaReached()
+        if not file_storage.charge_storage(conn, plan):
+            tx.discard()  # the quota's count with the rest
+            return StorageFull()
         conn.execute(_INSERT_SUBMISSION, ROWS.submission_params(plan.submission))
         conn.execute(_INSERT_EVENT, ROWS.event_params(plan.event))
     return Committed()
@@ -421,6 +441,26 @@ def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> Idempoten
             return holder
         conn.execute(_REPLACE_IDEMPOTENCY, params)
     return None
+
+
+def _record_honeypot(conn: sqlite3.Connection, hit: HoneypotHit) -> HoneypotResult:
+    """As `_commit`, with the day's count in place of the quota and the rows: the same
+    write lock, and a commit that reaches the disk as durably."""
+    with transaction(conn) as tx:
+        if hit.check is not None and (refused := _form_refusal(conn, hit.check)):
+            tx.discard()
+            return FormRefused(refused)
+        if hit.idempotency is not None:
+            holder = _claim_key(conn, hit.idempotency)
+            if holder is not None:
+                tx.discard()
+                return IdempotencyTaken(holder)
+        conn.execute(_COUNT_HONEYPOT, (hit.form_id, hit.day))
+    return Committed()
+
+
+def _honeypot_hits(conn: sqlite3.Connection, form_id: str) -> dict[str, int]:
+    return {row["day"]: int(row["count"]) for row in conn.execute(_HONEYPOT_HITS, (form_id,))}
 
 
 def _claim_alone(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
@@ -490,6 +530,12 @@ class SqliteSubmissions:
             self._wakeup.ring()  # a relay of this process need not wait for its poll
         return result
 
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        return await self._worker.run(_record_honeypot, hit)
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        return await self._worker.run(_honeypot_hits, form_id)
+
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         return await self._worker.run(_claim_alone, record)
 
@@ -540,6 +586,11 @@ class SqliteSubmissions:
             idempotency=await self._purge(_PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
             outbox=await self._purge(_PURGE_OUTBOX, cutoffs.outbox, batch_size),
         )
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        return await self._worker.run(file_storage.erase_flagged, created_before, limit)
 
     async def _purge(self, query: str, cutoff: datetime, batch_size: int) -> int:
         """One batch per hop to the worker, so this process's submissions are served

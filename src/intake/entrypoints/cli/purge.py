@@ -1,17 +1,20 @@
 """`intake purge`: housekeeping, run on a schedule. Deletes the idempotency records past
 their 24 hours and the outbox rows published longer ago than the retention; never an
-unpublished row. With a blob store, it also sweeps the uploaded files no submission
-links, and the leftovers of interrupted uploads, once older than the grace period."""
+unpublished row. Erases the spam and unverified submissions older than their retention,
+with their files; never one whose event is still on its way. With a blob store, it also
+sweeps the uploaded files no submission links, and the leftovers of interrupted
+uploads, once older than the grace period."""
 
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.service.retention import erase_flagged
 from intake.service.sweep import sweep_uploads
 
 
@@ -19,8 +22,9 @@ def register(commands: Subparsers) -> None:
     purge = add_command(
         commands,
         "purge",
-        help="delete expired idempotency keys, old published outbox rows and uploaded "
-        "files no submission links; safe to run on a schedule",
+        help="delete expired idempotency keys, old published outbox rows, old spam and "
+        "unverified submissions and uploaded files no submission links; safe to run on a "
+        "schedule",
         handler=with_runtime(_purge),
     )
     purge.add_argument(
@@ -28,6 +32,13 @@ def register(commands: Subparsers) -> None:
         type=non_negative_int,
         metavar="N",
         help="keep published outbox rows N days (default: INTAKE_OUTBOX_RETENTION_DAYS, 7)",
+    )
+    purge.add_argument(
+        "--spam-retention-days",
+        type=non_negative_int,
+        metavar="N",
+        help="erase spam and unverified submissions after N days, 0 to keep them "
+        "(default: INTAKE_SPAM_RETENTION_DAYS, 30)",
     )
     purge.add_argument(
         "--upload-grace",
@@ -57,6 +68,7 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         + ("day" if days == 1 else "days")
         + " ago",
     ]
+    lines.append(await _erase_flagged(runtime, args, now, document))
     if runtime.blobs is not None:
         swept = await sweep_uploads(runtime.blobs, runtime.store.submissions, now, grace)
         document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
@@ -69,6 +81,32 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
             + f" older than {_duration(grace)}",
         ]
     out.result(document, lines)
+
+
+async def _erase_flagged(
+    runtime: Runtime, args: argparse.Namespace, now: datetime, document: dict[str, object]
+) -> str:
+    """Erases the spam and unverified submissions past their retention; the line that
+    says so. Their files go with them, so the sweep that follows finds none of them."""
+    days: int = (
+        runtime.settings.spam_retention_days
+        if args.spam_retention_days is None
+        else args.spam_retention_days
+    )
+    erased = await erase_flagged(
+        runtime.store.submissions, runtime.blobs, now, timedelta(days=days)
+    )
+    document.update(flagged_submissions=erased.submissions, flagged_files=erased.files)
+    if days == 0:
+        return "kept every spam and unverified submission (spam retention 0: forever)"
+    return (
+        f"erased {erased.submissions} spam or unverified "
+        + ("submission" if erased.submissions == 1 else "submissions")
+        + f" older than {days} "
+        + ("day" if days == 1 else "days")
+        + f", and {erased.files} "
+        + ("file" if erased.files == 1 else "files")
+    )
 
 
 def _grace(runtime: Runtime, args: argparse.Namespace) -> float:

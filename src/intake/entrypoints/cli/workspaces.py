@@ -6,9 +6,10 @@ import argparse
 
 from intake.containers import Runtime
 from intake.domain.model import Plan
+from intake.domain.quota import storage_ceiling
 from intake.entrypoints.cli.output import Output, key_values, table
-from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
-from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, byte_size
+from intake.entrypoints.cli.runner import CommandError, read_only, with_runtime
 from intake.service.admin import workspace_view
 
 _PLANS = [plan.value for plan in Plan]
@@ -26,9 +27,15 @@ def register(commands: Subparsers) -> None:
         metavar="N",
         help="the workspace's own monthly limit, instead of its plan's",
     )
+    create.add_argument(
+        "--storage-limit",
+        type=byte_size,
+        metavar="SIZE",
+        help="bytes of files it may keep, e.g. 5GiB, instead of INTAKE_WORKSPACE_STORAGE_LIMIT",
+    )
 
     update = add_command(
-        group, "update", help="change a workspace's plan or limit", handler=with_runtime(_update)
+        group, "update", help="change a workspace's plan or limits", handler=with_runtime(_update)
     )
     update.add_argument("workspace_id", metavar="ID")
     update.add_argument("--plan", choices=_PLANS)
@@ -39,23 +46,33 @@ def register(commands: Subparsers) -> None:
         action="store_true",
         help="drop the workspace's own limit, so its plan's applies",
     )
+    storage = update.add_mutually_exclusive_group()
+    storage.add_argument("--storage-limit", type=byte_size, metavar="SIZE")
+    storage.add_argument(
+        "--no-storage-limit",
+        action="store_true",
+        help="drop the workspace's own storage limit: INTAKE_WORKSPACE_STORAGE_LIMIT applies",
+    )
 
     for name, verb, handler in (
-        ("suspend", "suspend a workspace: its forms refuse submissions", _suspend),
-        ("activate", "activate a suspended workspace", _activate),
-        ("show", "show a workspace and this month's usage", _show),
+        ("suspend", "suspend a workspace: its forms refuse submissions", with_runtime(_suspend)),
+        ("activate", "activate a suspended workspace", with_runtime(_activate)),
+        ("show", "show a workspace and this month's usage", read_only(_show)),
     ):
-        command = add_command(group, name, help=verb, handler=with_runtime(handler))
+        command = add_command(group, name, help=verb, handler=handler)
         command.add_argument("workspace_id", metavar="ID")
 
-    add_command(group, "list", help="list every workspace", handler=with_runtime(_list))
+    add_command(group, "list", help="list every workspace", handler=read_only(_list))
 
 
 async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     if not args.name.strip():
         raise CommandError("--name cannot be empty")
     workspace = await runtime.admin.create_workspace(
-        args.name, Plan(args.plan), monthly_limit=args.monthly_limit
+        args.name,
+        Plan(args.plan),
+        monthly_limit=args.monthly_limit,
+        storage_limit=args.storage_limit,
     )
     view = workspace_view(workspace)
     out.result(view, [f"workspace {workspace.workspace_id} created", *key_values(view)])
@@ -64,16 +81,18 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
 async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
     plan = Plan(args.plan) if args.plan is not None else None
+    limits: dict[str, int | None] = {}
     if args.no_monthly_limit:
-        workspace = await admin.update_workspace(args.workspace_id, plan=plan, monthly_limit=None)
+        limits["monthly_limit"] = None
     elif args.monthly_limit is not None:
         if args.monthly_limit < 0:
             raise CommandError("a monthly limit cannot be negative")
-        workspace = await admin.update_workspace(
-            args.workspace_id, plan=plan, monthly_limit=args.monthly_limit
-        )
-    else:
-        workspace = await admin.update_workspace(args.workspace_id, plan=plan)
+        limits["monthly_limit"] = args.monthly_limit
+    if args.no_storage_limit:
+        limits["storage_limit"] = None
+    elif args.storage_limit is not None:
+        limits["storage_limit"] = args.storage_limit
+    workspace = await admin.update_workspace(args.workspace_id, plan=plan, **limits)
     view = workspace_view(workspace)
     out.result(view, [f"workspace {workspace.workspace_id} updated", *key_values(view)])
 
@@ -99,9 +118,15 @@ async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     usage = await runtime.admin.usage(args.workspace_id)
     view = workspace_view(usage.workspace)
     counts = {"period": usage.period, "used": usage.used, "ceiling": usage.ceiling}
+    storage_limit = storage_ceiling(usage.workspace, runtime.settings.workspace_storage_limit)
+    storage = {"used": usage.storage_used, "ceiling": storage_limit}
     out.result(
-        {**view, "usage": counts},
-        [*key_values(view), f"usage={usage.used}/{usage.ceiling} in {usage.period}"],
+        {**view, "usage": counts, "storage": storage},
+        [
+            *key_values(view),
+            f"usage={usage.used}/{usage.ceiling} in {usage.period}",
+            f"storage={usage.storage_used}/{storage_limit} bytes",
+        ],
     )
 
 

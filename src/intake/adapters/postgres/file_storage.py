@@ -1,0 +1,72 @@
+"""What a workspace's files take, in PostgreSQL: the count intake_commit charges against
+the storage ceiling (migrations.py, 0008), and the erasing of old spam and unverified
+submissions that gives it back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres.database import Database
+from intake.domain.uploads import files_from_json
+from intake.ports.submissions import ErasedBatch
+
+_STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = %s"
+
+# One batch in one statement, so one transaction (autocommit). The oldest spam and
+# unverified submissions up to the cutoff (the partial index submissions_flagged), but
+# for one whose event is still on its way: an outbox row unpublished, or a delivery not
+# delivered (pending, or dead and waiting for `intake outbox retry`); a fan-out
+# publishes a row and makes its deliveries in one transaction, so none appears later.
+# SKIP LOCKED: two erases at once take each submission once, and neither waits. The
+# rows' deliveries go with them (ON DELETE CASCADE); the bytes of their files are given
+# back to each workspace in one update.
+_ERASE_FLAGGED = """
+    WITH doomed AS (
+        SELECT s.submission_id FROM submissions AS s
+        WHERE s.status IN ('spam', 'unverified') AND s.created_at <= %(cutoff)s
+            AND NOT EXISTS (
+                SELECT 1 FROM outbox AS o
+                WHERE o.submission_id = s.submission_id
+                    AND (o.published_at IS NULL OR EXISTS (
+                        SELECT 1 FROM deliveries AS d
+                        WHERE d.event_id = o.event_id AND d.state <> 'delivered'
+                    ))
+            )
+        ORDER BY s.created_at, s.submission_id
+        LIMIT %(limit)s
+        FOR UPDATE OF s SKIP LOCKED
+    ),
+    events AS (
+        DELETE FROM outbox AS o USING doomed
+        WHERE o.submission_id = doomed.submission_id
+    ),
+    gone AS (
+        DELETE FROM submissions AS s USING doomed
+        WHERE s.submission_id = doomed.submission_id
+        RETURNING s.submission_id, s.workspace_id, s.created_at, s.files
+    ),
+    freed AS (
+        UPDATE workspace_storage AS w SET bytes = greatest(w.bytes - f.bytes, 0)
+        FROM (
+            SELECT gone.workspace_id, sum((e.value ->> 'size')::bigint) AS bytes
+            FROM gone, jsonb_array_elements(gone.files) AS e
+            GROUP BY gone.workspace_id
+        ) AS f
+        WHERE w.workspace_id = f.workspace_id
+    )
+    SELECT submission_id, files FROM gone ORDER BY created_at, submission_id
+"""
+
+
+async def storage_used(db: Database, workspace_id: str) -> int:
+    row = await db.fetch_one(_STORAGE_USED, (workspace_id,))
+    return 0 if row is None else int(row["bytes"])
+
+
+async def erase_flagged(db: Database, created_before: datetime, limit: int) -> ErasedBatch:
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    rows = await db.fetch_all(_ERASE_FLAGGED, {"cutoff": m.moment(created_before), "limit": limit})
+    files = [stored for row in rows for stored in files_from_json(row["files"])]
+    return ErasedBatch(tuple(row["submission_id"] for row in rows), tuple(f.key for f in files))

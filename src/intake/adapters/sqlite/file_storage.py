@@ -1,0 +1,85 @@
+"""What a workspace's files take, in SQLite: the count the commit charges against the
+storage ceiling, and the erasing of old spam and unverified submissions that gives it
+back (migrations.py, 0006). Functions run on the worker thread, as the repositories'."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite.connection import transaction
+from intake.domain.uploads import files_from_json
+from intake.ports.submissions import CommitPlan, ErasedBatch
+
+_STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = ?"
+# Adds the files' bytes unless that would pass the ceiling (NULL: none). Under the write
+# lock the commit holds, so concurrent commits count one after another.
+_CHARGE = """
+    INSERT INTO workspace_storage (workspace_id, bytes)
+    SELECT :workspace_id, :bytes WHERE :ceiling IS NULL OR :bytes <= :ceiling
+    ON CONFLICT (workspace_id) DO UPDATE SET bytes = workspace_storage.bytes + excluded.bytes
+    WHERE :ceiling IS NULL OR workspace_storage.bytes + excluded.bytes <= :ceiling
+"""
+# The oldest spam and unverified submissions up to the cutoff (the partial index
+# submissions_flagged), but for one whose event is still on its way: an outbox row
+# unpublished, or a delivery not delivered (pending, or dead and waiting for `intake
+# outbox retry`). The outbox rows are found by outbox_submission.
+_FLAGGED = """
+    SELECT s.submission_id, s.workspace_id, s.files FROM submissions AS s
+    WHERE s.status IN ('spam', 'unverified') AND s.created_at <= :cutoff
+        AND NOT EXISTS (
+            SELECT 1 FROM outbox AS o
+            WHERE o.submission_id = s.submission_id
+                AND (o.published_at IS NULL OR EXISTS (
+                    SELECT 1 FROM deliveries AS d
+                    WHERE d.event_id = o.event_id AND d.state <> 'delivered'
+                ))
+        )
+    ORDER BY s.created_at, s.submission_id LIMIT :limit
+"""
+# Their deliveries go with the rows (ON DELETE CASCADE).
+_DELETE_EVENTS = "DELETE FROM outbox WHERE submission_id = ?"
+_DELETE_SUBMISSION = "DELETE FROM submissions WHERE submission_id = ?"
+_RELEASE = """
+    UPDATE workspace_storage SET bytes = max(bytes - :bytes, 0)
+    WHERE workspace_id = :workspace_id
+"""
+
+
+def storage_used(conn: sqlite3.Connection, workspace_id: str) -> int:
+    row = conn.execute(_STORAGE_USED, (workspace_id,)).fetchone()
+    return 0 if row is None else int(row["bytes"])
+
+
+def charge_storage(conn: sqlite3.Connection, plan: CommitPlan) -> bool:
+    """Counts the plan's files in its workspace's storage, inside the commit's
+    transaction; False (nothing counted) when that would pass plan.storage_limit."""
+    if not plan.file_bytes:
+        return True
+    params = {
+        "workspace_id": plan.submission.workspace_id,
+        "bytes": plan.file_bytes,
+        "ceiling": plan.storage_limit,
+    }
+    return conn.execute(_CHARGE, params).rowcount > 0
+
+
+def erase_flagged(conn: sqlite3.Connection, created_before: datetime, limit: int) -> ErasedBatch:
+    """One batch, one transaction (SubmissionRepository.erase_flagged)."""
+    with transaction(conn):
+        rows = conn.execute(
+            _FLAGGED, {"cutoff": m.time_text(created_before), "limit": limit}
+        ).fetchall()
+        submission_ids: list[str] = []
+        file_keys: list[str] = []
+        for row in rows:
+            files = files_from_json(m.ROWS.codec.read_json(row["files"]))
+            conn.execute(_DELETE_EVENTS, (row["submission_id"],))
+            conn.execute(_DELETE_SUBMISSION, (row["submission_id"],))
+            freed = sum(f.size for f in files)
+            if freed:
+                conn.execute(_RELEASE, {"workspace_id": row["workspace_id"], "bytes": freed})
+            submission_ids.append(row["submission_id"])
+            file_keys += [f.key for f in files]
+    return ErasedBatch(tuple(submission_ids), tuple(file_keys))

@@ -1,0 +1,147 @@
+"""The migration to the storage ceiling: a database of the version before counts the
+files it already holds, and a server of that version still commits during a rolling
+deployment (PostgreSQL)."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from intake.adapters.postgres import mapping as pg_mapping
+from intake.adapters.postgres import open_postgres_store
+from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
+from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.sqlite import open_sqlite_store
+from intake.adapters.sqlite import repositories as lite
+from intake.adapters.sqlite.mapping import ROWS as LITE_ROWS
+from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
+from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from intake.domain.model import Submission, SubmissionStatus
+from intake.ports.submissions import Committed
+from tests.contract.builders import WORKSPACE_ID, form, plan, seed, submission
+from tests.contract.test_postgres import empty_url  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.anyio
+
+SQLITE_VERSION = next(m.version for m in SQLITE_MIGRATIONS if m.name == "0006_storage_ceiling")
+PG_VERSION = next(m.version for m in PG_MIGRATIONS if m.name == "0008_storage_ceiling")
+
+
+def old_rows() -> list[Submission]:
+    return [
+        submission(1, files=2),
+        submission(2, files=1, status=SubmissionStatus.SPAM),
+        submission(3),
+    ]
+
+
+def total(subs: list[Submission]) -> int:
+    return sum(f.size for sub in subs for f in sub.files)
+
+
+async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute(SQLITE_LEDGER)
+        for migration in SQLITE_MIGRATIONS:
+            if migration.version >= SQLITE_VERSION:
+                continue
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"),
+            )
+        conn.execute(
+            "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES (?, 'A', 'free', 1)",
+            (WORKSPACE_ID,),
+        )
+        conn.execute(lite._INSERT_FORM, LITE_ROWS.form_params(form()))
+        for sub in old_rows():
+            conn.execute(lite._INSERT_SUBMISSION, LITE_ROWS.submission_params(sub))
+
+    store = await open_sqlite_store(f"sqlite:///{path}")
+    try:
+        assert "0006_storage_ceiling" in await store.migrate()
+        assert await store.workspaces.storage_used(WORKSPACE_ID) == total(old_rows())
+        found = await store.workspaces.get(WORKSPACE_ID)
+        assert found is not None
+        assert found.storage_limit is None  # the deployment's ceiling
+    finally:
+        await store.close()
+
+
+@pytest.mark.services
+async def test_a_postgres_database_of_the_version_before_counts_its_files(
+    empty_url: str,  # noqa: F811
+) -> None:
+    async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
+        await conn.execute(PG_LEDGER)
+        for migration in PG_MIGRATIONS:
+            if migration.version >= PG_VERSION:
+                continue
+            for statement in migration.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                (migration.version, migration.name),
+            )
+        rows = pg_mapping.ROWS
+        await conn.execute(
+            "INSERT INTO workspaces (workspace_id, name, plan, active)"
+            " VALUES (%s, 'A', 'free', true)",
+            (WORKSPACE_ID,),
+        )
+        await conn.execute(pg._INSERT_FORM, rows.form_params(form()))
+        for sub in old_rows():
+            await conn.execute(
+                "INSERT INTO submissions (submission_id, form_id, workspace_id, status, data,"
+                " subject, reply_to, spam_score, client_ip, created_at, files) VALUES"
+                " (%(submission_id)s, %(form_id)s, %(workspace_id)s, %(status)s, %(data)s,"
+                " %(subject)s, %(reply_to)s, %(spam_score)s, %(client_ip)s, %(created_at)s,"
+                " %(files)s)",
+                rows.submission_params(sub),
+            )
+    store = await open_postgres_store(empty_url)
+    try:
+        assert "0008_storage_ceiling" in await store.migrate()
+        assert await store.workspaces.storage_used(WORKSPACE_ID) == total(old_rows())
+        found = await store.workspaces.get(WORKSPACE_ID)
+        assert found is not None
+        assert found.storage_limit is None  # the deployment's ceiling
+    finally:
+        await store.close()
+
+
+@pytest.mark.services
+async def test_a_postgres_commit_of_the_version_before_still_commits(
+    empty_url: str,  # noqa: F811
+) -> None:
+    # A server of the version before calls the function without the storage arguments:
+    # its submission is stored, and its files are not counted.
+    previous_call = "\n".join(
+        line for line in pg._COMMIT.splitlines() if "p_storage" not in line
+    ).replace("%(files)s::jsonb,", "%(files)s::jsonb")
+    assert previous_call != pg._COMMIT
+    store = await open_postgres_store(empty_url)
+    try:
+        await store.migrate()
+        await seed(store)
+        sub = submission(1, files=1)
+        params = pg_mapping.commit_params(plan(sub))
+        del params["storage_bytes"], params["storage_ceiling"]
+        async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
+            cursor = await conn.execute(previous_call, params)
+            row = await cursor.fetchone()
+
+        assert row is not None
+        assert row[0] == "committed"
+        assert await store.submissions.get(sub.submission_id) == sub
+        assert await store.submissions.commit(plan(submission(2))) == Committed()
+    finally:
+        await store.close()
