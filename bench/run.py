@@ -29,7 +29,7 @@ from typing import Any
 
 from attrs import define, field
 
-from bench import machine, profiling
+from bench import keepalive, machine, profiling
 from bench.options import Options
 from bench.servers import MemorySampler, Server, console_script, free_port
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
@@ -255,6 +255,7 @@ def figures_of(results: Mapping[str, Any]) -> Figures:
         prefilled=_phase(prefilled) if prefilled else None,
         stored_when_prefilled=int(prefilled["stored"]) if prefilled else 0,
         embedded=_phase(embedded_phase) if embedded_phase else None,
+        keepalive_p50_ms=keepalive.p50_of(results),
     )
 
 
@@ -330,6 +331,9 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     )  # fmt: skip
     results["storage_ceiling"] = storage.as_json()
     log(f"storage ceiling: {storage.commits_per_s:.0f} commits/s ({storage.tool})")
+    log(f"keep-alive: one connection to {keepalive.WORKERS} workers")
+    env = production_env(empty_db.url, options.redis_url)
+    results["keepalive"] = keepalive.run(bench.intake, env, bench.workdir / "keepalive.log")
     for subject in subjects:
         results[subject.key] = subject.as_json()
     if full is not None:

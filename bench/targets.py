@@ -15,6 +15,7 @@ RSS_LIMIT_MB = 120.0
 RSS_AFTER_SUBMISSIONS = 100_000
 PREFILLED_SHARE_OF_EMPTY = 0.90
 PREFILL_ROWS = 1_000_000
+KEEPALIVE_P50_MS = 5.0
 
 
 class Status(enum.StrEnum):
@@ -61,6 +62,8 @@ class Figures:
     stored_when_prefilled: int = 0
     embedded: Phase | None = None
     framework_cpu_ms: float | None = None
+    # p50 of sequential requests on one kept-alive connection to two workers.
+    keepalive_p50_ms: float | None = None
 
 
 @frozen
@@ -196,7 +199,17 @@ def evaluate(figures: Figures) -> list[Check]:
                 _status(embedded.errors == 0),
             )
         )
+    checks.append(keepalive_check(figures))
     return checks
+
+
+def keepalive_check(figures: Figures) -> Check:
+    name = "keep-alive p50, two workers, one connection"
+    target = f"< {KEEPALIVE_P50_MS:.0f} ms"
+    if figures.keepalive_p50_ms is None:
+        return Check(name, "not measured", target, Status.INCOMPLETE)
+    measured = figures.keepalive_p50_ms
+    return Check(name, f"{measured:.2f} ms", target, _status(measured < KEEPALIVE_P50_MS))
 
 
 def failed(checks: list[Check]) -> bool:

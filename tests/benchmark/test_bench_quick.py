@@ -118,6 +118,7 @@ def test_a_run_meeting_every_target_passes_them_all() -> None:
         prefilled=_phase(900),
         stored_when_prefilled=1_000_000,
         embedded=_phase(600),
+        keepalive_p50_ms=4.9,
     )
 
     checks = targets.evaluate(figures)
@@ -135,6 +136,7 @@ def test_each_target_fails_just_past_its_bound() -> None:
         prefilled=_phase(899),
         stored_when_prefilled=1_000_000,
         embedded=_phase(599, errors=2),
+        keepalive_p50_ms=5.0,
     )
 
     statuses = _statuses(targets.evaluate(figures))
@@ -148,6 +150,7 @@ def test_each_target_fails_just_past_its_bound() -> None:
         "prefilled errors (not 201)": targets.Status.PASS,
         "embedded throughput vs framework ceiling": targets.Status.FAIL,
         "embedded errors (not 201)": targets.Status.FAIL,
+        "keep-alive p50, two workers, one connection": targets.Status.FAIL,
     }
 
 
@@ -168,6 +171,7 @@ def test_targets_a_short_run_cannot_speak_for_are_incomplete_not_passed() -> Non
     assert statuses["production peak RSS per worker"] is targets.Status.INCOMPLETE
     assert statuses["throughput with the store prefilled"] is targets.Status.INCOMPLETE
     assert statuses["embedded throughput vs framework ceiling"] is targets.Status.INCOMPLETE
+    assert statuses["keep-alive p50, two workers, one connection"] is targets.Status.INCOMPLETE
     assert statuses["production throughput vs framework ceiling"] is targets.Status.PASS
     assert not targets.failed(checks)
 
@@ -211,6 +215,7 @@ def test_figures_are_read_back_from_the_results_document() -> None:
         "production": phase,
         "production_submissions": 123_456,
         "production_prefilled": {**phase, "stored": 1_123_456},
+        "keepalive": {"requests": 500, "latency_ms": {"p50": 0.41, "p99": 1.9}},
     }
 
     figures = figures_of(json.loads(json.dumps(results)))
@@ -222,6 +227,7 @@ def test_figures_are_read_back_from_the_results_document() -> None:
     assert figures.production.peak_rss_mb == 90.5
     assert figures.stored_when_prefilled == 1_123_456
     assert figures.embedded is None
+    assert figures.keepalive_p50_ms == 0.41
 
 
 PGBENCH_OUTPUT = """\
@@ -385,12 +391,14 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(tmp_path: Pa
     assert results["storage_ceiling"]["failed"] == 0
     assert results["production_submissions"] >= 300
     assert results["production_prefilled"]["stored"] == 500
+    assert results["keepalive"]["latency_ms"]["p50"] > 0
     # Content scoring flagged nothing: every stored submission used the quota.
     assert set(results["production_statuses"]) == {"accepted"}
     assert {check["name"] for check in results["targets"]} >= {
         "production throughput vs framework ceiling",
         "production p99 latency",
         "embedded throughput vs framework ceiling",
+        "keep-alive p50, two workers, one connection",
     }
     assert "production p99 latency" in done.stdout
     # The run's databases are dropped and its rate-limit windows deleted.

@@ -254,6 +254,32 @@ async def test_a_json_body_to_an_upload_form_is_read_as_before() -> None:
     assert isinstance(outcome, Accepted), outcome
 
 
+async def test_a_multipart_body_without_a_file_needs_no_blob_store() -> None:
+    up = build(blobs=False)  # a form that took files before a store was required for it
+    form = await up.form()
+
+    fields_only = await up.submit(form, body())
+    empty_input = await up.submit(form, body(files=[Upload("cv", "", b"")]))
+    refused_type = await up.submit(form, body(files=[Upload("cv", "x.exe", EXE)]))
+
+    assert isinstance(fields_only, Accepted), fields_only
+    assert isinstance(empty_input, Accepted), empty_input
+    # A file the form would not take is refused for its type: it needed no store either.
+    assert refused(refused_type, ErrorCode.VALIDATION_FAILED).rejection.fields == {
+        "cv": TYPE_NOT_ACCEPTED
+    }
+
+
+async def test_a_file_to_keep_without_a_blob_store_is_a_storage_outage() -> None:
+    up = build(blobs=False)
+    form = await up.form()
+
+    outcome = await up.submit(form, body(files=[CV]))
+
+    refused(outcome, ErrorCode.SERVICE_UNAVAILABLE)
+    assert [stored async for stored in up.world.store.submissions.iterate(form.form_id)] == []
+
+
 async def test_a_required_file_field_holds_with_a_file_and_fails_without() -> None:
     up = build()
     form = await up.form(rules=[FieldRule("cv", RuleKind.REQUIRED)])

@@ -6,6 +6,8 @@
   (INTAKE_MAX_BODY_BYTES; a multipart body its own), and the connection is closed: the
   server does not go on taking it in.
 - A declared Content-Length over the limit is answered 413 before any body byte is sent.
+- A request head (request line and headers) over 16 KiB is refused in the envelope,
+  whether it arrives in one packet or in many; one of exactly 16 KiB is served.
 - Fifty slow senders, or fifty clients sending their headers slowly, do not keep a
   normal submission waiting.
 - Streaming some 200 MB of endless bodies leaves the server's memory where it was.
@@ -492,6 +494,56 @@ def test_a_request_the_http_parser_refuses_is_answered_in_the_envelope(
     assert document["ok"] is False
     assert document["error"]["code"] == "malformed_request"
     assert document["request_id"] == headers["x-request-id"]
+
+
+HEAD_LIMIT = 16 * 1024  # bytes of request line, header lines and the blank line ending them
+PIECE = 512  # bytes a head sent "in pieces" is written at a time
+
+
+def _head_of(size: int) -> bytes:
+    """A request for the health check whose head is `size` bytes, padded in one header."""
+    start = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: "
+    end = b"\r\n\r\n"
+    return start + b"a" * (size - len(start) - len(end)) + end
+
+
+def _exchange(port: int, request_bytes: bytes, *, in_pieces: bool) -> tuple[int, bytes]:
+    """Sends the request in one write, or PIECE bytes a write with a pause between so that
+    the server reads it in many; returns the answer's status and body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=SLACK) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(ConnectionError):
+            if in_pieces:
+                for start in range(0, len(request_bytes), PIECE):
+                    sock.sendall(request_bytes[start : start + PIECE])
+                    time.sleep(0.002)  # pacing only: each piece its own read
+            else:
+                sock.sendall(request_bytes)
+        received = bytearray()
+        with contextlib.suppress(ConnectionError):
+            while data := sock.recv(65536):
+                received += data
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+@pytest.mark.parametrize("in_pieces", [False, True], ids=["one-packet", "many-packets"])
+@pytest.mark.parametrize(
+    ("size", "status"),
+    [
+        pytest.param(HEAD_LIMIT, 200, id="at-the-limit"),
+        pytest.param(HEAD_LIMIT + 1, 400, id="one-byte-over"),
+        pytest.param(60_000, 400, id="60-KB"),
+    ],
+)
+def test_the_header_limit_holds_however_the_head_arrives(
+    quick: Served, size: int, status: int, in_pieces: bool
+) -> None:
+    answered, body = _exchange(quick.port, _head_of(size), in_pieces=in_pieces)
+
+    assert answered == status
+    if status == 400:
+        assert json.loads(body)["error"]["code"] == "malformed_request"
 
 
 # -- memory ------------------------------------------------------------------------------------

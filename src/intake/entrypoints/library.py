@@ -3,8 +3,10 @@ submit without HTTP. Async first, with a blocking wrapper for synchronous caller
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+import functools
+import inspect
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -160,24 +162,67 @@ async def _open(
         yield cls(runtime)
 
 
+_END = object()  # what `_next` gives for an iterator that has ended
+
+
+async def _next(iterator: AsyncIterator[Any]) -> Any:
+    # StopAsyncIteration is not let out of the event loop's thread as an exception.
+    try:
+        return await anext(iterator)
+    except StopAsyncIteration:
+        return _END
+
+
+def _blocking_iterator(iterator: AsyncIterator[Any], portal: BlockingPortal) -> Iterator[Any]:
+    """`iterator` for synchronous code, an item at a time: never collected whole, so a
+    long export or a large file streams as it does to async callers."""
+    try:
+        while (item := portal.call(_next, iterator)) is not _END:
+            yield item
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            # A portal already closed has had its event loop close the generator.
+            with suppress(RuntimeError):
+                portal.call(close)
+
+
 class _Blocking:
-    """Calls an object's coroutine methods from synchronous code through the portal."""
+    """An object's public members for synchronous code, through the portal: a coroutine
+    method gives its value, a method giving an async iterator gives a blocking iterator,
+    and a property its plain value. Everything runs in the event loop's thread."""
 
     def __init__(self, target: object, portal: BlockingPortal) -> None:
         self._target = target
         self._portal = portal
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        method = getattr(self._target, name)
+    def __dir__(self) -> list[str]:
+        return [name for name in dir(self._target) if not name.startswith("_")]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if isinstance(inspect.getattr_static(type(self._target), name, None), property):
+            return self._portal.call(getattr, self._target, name)
+        member = getattr(self._target, name)
+        if not callable(member):
+            return member
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return self._portal.call(lambda: method(*args, **kwargs))
+            result = self._portal.call(functools.partial(member, *args, **kwargs))
+            if isinstance(result, AsyncIterator):
+                return _blocking_iterator(result, self._portal)
+            return result
 
+        call.__name__ = name
+        call.__doc__ = member.__doc__
         return call
 
 
 class SyncIntake:
-    """The same service for synchronous code: an event loop runs in a helper thread."""
+    """The same service for synchronous code: an event loop runs in a helper thread.
+    `admin` has every member of `Admin`, blocking: values for coroutines, iterators for
+    async iterators (streamed an item at a time), plain values for properties."""
 
     def __init__(self, intake: Intake, portal: BlockingPortal) -> None:
         self._intake = intake

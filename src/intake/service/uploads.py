@@ -5,6 +5,10 @@ allows is then written through to the store chunk by chunk and published when it
 ends, under `<submission_id>/<index>`. A type it does not allow is dropped, and noted
 as that field's validation error. Until the submission commits, the sink can take back
 everything it published (`discard`).
+
+Only a file to keep needs the store: without one (a form set to take files where none
+is configured), a body without a file part is read as any other, and the first file of
+a type the form takes is a storage outage (503).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterable
 
 from attrs import define, field
 
-from intake.domain.errors import ErrorCode, IntakeError
+from intake.domain.errors import ErrorCode, IntakeError, StorageUnavailable
 from intake.domain.payload import FileEnd, FileEvent, FileStart
 from intake.domain.sniffing import SNIFF_BYTES, sniff
 from intake.domain.uploads import TYPE_NOT_ACCEPTED, StoredFile, UploadPolicy, file_key
@@ -33,7 +37,7 @@ class _Incoming:
 
 
 class UploadSink:
-    def __init__(self, blobs: BlobStore, policy: UploadPolicy, submission_id: str) -> None:
+    def __init__(self, blobs: BlobStore | None, policy: UploadPolicy, submission_id: str) -> None:
         self._blobs = blobs
         self._policy = policy
         self._submission_id = submission_id
@@ -84,6 +88,9 @@ class UploadSink:
             incoming.refused = True
             self._refused.setdefault(incoming.start.field, TYPE_NOT_ACCEPTED)
             return
+        if self._blobs is None:
+            log.error("a file arrived for a form that takes files, but no blob store is configured")
+            raise StorageUnavailable("no blob store for uploads")
         incoming.content_type = content_type
         incoming.writer = await self._blobs.writer(
             file_key(self._submission_id, len(self._files)),
@@ -129,6 +136,8 @@ class UploadSink:
             except (BlobStoreError, OSError):
                 log.warning("could not abort an unfinished upload; the sweep will remove it")
         files, self._files = self._files, []
+        if self._blobs is None:
+            return  # nothing was written
         for stored in files:
             try:
                 await self._blobs.delete(stored.key)

@@ -11,8 +11,15 @@ deadlines uvicorn does not keep on its own.
   connection is closed: a body that never ends would otherwise be taken in for as long
   as the sender cares to send it.
 
-A request too garbled for h11 to read (headers over its size limit, a broken request
-line) is refused before the app sees it; that answer, too, is the spec's envelope.
+A request too garbled for h11 to read (a head over HEAD_LIMIT, a broken request line)
+is refused before the app sees it; that answer, too, is the spec's envelope. h11 checks
+its size limit only on a head still incomplete, so a head that arrived whole in one read
+passed at any size: the limit is kept here on every head, however it arrives.
+
+Every connection gets TCP_NODELAY. asyncio sets it only on sockets made for TCP by
+name (IPPROTO_TCP); the listening socket uvicorn binds for several workers is made with
+protocol 0, and connections accepted on it inherit that, so asyncio skips them. Without
+it a kept-alive request waits on Nagle's algorithm (some 40 ms on Linux).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import functools
+import socket
 from typing import Any
 
 import h11
@@ -31,6 +39,7 @@ from intake.entrypoints.http.middleware import new_request_id
 from intake.entrypoints.http.rendering import error_response
 
 LINGER = 2.0  # seconds a refused body may go on arriving after the answer
+HEAD_LIMIT = 16 * 1024  # bytes of a request head: request line, header lines, blank line
 
 
 @functools.cache
@@ -45,13 +54,40 @@ class _Awaiting(enum.Enum):
     REFUSED_BODY = enum.auto()
 
 
+class _HeadLimitedConnection(h11.Connection):
+    """h11's server side, with HEAD_LIMIT kept on whole heads as well as incomplete ones."""
+
+    def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        if self.their_state is not h11.IDLE:
+            return super().next_event()
+        # A head stays in the buffer until it is complete, and is taken out whole: what
+        # the Request event took out of the buffer is the head. (The buffer's length is
+        # read directly; the public `trailing_data` would copy it on every read.)
+        buffered = len(self._receive_buffer)
+        event = super().next_event()
+        if isinstance(event, h11.Request) and buffered - len(self._receive_buffer) > HEAD_LIMIT:
+            # As h11 does with an error of its own: the peer's side is in error, ours
+            # may still send the refusal.
+            self._process_error(self.their_role)
+            raise h11.RemoteProtocolError("request head too long", error_status_hint=431)
+        return event
+
+
+def _no_delay(transport: asyncio.BaseTransport) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class IntakeH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.conn = _HeadLimitedConnection(h11.SERVER, max_incomplete_event_size=HEAD_LIMIT)
         self._awaiting: _Awaiting | None = None
         self._deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        _no_delay(transport)
         super().connection_made(transport)
         self._follow()
 

@@ -1,0 +1,200 @@
+"""`SyncIntake.admin`, the blocking wrapper of `Admin`: every public member of `Admin` is
+called through it and gives what synchronous code can use (a value, a blocking iterator
+or a raised error), never a coroutine, an async iterator or a bound method. The list of
+members is read from `Admin` itself: a member added there without a case here fails."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, cast
+
+import pytest
+from anyio.from_thread import start_blocking_portal
+from attrs import define
+
+from intake.config import Settings
+from intake.entrypoints.library import Intake, SyncIntake
+from intake.service.admin import Admin, AdminError, UploadChanges
+
+BOUNDARY = "b0undary"
+PDF = b"%PDF-1.7\n" + b"0123456789abcdef" * 64
+MULTIPART = (
+    (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="email"\r\n\r\nada@example.com\r\n'
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="cv"; filename="cv.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n"
+    ).encode()
+    + PDF
+    + f"\r\n--{BOUNDARY}--\r\n".encode()
+)
+
+
+@define
+class World:
+    """A service with one of everything the admin members take, seen through the wrapper."""
+
+    admin: Any
+    workspace_id: str
+    form_id: str
+    key_id: str
+    endpoint_id: str
+    recipient_id: str
+    submission: Any
+
+
+async def _first(iterator: AsyncIterator[Any]) -> Any:
+    async for item in iterator:
+        return item
+    raise AssertionError("nothing to take")
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    settings = Settings.from_env(
+        {"INTAKE_DATABASE_URL": "sqlite:///:memory:", "INTAKE_BLOB_URL": "memory://"}
+    )
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(Intake.open(settings)) as intake,
+    ):
+        admin = SyncIntake(intake, portal).admin
+        workspace = admin.create_workspace("Acme")
+        form = admin.create_form(
+            workspace.workspace_id, name="Jobs", uploads=UploadChanges(enabled=True)
+        )
+        submit = functools.partial(
+            intake.submit_body,
+            form.public_form_key,
+            MULTIPART,
+            f"multipart/form-data; boundary={BOUNDARY}",
+        )
+        assert portal.call(submit).ok
+        yield World(
+            admin=admin,
+            workspace_id=workspace.workspace_id,
+            form_id=form.form_id,
+            key_id=admin.create_api_key(workspace.workspace_id).key.key_id,
+            endpoint_id=admin.add_webhook(
+                form.form_id, "https://hooks.example.com/a"
+            ).endpoint.endpoint_id,
+            recipient_id=admin.add_recipient(form.form_id, "ops@example.com").recipient_id,
+            submission=portal.call(_first, intake.admin.submissions(form.form_id)),
+        )
+
+
+VALUE, ITERATOR, RAISES = "value", "iterator", "raises"
+
+# How each public member of Admin is called, and what synchronous code gets back.
+CASES: dict[str, tuple[Callable[[World], Any], str]] = {
+    "add_recipient": (lambda w: w.admin.add_recipient(w.form_id, "b@example.com"), VALUE),
+    "add_webhook": (lambda w: w.admin.add_webhook(w.form_id, "https://h.example.com"), VALUE),
+    "api_keys": (lambda w: w.admin.api_keys(w.workspace_id), VALUE),
+    "create_api_key": (lambda w: w.admin.create_api_key(w.workspace_id), VALUE),
+    "create_form": (lambda w: w.admin.create_form(w.workspace_id), VALUE),
+    "create_workspace": (lambda w: w.admin.create_workspace("Other"), VALUE),
+    "export_csv": (lambda w: w.admin.export_csv(w.form_id), ITERATOR),
+    "export_csv_rows": (lambda w: w.admin.export_csv_rows(w.form_id), ITERATOR),
+    "files_view": (lambda w: w.admin.files_view(w.submission), VALUE),
+    "form": (lambda w: w.admin.form(w.form_id), VALUE),
+    "forms": (lambda w: w.admin.forms(), VALUE),
+    "has_blob_store": (lambda w: w.admin.has_blob_store, VALUE),
+    "outbox": (lambda w: w.admin.outbox(), VALUE),
+    "read_file": (lambda w: w.admin.read_file(w.submission.files[0]), ITERATOR),
+    "recipients": (lambda w: w.admin.recipients(w.form_id), VALUE),
+    "remove_recipient": (lambda w: w.admin.remove_recipient(w.recipient_id), VALUE),
+    "remove_webhook": (lambda w: w.admin.remove_webhook(w.endpoint_id), VALUE),
+    # No delivery is dead: the coroutine ran, and its error reaches the caller.
+    "retry": (lambda w: w.admin.retry("evt_none"), RAISES),
+    "revoke_api_key": (lambda w: w.admin.revoke_api_key(w.key_id), VALUE),
+    "rotate_key": (lambda w: w.admin.rotate_key(w.form_id), VALUE),
+    "set_workspace_active": (lambda w: w.admin.set_workspace_active(w.workspace_id, True), VALUE),
+    "submissions": (lambda w: w.admin.submissions(w.form_id), ITERATOR),
+    "update_form": (lambda w: w.admin.update_form(w.form_id, name="Renamed"), VALUE),
+    "update_workspace": (lambda w: w.admin.update_workspace(w.workspace_id), VALUE),
+    "usage": (lambda w: w.admin.usage(w.workspace_id), VALUE),
+    "view": (lambda w: w.admin.view(w.submission), VALUE),
+    "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
+    "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
+    "workspaces": (lambda w: w.admin.workspaces(), VALUE),
+}
+
+
+def _public_members(cls: type) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")}
+
+
+def _assert_plain(value: object) -> None:
+    """Something synchronous code can use as it is."""
+    assert not inspect.isawaitable(value), value
+    assert not isinstance(value, AsyncIterator), value
+    assert not inspect.ismethod(value), value
+    assert not inspect.isfunction(value), value
+
+
+def test_every_public_member_of_admin_has_a_case() -> None:
+    assert set(CASES) == _public_members(Admin)
+
+
+def test_the_wrapper_lists_every_public_member_of_admin(world: World) -> None:
+    assert set(dir(world.admin)) >= _public_members(Admin)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_member_gives_what_synchronous_code_can_use(world: World, name: str) -> None:
+    call, kind = CASES[name]
+
+    if kind == RAISES:
+        with pytest.raises(AdminError):
+            call(world)
+        return
+    result = call(world)
+
+    if kind == ITERATOR:
+        assert isinstance(result, Iterator), result
+        items = list(result)
+        assert items, f"{name} gave nothing"
+        for item in items:
+            _assert_plain(item)
+    else:
+        _assert_plain(result)
+
+
+def test_a_file_read_through_the_wrapper_is_the_file(world: World) -> None:
+    assert world.admin.has_blob_store is True
+    assert b"".join(world.admin.read_file(world.submission.files[0])) == PDF
+
+
+class _Counting:
+    """An admin-shaped object whose async iterator counts what it has produced."""
+
+    def __init__(self) -> None:
+        self.produced = 0
+        self.closed = False
+
+    async def rows(self, count: int) -> AsyncIterator[int]:
+        try:
+            for row in range(count):
+                self.produced += 1
+                yield row
+        finally:
+            self.closed = True
+
+
+def test_an_async_iterator_is_streamed_an_item_at_a_time_and_closed_when_left() -> None:
+    target = _Counting()
+    with start_blocking_portal() as portal:
+        admin = SyncIntake(cast(Intake, _Holder(target)), portal).admin
+        rows = admin.rows(1_000_000)
+
+        assert next(rows) == 0
+        assert next(rows) == 1
+        assert target.produced == 2
+        rows.close()
+        assert target.closed
+
+
+@define
+class _Holder:
+    admin: object
