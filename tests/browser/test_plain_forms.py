@@ -170,6 +170,11 @@ def test_a_submission_failing_validation_shows_the_error_page(
     assert response.status == 422
     assert page.inner_text("h1") == "Submission failed"
     assert "Please check the highlighted fields." in page.inner_text("body")
+    assert page.inner_text("li") == "message: Please use at most 10 characters."
+    # Cross-origin, the browser's Referer is the page's origin alone: the link leads there.
+    assert page.get_attribute("a", "href") == site.origin + "/"
     page.screenshot(path=tmp_path / "invalid.png")
     assert_real_png(tmp_path / "invalid.png")
     assert service.submissions(form["form_id"]) == []
+    page.go_back()  # as the page advises: the form again, to correct
+    assert page.url.endswith("/strict.html")

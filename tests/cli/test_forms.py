@@ -84,6 +84,15 @@ def test_form_create_without_json_prints_settings_as_lines(cli: Cli, workspace_i
         (["--allowed-origin", "not a url"], "not an origin"),
         (["--redirect-url", "/relative"], "absolute"),
         (["--spam-threshold", "0"], "more than zero"),
+        (["--spam-threshold", "nan"], "must be a finite number more than zero, not nan"),
+        (["--spam-threshold", "inf"], "must be a finite number more than zero, not inf"),
+        (["--spam-threshold=-inf"], "must be a finite number more than zero, not -inf"),
+        (["--name", ""], "a form's name cannot be empty"),
+        (["--name", " \t "], "a form's name cannot be empty"),
+        (["--name", "x" * 201], "a form's name is at most 200 characters, not 201"),
+        (["--rule", "_replyto:email"], "no rule can be set on '_replyto'"),
+        (["--rule", "_subject:required"], "no rule can be set on '_subject'"),
+        (["--rule", "_anything:max_length=3"], "control fields"),
     ],
 )
 def test_form_create_refuses_bad_settings_with_exit_1(
@@ -180,6 +189,45 @@ def test_form_update_refuses_setting_and_clearing_at_once(
     form_id = str(_form(cli, workspace_id)["form_id"])
 
     assert cli("form", "update", form_id, *options).code == 2
+
+
+def test_a_form_created_without_a_name_is_named_untitled(cli: Cli, workspace_id: str) -> None:
+    assert _form(cli, workspace_id)["name"] == "Untitled form"
+    assert _form(cli, workspace_id, "--name", "  Contact ")["name"] == "Contact"
+    assert _form(cli, workspace_id, "--name", "x" * 200)["name"] == "x" * 200
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--name", ""], "a form's name cannot be empty"),
+        (["--name", "   "], "a form's name cannot be empty"),
+        (["--name", "x" * 201], "at most 200 characters"),
+        (["--rule", "_replyto:email"], "no rule can be set on '_replyto'"),
+        (["--rule", "email:email", "--rule", "_next:url"], "no rule can be set on '_next'"),
+        (["--spam-threshold", "nan"], "must be a finite number more than zero, not nan"),
+        (["--spam-threshold", "infinity"], "must be a finite number more than zero, not inf"),
+    ],
+)
+def test_form_update_refuses_a_blank_name_control_field_rules_and_odd_thresholds(
+    cli: Cli, workspace_id: str, options: list[str], message: str
+) -> None:
+    form = _form(cli, workspace_id, "--name", "Contact", "--rule", "email:email")
+
+    result = cli("form", "update", str(form["form_id"]), *options, "--json")
+
+    assert result.code == 1, result.err
+    assert message in result.document["error"]
+    assert cli.json("form", "show", str(form["form_id"])) == form  # nothing changed
+
+
+def test_form_update_help_says_lists_are_replaced_whole(cli: Cli) -> None:
+    result = cli("form", "update", "--help")
+
+    text = " ".join(result.out.split())
+    assert result.code == 0
+    assert "replaces the form's whole list of allowed origins" in text
+    assert "replaces the form's whole list of rules" in text
 
 
 def test_form_update_refuses_bad_values(cli: Cli, workspace_id: str) -> None:

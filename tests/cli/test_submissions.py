@@ -176,6 +176,20 @@ def test_export_to_a_file_prints_a_summary(
     assert human.out == f"exported 3 submissions to {target}\n"
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_export_json_without_output_is_refused_rather_than_printing_the_data(
+    cli: Cli, made: Made, fmt: str
+) -> None:
+    # --json promises one JSON document on stdout; to stdout an export is its data.
+    result = cli("submissions", "export", "--form", made.form_id, "--format", fmt, "--json")
+
+    assert result.code == 1
+    assert json.loads(result.out) == result.document  # the one document: the error
+    assert result.document["ok"] is False
+    assert "--json goes with --output" in result.document["error"]
+    assert made.accepted not in result.out
+
+
 def test_export_of_an_unknown_form_creates_no_file(cli: Cli, tmp_path: Path) -> None:
     target = tmp_path / "export.csv"
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+from html.parser import HTMLParser
 
 import httpx2
 import pytest
@@ -44,6 +45,24 @@ def test_a_browser_is_sent_to_next_on_the_requests_own_origin(seeded: Seeded) ->
     assert response.headers["location"] == "https://shop.example/done?x=1"
 
 
+def test_a_path_next_sends_the_browser_to_that_path_on_the_submitting_pages_origin(
+    seeded: Seeded,
+) -> None:
+    response = _browser(seeded, {**FIELDS, "_next": "/done?x=1"}, origin="https://shop.example")
+
+    assert response.status_code == 303
+    assert response.headers["location"] == "https://shop.example/done?x=1"
+
+
+def test_a_path_next_without_an_origin_to_resolve_it_gets_the_thank_you_page(
+    seeded: Seeded,
+) -> None:
+    response = _browser(seeded, {**FIELDS, "_next": "/done"})
+
+    assert response.status_code == 303
+    assert response.headers["location"] == _thanks(seeded)
+
+
 def test_a_browser_is_sent_to_next_on_the_allowed_list(seeded: Seeded) -> None:
     seeded.svc.update_form(
         seeded.form.form_id, allowed_origins=["https://shop.example", "https://www.shop.example"]
@@ -67,7 +86,9 @@ def test_a_browser_is_sent_to_next_on_the_allowed_list(seeded: Seeded) -> None:
         "javascript:alert(1)",
         "https://shop.example.evil.example/",
         "http://shop.example/downgraded",
-        "/relative/path",
+        "relative/path",
+        "/\\evil.example/",
+        "\\\\evil.example/",
     ],
 )
 def test_an_off_list_next_goes_to_the_thank_you_page_never_an_open_redirect(
@@ -200,6 +221,156 @@ def test_every_browser_failure_keeps_its_status_and_public_message(
     assert response.headers["content-type"].startswith("text/html")
     assert html.escape(message) in response.text
     _assert_nothing_reflected(response)
+
+
+class _Parts(HTMLParser):
+    """The list items, the links and the paragraphs of a page, as text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.items: list[str] = []
+        self.links: list[tuple[str | None, str]] = []
+        self.paragraphs: list[str] = []
+        self._open: list[str] = []
+        self._href: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._open.append(tag)
+        if tag == "li":
+            self.items.append("")
+        elif tag == "p":
+            self.paragraphs.append("")
+        elif tag == "a":
+            self._href = dict(attrs).get("href")
+            self.links.append((self._href, ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if "li" in self._open:
+            self.items[-1] += data
+        if "p" in self._open:
+            self.paragraphs[-1] += data
+        if "a" in self._open:
+            href, text = self.links[-1]
+            self.links[-1] = (href, text + data)
+
+
+def _parts(response: httpx2.Response) -> _Parts:
+    parts = _Parts()
+    parts.feed(response.text)
+    parts.close()
+    return parts
+
+
+BACK = "Use your browser's back button to return to the form; it usually keeps what you typed."
+
+
+def test_a_validation_page_lists_each_fields_message_escaped(seeded: Seeded) -> None:
+    seeded.svc.update_form(
+        seeded.form.form_id,
+        rules=[FieldRule("email", RuleKind.REQUIRED), FieldRule(HOSTILE, RuleKind.NUMBER)],
+    )
+
+    response = _browser(seeded, {"name": "Ada", HOSTILE: "many"})
+
+    assert response.status_code == 422
+    parts = _parts(response)
+    assert parts.items == [
+        "email: This field is required.",
+        f"{HOSTILE}: Please enter a number.",
+    ]
+    assert html.escape(HOSTILE) in response.text  # shown as text, never as markup
+    assert "<script" not in response.text
+    assert BACK in parts.paragraphs
+    assert parts.links == []  # no Referer: nothing to link back to
+
+
+@pytest.mark.parametrize(
+    ("referer", "origin", "allowed"),
+    [
+        pytest.param("https://shop.example/contact?x=1", "https://shop.example", [], id="own"),
+        pytest.param(
+            "https://www.shop.example/contact",
+            "https://shop.example",
+            ["https://shop.example", "https://*.shop.example"],
+            id="allowed",
+        ),
+    ],
+)
+def test_a_validation_page_links_back_to_a_submitting_page_on_an_allowed_origin(
+    seeded: Seeded, referer: str, origin: str, allowed: list[str]
+) -> None:
+    seeded.svc.update_form(
+        seeded.form.form_id, rules=[FieldRule("email", RuleKind.REQUIRED)], allowed_origins=allowed
+    )
+
+    response = _browser(seeded, {"name": "Ada"}, origin=origin, headers={"referer": referer})
+
+    assert response.status_code == 422
+    assert _parts(response).links == [(referer, "Back to the page you came from")]
+
+
+@pytest.mark.parametrize(
+    ("referer", "origin"),
+    [
+        pytest.param("https://evil.example/contact", "https://shop.example", id="other origin"),
+        pytest.param("https://evil.example/contact", None, id="no origin"),
+        pytest.param("javascript:alert(1)", "https://shop.example", id="javascript"),
+        pytest.param("//evil.example/x", "https://shop.example", id="scheme-relative"),
+        pytest.param("/contact", "https://shop.example", id="a path"),
+        pytest.param("https://evil.example\\@shop.example/", "https://shop.example", id="slash"),
+        pytest.param("data:text/html,<script>x</script>", "https://shop.example", id="data"),
+    ],
+)
+def test_a_validation_page_never_links_off_the_allowed_origins(
+    seeded: Seeded, referer: str, origin: str | None
+) -> None:
+    seeded.svc.update_form(seeded.form.form_id, rules=[FieldRule("email", RuleKind.REQUIRED)])
+    headers = {"referer": referer}
+
+    response = _browser(seeded, {"name": "Ada"}, origin=origin, headers=headers)
+
+    assert response.status_code == 422
+    parts = _parts(response)
+    assert parts.links == []
+    assert BACK in parts.paragraphs
+    assert "evil" not in response.text
+    assert "javascript" not in response.text
+
+
+def test_a_too_large_page_says_what_to_do_and_how_to_go_back(seeded: Seeded) -> None:
+    response = _browser(
+        seeded,
+        {"message": "x" * 30_000},
+        origin="https://shop.example",
+        headers={"referer": "https://shop.example/contact"},
+    )
+
+    assert response.status_code == 413
+    parts = _parts(response)
+    assert parts.paragraphs[0] == SPEC_ERRORS["payload_too_large"][1]
+    assert "Shorten your answers or send smaller files, then try again." in parts.paragraphs
+    assert BACK in parts.paragraphs
+    assert parts.links == [("https://shop.example/contact", "Back to the page you came from")]
+
+
+def test_a_page_the_form_cannot_fix_offers_no_way_back(seeded: Seeded) -> None:
+    seeded.svc.update_form(seeded.form.form_id, enabled=False)
+
+    response = _browser(
+        seeded,
+        FIELDS,
+        origin="https://shop.example",
+        headers={"referer": "https://shop.example/contact"},
+    )
+
+    assert response.status_code == 403
+    parts = _parts(response)
+    assert parts.paragraphs == [SPEC_ERRORS["form_disabled"][1]]
+    assert parts.links == []
 
 
 def test_a_rate_limited_browser_gets_the_page_and_retry_after(seeded: Seeded) -> None:

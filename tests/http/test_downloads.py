@@ -40,7 +40,12 @@ from intake.logs import JsonFormatter
 from intake.ports.blobs import validate_content_type
 from intake.ports.submissions import CommitPlan, Committed
 from intake.service.admin import Admin
-from tests.http.conftest import assert_error
+from tests.http.conftest import (
+    BROWSER_ACCEPT,
+    LINK_MESSAGES,
+    assert_error,
+    assert_link_refused,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -410,7 +415,7 @@ def test_a_tampered_signature_is_unauthorized(svc: Downloads) -> None:
 
     response = svc.get(path.replace(signature, flipped))
 
-    assert_error(response, "unauthorized")
+    assert_link_refused(response, "unauthorized")
     assert "www-authenticate" not in response.headers
 
 
@@ -421,7 +426,7 @@ def test_a_later_expiry_with_the_old_signature_is_unauthorized(svc: Downloads) -
 
     response = svc.get(path.replace(f"expires={expires}", f"expires={int(expires) + 86400}"))
 
-    assert_error(response, "unauthorized")
+    assert_link_refused(response, "unauthorized")
 
 
 def test_another_files_signature_is_unauthorized(svc: Downloads) -> None:
@@ -432,8 +437,8 @@ def test_another_files_signature_is_unauthorized(svc: Downloads) -> None:
     same_submission = svc.get(f"/v1/files/{submission_id}/0?{query}")
     other_submission = svc.get(f"/v1/files/{other_id}/1?{query}")
 
-    assert_error(same_submission, "unauthorized")
-    assert_error(other_submission, "unauthorized")
+    assert_link_refused(same_submission, "unauthorized")
+    assert_link_refused(other_submission, "unauthorized")
 
 
 def test_a_link_works_until_it_expires(svc: Downloads) -> None:
@@ -445,7 +450,7 @@ def test_a_link_works_until_it_expires(svc: Downloads) -> None:
     svc.clock.advance(ttl - 1)
     assert svc.get(path).status_code == 200
     svc.clock.advance(1)
-    assert_error(svc.get(path), "unauthorized")
+    assert_link_refused(svc.get(path), "unauthorized")
     assert svc.get(path, method="HEAD").status_code == 401
 
 
@@ -467,7 +472,7 @@ def test_a_missing_or_incomplete_query_is_unauthorized(svc: Downloads, query: st
 
     response = svc.get(f"/v1/files/{submission_id}/0" + query.format(**given))
 
-    assert_error(response, "unauthorized")
+    assert_link_refused(response, "unauthorized")
 
 
 def test_the_link_is_checked_before_anything_is_looked_up(svc: Downloads) -> None:
@@ -475,7 +480,9 @@ def test_the_link_is_checked_before_anything_is_looked_up(svc: Downloads) -> Non
     known = svc.submit(("cv.pdf", PDF, "application/pdf"))
 
     for submission_id in (known, "sub_unknown"):
-        assert_error(svc.get(f"/v1/files/{submission_id}/0?expires=1&signature=x"), "unauthorized")
+        assert_link_refused(
+            svc.get(f"/v1/files/{submission_id}/0?expires=1&signature=x"), "unauthorized"
+        )
 
 
 def test_a_browser_gets_the_refusal_as_a_page(svc: Downloads) -> None:
@@ -487,6 +494,21 @@ def test_a_browser_gets_the_refusal_as_a_page(svc: Downloads) -> None:
 
     assert response.status_code == 401
     assert response.headers["content-type"].startswith("text/html")
+    assert "<title>Download failed</title>" in response.text
+    assert f"<p>{LINK_MESSAGES['unauthorized']}</p>" in response.text
+    assert "API key" not in response.text
+    assert "Submission" not in response.text
+
+
+def test_a_browser_is_told_a_missing_file_is_not_there(svc: Downloads) -> None:
+    response = svc.get(
+        svc.path("sub_0000000000000000000000000", 0), headers={"accept": BROWSER_ACCEPT}
+    )
+
+    assert response.status_code == 404
+    assert "<title>Download failed</title>" in response.text
+    assert f"<p>{LINK_MESSAGES['form_not_found']}</p>" in response.text
+    assert "form" not in response.text.split("<body>")[1]
 
 
 # -- nothing there ----------------------------------------------------------------------
@@ -495,16 +517,16 @@ def test_a_browser_gets_the_refusal_as_a_page(svc: Downloads) -> None:
 def test_an_unknown_submission_is_not_found(svc: Downloads) -> None:
     response = svc.get(svc.path("sub_0000000000000000000000000", 0))
 
-    assert_error(response, "form_not_found")
+    assert_link_refused(response, "form_not_found")
 
 
 def test_an_index_past_the_files_is_not_found(svc: Downloads) -> None:
     submission_id = svc.submit(("cv.pdf", PDF, "application/pdf"))
     without_files = svc.submit()
 
-    assert_error(svc.get(svc.path(submission_id, 1)), "form_not_found")
-    assert_error(svc.get(svc.path(submission_id, 99)), "form_not_found")
-    assert_error(svc.get(svc.path(without_files, 0)), "form_not_found")
+    assert_link_refused(svc.get(svc.path(submission_id, 1)), "form_not_found")
+    assert_link_refused(svc.get(svc.path(submission_id, 99)), "form_not_found")
+    assert_link_refused(svc.get(svc.path(without_files, 0)), "form_not_found")
 
 
 @pytest.mark.parametrize("index", ["x", "-1", "01", "1.0", "1e3", "١", "²", "100", "99999999999"])
@@ -514,7 +536,7 @@ def test_an_index_that_is_no_small_number_is_not_found(svc: Downloads, index: st
 
     response = svc.get(f"/v1/files/{submission_id}/{index}?{query}")
 
-    assert_error(response, "form_not_found")
+    assert_link_refused(response, "form_not_found")
 
 
 def test_a_missing_blob_is_not_found_and_logged_by_ids_only(
@@ -527,7 +549,7 @@ def test_a_missing_blob_is_not_found_and_logged_by_ids_only(
     get = svc.get(path)
     head = svc.get(path, method="HEAD")
 
-    assert_error(get, "form_not_found")
+    assert_link_refused(get, "form_not_found")
     assert head.status_code == 404
     warnings = [r for r in caplog.records if "missing from the blob store" in r.getMessage()]
     assert len(warnings) == 2
@@ -547,7 +569,7 @@ def test_without_a_blob_store_no_file_is_found() -> None:
         assert svc.runtime.blobs is None
         submission_id = svc.submit(("cv.pdf", PDF, "application/pdf"))
 
-        assert_error(svc.get(svc.path(submission_id, 0)), "form_not_found")
+        assert_link_refused(svc.get(svc.path(submission_id, 0)), "form_not_found")
 
 
 # -- outages ----------------------------------------------------------------------------

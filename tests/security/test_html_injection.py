@@ -4,11 +4,14 @@ Hostile markup goes in through every value a sender controls (field names and va
 control fields, the path, the query, Origin, X-Request-ID, the Idempotency-Key, the
 challenge token, the content type) and through the form's own name. Each page is parsed:
 its elements, attributes and text must be exactly the page's own, with nothing from the
-request, and the headers must forbid scripts, framing and sniffing besides.
+request but, on a validation page, the names of the fields (as text, escaped) and, on a
+page that links back to the form, a Referer on the form's origins (percent-encoded); the
+headers must forbid scripts, framing and sniffing besides.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from html.parser import HTMLParser
@@ -18,6 +21,7 @@ import httpx2
 import pytest
 
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, FormMode, RuleKind
+from intake.entrypoints.http.pages import BACK_ADVICE, BACK_LINK
 from tests.http.conftest import (
     BROWSER_ACCEPT,
     SPEC_ERRORS,
@@ -54,6 +58,8 @@ PAGE_ATTRIBUTES = {
 }
 TITLES = {"Thank you", "Submission failed", "Please try again"}
 THANKS_MESSAGE = "Your submission has been received."
+# What a page may say after its message: how to put the refusal right, and the way back.
+ADVICE = {BACK_ADVICE, "Shorten your answers or send smaller files, then try again."}
 
 
 @pytest.fixture
@@ -68,21 +74,27 @@ class _Page(HTMLParser):
         self.tags: list[str] = []
         self.attributes: set[tuple[str, str, str | None]] = set()
         self.texts: list[str] = []
+        self.items: list[str] = []  # the texts of list items: field names and messages
         self.style = ""
         self.other: list[str] = []  # comments, declarations besides the doctype, PIs
         self._in_style = False
+        self._in_item = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attributes.update((tag, name, value) for name, value in attrs)
         self._in_style = tag == "style"
+        self._in_item = tag == "li"
 
     def handle_endtag(self, tag: str) -> None:
         self._in_style = False
+        self._in_item = False
 
     def handle_data(self, data: str) -> None:
         if self._in_style:
             self.style += data
+        elif self._in_item:
+            self.items.append(data)
         elif data.strip():
             self.texts.append(data.strip())
 
@@ -109,22 +121,39 @@ def _csp(response: httpx2.Response) -> dict[str, list[str]]:
 
 
 def assert_clean_page(
-    response: httpx2.Response, status: int, message: str, *, origin: str | None = None
+    response: httpx2.Response,
+    status: int,
+    message: str,
+    *,
+    origin: str | None = None,
+    link: str | None = None,
 ) -> None:
-    """The page is the service's own, exactly, and nothing of the request came back."""
+    """The page is the service's own, exactly, and nothing of the request came back but
+    field names, as the text of list items, and `link`, the one link's address."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     page = _Page()
     page.feed(response.text)
     page.close()
-    assert page.tags == PAGE_TAGS
-    assert page.attributes == PAGE_ATTRIBUTES
+    assert page.tags[: len(PAGE_TAGS)] == PAGE_TAGS
+    after = page.tags[len(PAGE_TAGS) :]
+    items = ["ul", *["li"] * len(page.items)] if page.items else []
+    assert after == items + ["p"] * (len(after) - len(items) - bool(link)) + ["a"] * bool(link)
+    assert page.attributes == PAGE_ATTRIBUTES | ({("a", "href", link)} if link else set())
     assert page.other == []
-    title, heading, text = page.texts
+    title, heading, text, *advice = page.texts
     assert title == heading
     assert title in TITLES
     assert text == message
-    assert MARK not in response.text.lower()
+    assert set(advice) <= ADVICE | ({BACK_LINK} if link else set())
+    for item in page.items:  # `name: message`, the name as it was sent
+        assert ": " in item
+    outside = response.text
+    if page.items:
+        outside = outside[: outside.index("<ul>")] + outside[outside.index("</ul>") :]
+    if link:
+        outside = outside.replace(html.escape(link), "")
+    assert MARK not in outside.lower()
     assert "<script" not in response.text.lower()
     for name, value in response.headers.items():
         if name == "access-control-allow-origin":
@@ -328,7 +357,7 @@ SCENARIOS: list[tuple[str, str, Scenario]] = [
     ("code", "scenario"),
     [pytest.param(code, scenario, id=name) for name, code, scenario in SCENARIOS],
 )
-def test_a_browser_error_page_holds_nothing_but_the_public_message(
+def test_a_browser_error_page_holds_nothing_but_its_own_markup(
     seeded: Seeded, code: str, scenario: Scenario
 ) -> None:
     response = scenario(seeded)
@@ -337,6 +366,40 @@ def test_a_browser_error_page_holds_nothing_but_the_public_message(
     assert_clean_page(response, _status(code), _message(code), origin=origin)
     for submission in seeded.svc.submissions(seeded.form.form_id):
         assert MARK not in json.dumps([submission.subject, submission.data])
+
+
+def test_a_validation_page_names_hostile_fields_as_text_only(seeded: Seeded) -> None:
+    response = _file_part(seeded)
+
+    page = _Page()
+    page.feed(response.text)
+    # The client sends a `"` in a part's name as %22, as browsers do.
+    name = HOSTILE_HEADER.replace('"', "%22")
+    assert page.items == [f"{name}: File uploads are not accepted."]
+
+
+def test_a_hostile_referer_on_the_forms_own_origin_is_a_harmless_link(seeded: Seeded) -> None:
+    seeded.svc.update_form(
+        seeded.form.form_id, rules=[FieldRule(field="email", kind=RuleKind.REQUIRED)]
+    )
+    markup = f'"><script>{MARK}()</script><img/src=x/onerror={MARK}>'  # no space: a URL
+    referer = f"https://shop.example/{markup}?q='{MARK}'"
+
+    response = seeded.svc.public(
+        seeded.form.public_form_key,
+        headers=_browser_headers(referer=referer, origin="https://shop.example"),
+        data={"message": "hello"},
+    )
+
+    link = "https://shop.example/" + quote(markup, safe="!#$%&'()*+,/:;=?@[]~")
+    link += f"?q='{MARK}'"
+    assert_clean_page(
+        response,
+        _status("validation_failed"),
+        _message("validation_failed"),
+        origin="https://shop.example",
+        link=link,
+    )
 
 
 def test_a_wrong_method_page_reflects_nothing(seeded: Seeded) -> None:

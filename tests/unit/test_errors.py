@@ -66,3 +66,20 @@ def test_an_intake_error_carries_the_rejection_and_names_its_code() -> None:
 
     assert error.rejection == Rejection(ErrorCode.QUOTA_EXCEEDED)
     assert str(error) == "quota_exceeded"
+
+
+def test_a_download_refusal_keeps_the_code_and_status_in_words_about_the_link() -> None:
+    bad_link = Rejection.download(ErrorCode.UNAUTHORIZED)
+    missing = Rejection.download(ErrorCode.FORM_NOT_FOUND)
+    unavailable = Rejection.download(ErrorCode.SERVICE_UNAVAILABLE)
+
+    assert (bad_link.code, bad_link.status) == (ErrorCode.UNAUTHORIZED, 401)
+    assert bad_link.message == "This download link is invalid or has expired."
+    assert (missing.code, missing.status) == (ErrorCode.FORM_NOT_FOUND, 404)
+    assert missing.message == "This file does not exist or is no longer available."
+    assert unavailable.spec == ERRORS[ErrorCode.SERVICE_UNAVAILABLE]  # no words of its own
+
+
+def test_a_rejection_cannot_be_worded_as_another_code() -> None:
+    with pytest.raises(ValueError, match="does not word"):
+        Rejection(ErrorCode.FORM_NOT_FOUND, spec=ERRORS[ErrorCode.UNAUTHORIZED])

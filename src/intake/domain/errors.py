@@ -1,4 +1,5 @@
-"""The error table of the interface specification (part 7), held once, as data."""
+"""The error table of the interface specification (part 7), held once, as data, and the
+wording the file download route gives some of its codes."""
 
 from __future__ import annotations
 
@@ -73,18 +74,43 @@ ERRORS: Mapping[ErrorCode, ErrorSpec] = {
 }
 
 
+# A download link is no submission, and no API key opens a file: the download route's
+# refusals keep the table's codes and statuses, so clients branch on them as anywhere,
+# with messages that speak of the link and the file.
+DOWNLOAD_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
+    spec.code: spec
+    for spec in (
+        ErrorSpec(ErrorCode.UNAUTHORIZED, 401, "This download link is invalid or has expired."),
+        ErrorSpec(
+            ErrorCode.FORM_NOT_FOUND, 404, "This file does not exist or is no longer available."
+        ),
+    )
+}
+
+
 @frozen
 class Rejection:
-    """Why a request was refused: a code of the table, plus what the code carries."""
+    """Why a request was refused: a code of the table, plus what the code carries. `spec`
+    is the table's row for the code unless a route words it in its own way."""
 
     code: ErrorCode
     fields: Mapping[str, str] | None = None
     retry_after: int | None = None
-    spec: ErrorSpec = field(init=False)
+    spec: ErrorSpec = field(kw_only=True)
 
     @spec.default
     def _spec(self) -> ErrorSpec:
         return ERRORS[self.code]
+
+    @spec.validator
+    def _same_code(self, _: object, spec: ErrorSpec) -> None:
+        if spec.code is not self.code or spec.status != ERRORS[self.code].status:
+            raise ValueError(f"{spec} does not word {self.code}")
+
+    @classmethod
+    def download(cls, code: ErrorCode) -> Rejection:
+        """A refusal of the file download route, in its own words where it has them."""
+        return cls(code, spec=DOWNLOAD_ERRORS.get(code, ERRORS[code]))
 
     @property
     def status(self) -> int:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import csv
 import io
-import ipaddress
 import json
+import math
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from datetime import datetime
-from urllib.parse import urlsplit
 
 from attrs import evolve, frozen
 
 from intake.domain import ids
+from intake.domain.controls import is_control
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import (
     ApiKey,
@@ -40,6 +40,13 @@ from intake.domain.uploads import (
     normalize_type_pattern,
 )
 from intake.domain.validation import is_email
+from intake.domain.webhook_targets import (
+    Resolver,
+    TargetNotPublic,
+    TargetRefused,
+    TargetUnresolved,
+    check_target,
+)
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
@@ -69,10 +76,14 @@ class CreatedEndpoint:
 
 @frozen
 class Outbox:
-    """The outbox as an operator sees it: events and their deliveries."""
+    """The outbox as an operator sees it: events and their deliveries, as many as asked
+    for, and how many there are in all: `total` deliveries (dead ones only, when only
+    those were asked for) and `waiting` events not yet fanned out."""
 
     events: list[OutboxRow]
     deliveries: list[Delivery]
+    total: int
+    waiting: int
 
 
 @frozen
@@ -87,6 +98,7 @@ class WorkspaceUsage:
     period: str
     used: int
     ceiling: int
+    storage_used: int = 0  # bytes of files its submissions keep, whatever their status
 
 
 _UNSET: object = object()
@@ -128,6 +140,32 @@ def _origins(values: Iterable[str]) -> tuple[str, ...]:
         if origin not in normalized:
             normalized.append(origin)
     return tuple(normalized)
+
+
+DEFAULT_FORM_NAME = "Untitled form"
+MAX_FORM_NAME = 200  # characters: a name is a label in lists and mail subjects
+
+
+def _name(value: str) -> str:
+    name = value.strip()
+    if not name:
+        raise AdminError("a form's name cannot be empty")
+    if len(name) > MAX_FORM_NAME:
+        raise AdminError(f"a form's name is at most {MAX_FORM_NAME} characters, not {len(name)}")
+    return name
+
+
+def _rules(rules: Iterable[FieldRule]) -> tuple[FieldRule, ...]:
+    """Rules are for data: a control field is taken out of the data before validation,
+    so a rule on it would never apply."""
+    checked = tuple(rules)
+    for rule in checked:
+        if is_control(rule.field):
+            raise AdminError(
+                f"no rule can be set on {rule.field!r}: names starting with _ (and the "
+                "challenge tokens) are control fields, not data"
+            )
+    return checked
 
 
 def _redirect(value: str | None) -> str | None:
@@ -212,44 +250,6 @@ def _type_patterns(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(patterns)
 
 
-# Names that always mean this machine; any other name is checked when delivering, since
-# what it resolves to can change after it is added.
-_LOCAL_NAMES = ("localhost", "localhost.localdomain")
-
-
-def webhook_url(value: str, *, allow_private: bool) -> str:
-    """A webhook URL as given, once it is an absolute http(s) URL, with https and no
-    address in the operator's own network unless `allow_private` (decisions.md)."""
-    text = value.strip()
-    try:
-        parts = urlsplit(text)
-        host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        raise AdminError(f"not a valid URL: {value!r}") from None
-    if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in text):
-        raise AdminError(f"a webhook URL must be an absolute http(s) URL: {value!r}")
-    if allow_private:
-        return text
-    if parts.scheme != "https":
-        raise AdminError(
-            "a webhook URL must use https (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows http)"
-        )
-    if host in _LOCAL_NAMES or host.endswith(".localhost") or _private_literal(host):
-        raise AdminError(
-            f"{host} is not a public address (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows it)"
-        )
-    return text
-
-
-def _private_literal(host: str) -> bool:
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False  # a name
-    return not address.is_global
-
-
 class Admin:
     def __init__(
         self,
@@ -259,6 +259,7 @@ class Admin:
         plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
         *,
         webhook_allow_private: bool = False,
+        webhook_resolver: Resolver | None = None,
         blobs: BlobStore | None = None,
         signer: DownloadSigner | None = None,
     ) -> None:
@@ -267,19 +268,40 @@ class Admin:
         self._ids = id_source
         self._plans = plans
         self._allow_private = webhook_allow_private
+        # Without one, a webhook's host name is left for the relay to resolve and check.
+        self._resolve = webhook_resolver
         self._blobs = blobs
         self._signer = signer
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
 
+    def _upload_policy(
+        self, changes: UploadChanges, current: UploadPolicy | None
+    ) -> UploadPolicy | None:
+        """The policy `changes` make of `current`. A form takes files only where a blob
+        store keeps them: without one, every file sent to it would be refused."""
+        policy = changes.apply(current)
+        if policy is not None and self._blobs is None:
+            raise AdminError(
+                "no blob store is configured to keep uploaded files: set INTAKE_BLOB_URL "
+                "(see docs/uploads.md), then turn uploads on"
+            )
+        return policy
+
     # Workspaces
 
     async def create_workspace(
-        self, name: str, plan: Plan = Plan.FREE, monthly_limit: int | None = None
+        self,
+        name: str,
+        plan: Plan = Plan.FREE,
+        monthly_limit: int | None = None,
+        *,
+        storage_limit: int | None = None,
     ) -> Workspace:
         if monthly_limit is not None and monthly_limit < 0:
             raise AdminError("a monthly limit cannot be negative")
+        _check_storage_limit(storage_limit)
         workspace = Workspace(
             workspace_id=self._id("ws"),
             name=name,
@@ -287,6 +309,7 @@ class Admin:
             monthly_limit=monthly_limit,
             active=True,
             created_at=self._clock.now(),
+            storage_limit=storage_limit,
         )
         await self._store.workspaces.add(workspace)
         return workspace
@@ -311,6 +334,7 @@ class Admin:
         *,
         plan: Plan | None = None,
         monthly_limit: int | object | None = _UNSET,
+        storage_limit: int | object | None = _UNSET,
     ) -> Workspace:
         workspace = await self.workspace(workspace_id)
         if plan is not None:
@@ -318,6 +342,10 @@ class Admin:
         if monthly_limit is not _UNSET:
             assert monthly_limit is None or isinstance(monthly_limit, int)
             workspace = evolve(workspace, monthly_limit=monthly_limit)
+        if storage_limit is not _UNSET:
+            assert storage_limit is None or isinstance(storage_limit, int)
+            _check_storage_limit(storage_limit)
+            workspace = evolve(workspace, storage_limit=storage_limit)
         await self._store.workspaces.update(workspace)
         return workspace
 
@@ -325,7 +353,8 @@ class Admin:
         workspace = await self.workspace(workspace_id)
         month = period(self._clock.now())
         used = await self._store.workspaces.usage(workspace_id, month)
-        return WorkspaceUsage(workspace, month, used, ceiling(workspace, self._plans))
+        storage = await self._store.workspaces.storage_used(workspace_id)
+        return WorkspaceUsage(workspace, month, used, ceiling(workspace, self._plans), storage)
 
     # Forms
 
@@ -333,7 +362,7 @@ class Admin:
         self,
         workspace_id: str,
         *,
-        name: str = "",
+        name: str = DEFAULT_FORM_NAME,
         mode: FormMode = FormMode.PUBLIC,
         allowed_origins: Iterable[str] = (),
         rules: Iterable[FieldRule] = (),
@@ -342,17 +371,17 @@ class Admin:
         spam_threshold: float | None = None,
         uploads: UploadChanges | None = None,
     ) -> Form:
-        policy = uploads.apply(None) if uploads is not None else None
+        policy = self._upload_policy(uploads, None) if uploads is not None else None
         await self.workspace(workspace_id)
         form = Form(
             form_id=self._id("frm"),
             workspace_id=workspace_id,
             public_form_key=ids.public_form_key(self._ids.random_bytes(ids.ID_RANDOM_BYTES)),
-            name=name,
+            name=_name(name),
             mode=mode,
             enabled=True,
             allowed_origins=_origins(allowed_origins),
-            rules=tuple(rules),
+            rules=_rules(rules),
             challenge=challenge,
             redirect_url=_redirect(redirect_url),
             created_at=self._clock.now(),
@@ -388,13 +417,13 @@ class Admin:
     ) -> Form:
         form = await self.form(form_id)
         if name is not None:
-            form = evolve(form, name=name)
+            form = evolve(form, name=_name(name))
         if mode is not None:
             form = evolve(form, mode=mode)
         if allowed_origins is not None:
             form = evolve(form, allowed_origins=_origins(allowed_origins))
         if rules is not None:
-            form = evolve(form, rules=tuple(rules))
+            form = evolve(form, rules=_rules(rules))
         if challenge is not _UNSET:
             assert challenge is None or isinstance(challenge, Challenge)
             form = evolve(form, challenge=challenge)
@@ -406,7 +435,7 @@ class Admin:
         if enabled is not None:
             form = evolve(form, enabled=enabled)
         if uploads is not None:
-            form = evolve(form, uploads=uploads.apply(form.uploads))
+            form = evolve(form, uploads=self._upload_policy(uploads, form.uploads))
         await self._store.forms.update(form)
         return form
 
@@ -519,13 +548,30 @@ class Admin:
         endpoint = WebhookEndpoint(
             endpoint_id=self._id("wh"),
             form_id=form_id,
-            url=webhook_url(url, allow_private=self._allow_private),
+            url=await self._webhook_url(url),
             secret=secret,
             include_flagged=include_flagged,
             created_at=self._clock.now(),
         )
         await self._store.destinations.add_endpoint(endpoint)
         return CreatedEndpoint(endpoint, secret)
+
+    async def _webhook_url(self, value: str) -> str:
+        """The URL as given, once it passes the rule the relay applies at every delivery
+        (domain/webhook_targets.py), so the owner learns of a refusal at once. A name
+        that cannot be resolved just now is taken: the relay resolves it again anyway."""
+        text = value.strip()
+        try:
+            await check_target(text, allow_private=self._allow_private, resolve=self._resolve)
+        except TargetNotPublic as refused:
+            raise AdminError(
+                f"{refused} (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows private and http URLs)"
+            ) from None
+        except TargetRefused as refused:
+            raise AdminError(f"{refused}: {value!r}") from None
+        except TargetUnresolved:
+            pass
+        return text
 
     async def webhooks(self, form_id: str) -> list[WebhookEndpoint]:
         await self.form(form_id)
@@ -573,19 +619,24 @@ class Admin:
         outbox rows as well."""
         deliveries = await self._store.deliveries.list_deliveries(dead_only=dead_only, limit=limit)
         events = [] if dead_only else await self._store.submissions.outbox(limit)
-        return Outbox(events, deliveries)
+        counts = await self._store.deliveries.counts()
+        total = counts.dead if dead_only else counts.pending + counts.delivered + counts.dead
+        return Outbox(events, deliveries, total=total, waiting=counts.unpublished)
 
     async def retry(self, event_id: str) -> int:
-        """Makes an event's dead deliveries due now; returns how many."""
+        """Makes an event's dead deliveries due now; returns how many. An unknown event
+        (or one purged) and an event with nothing dead are refused, each saying so."""
         count = await self._store.deliveries.retry_dead(event_id, self._clock.now())
+        if count is None:
+            raise NotFoundError(f"no event {event_id!r} in the outbox")
         if count == 0:
-            raise NotFoundError(f"no dead deliveries of event {event_id!r}")
+            raise AdminError(f"event {event_id!r} has no dead deliveries")
         return count
 
 
 def _threshold(value: float) -> float:
-    if not value > 0:
-        raise AdminError("a spam threshold must be more than zero")
+    if not (math.isfinite(value) and value > 0):
+        raise AdminError(f"a spam threshold must be a finite number more than zero, not {value}")
     return float(value)
 
 
@@ -610,12 +661,18 @@ def _time(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
+def _check_storage_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise AdminError("a storage limit cannot be negative")
+
+
 def workspace_view(workspace: Workspace) -> dict[str, object]:
     return {
         "workspace_id": workspace.workspace_id,
         "name": workspace.name,
         "plan": workspace.plan.value,
         "monthly_limit": workspace.monthly_limit,
+        "storage_limit": workspace.storage_limit,
         "active": workspace.active,
         "created_at": _time(workspace.created_at),
     }

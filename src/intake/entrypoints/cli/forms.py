@@ -18,8 +18,9 @@ from intake.entrypoints.cli.parser import (
     number,
     whole_number,
 )
-from intake.entrypoints.cli.runner import with_runtime
+from intake.entrypoints.cli.runner import read_only, with_runtime
 from intake.service.admin import (
+    DEFAULT_FORM_NAME,
     AdminError,
     UploadChanges,
     challenge_of,
@@ -36,13 +37,16 @@ def register(commands: Subparsers) -> None:
 
     create = add_command(group, "create", help="create a form", handler=with_runtime(_create))
     create.add_argument("--workspace", required=True, metavar="ID")
-    create.add_argument("--name", default="")
+    create.add_argument("--name", help=f"the form's name (default: {DEFAULT_FORM_NAME!r})")
     create.add_argument("--mode", choices=_MODES, default=FormMode.PUBLIC.value)
     create.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
     _settings_arguments(create)
 
     update = add_command(
-        group, "update", help="change a form's settings", handler=with_runtime(_update)
+        group,
+        "update",
+        help="change a form's settings; a list given replaces the form's whole list",
+        handler=with_runtime(_update),
     )
     update.add_argument("form_id", metavar="ID")
     update.add_argument("--name")
@@ -50,36 +54,46 @@ def register(commands: Subparsers) -> None:
     redirect = update.add_mutually_exclusive_group()
     redirect.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
     redirect.add_argument("--clear-redirect-url", action="store_true")
-    _settings_arguments(update, clearable=True)
+    _settings_arguments(update, replacing=True)
 
     for name, about, handler in (
-        ("show", "show a form", _show),
-        ("pause", "pause a form: it refuses submissions", _pause),
-        ("resume", "resume a paused form", _resume),
-        ("rotate-key", "give a form a new public key; the old one stops working", _rotate),
+        ("show", "show a form", read_only(_show)),
+        ("pause", "pause a form: it refuses submissions", with_runtime(_pause)),
+        ("resume", "resume a paused form", with_runtime(_resume)),
+        (
+            "rotate-key",
+            "give a form a new public key; the old one stops working",
+            with_runtime(_rotate),
+        ),
     ):
-        command = add_command(group, name, help=about, handler=with_runtime(handler))
+        command = add_command(group, name, help=about, handler=handler)
         command.add_argument("form_id", metavar="ID")
 
-    listing = add_command(group, "list", help="list forms", handler=with_runtime(_list))
+    listing = add_command(group, "list", help="list forms", handler=read_only(_list))
     listing.add_argument("--workspace", metavar="ID", help="only this workspace's forms")
 
 
-def _settings_arguments(parser: Parser, *, clearable: bool = False) -> None:
-    """The options `create` and `update` share; `update` can also clear each list."""
+def _settings_arguments(parser: Parser, *, replacing: bool = False) -> None:
+    """The options `create` and `update` share. On `update` a list option replaces the
+    form's whole list (nothing is added to it), and each list can be cleared."""
+    whole = "; replaces the form's whole list of {}" if replacing else ""
     origins = parser.add_mutually_exclusive_group()
     origins.add_argument(
         "--allowed-origin",
         action="append",
         metavar="URL",
-        help="accept submissions only from this origin (repeatable)",
+        help="accept submissions only from this origin (repeatable"
+        + whole.format("allowed origins")
+        + ")",
     )
     rules = parser.add_mutually_exclusive_group()
     rules.add_argument(
         "--rule",
         action="append",
         metavar="FIELD:KIND",
-        help="a validation rule: required, email, url, number or max_length=N (repeatable)",
+        help="a validation rule: required, email, url, number or max_length=N (repeatable"
+        + whole.format("rules")
+        + "; not on control fields such as _replyto)",
     )
     challenge = parser.add_mutually_exclusive_group()
     challenge.add_argument("--challenge", choices=_PROVIDERS, help="require a bot challenge")
@@ -87,7 +101,7 @@ def _settings_arguments(parser: Parser, *, clearable: bool = False) -> None:
     parser.add_argument(
         "--spam-threshold", type=number, metavar="X", help="content score that marks spam"
     )
-    if clearable:
+    if replacing:
         origins.add_argument("--clear-allowed-origins", action="store_true")
         rules.add_argument("--clear-rules", action="store_true")
         challenge.add_argument("--no-challenge", action="store_true")
@@ -168,7 +182,7 @@ def _note_sizes(out: Output, form: Form) -> None:
 async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.create_form(
         args.workspace,
-        name=args.name,
+        name=DEFAULT_FORM_NAME if args.name is None else args.name,
         mode=FormMode(args.mode),
         allowed_origins=args.allowed_origin or (),
         rules=[parse_rule(rule) for rule in args.rule or ()],

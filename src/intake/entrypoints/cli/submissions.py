@@ -18,7 +18,7 @@ from intake.domain.model import Submission, SubmissionStatus
 from intake.entrypoints.cli.files import FileExport, file_export, require_blob_store
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
-from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.entrypoints.cli.runner import CommandError, read_only
 from intake.service.admin import Admin, jsonl_line
 
 _STATUSES = [status.value for status in SubmissionStatus]
@@ -29,7 +29,7 @@ def register(commands: Subparsers) -> None:
     group = add_group(commands, "submissions", help="read a form's submissions")
 
     listing = add_command(
-        group, "list", help="list a form's submissions, oldest first", handler=with_runtime(_list)
+        group, "list", help="list a form's submissions, oldest first", handler=read_only(_list)
     )
     listing.add_argument("--form", required=True, metavar="ID")
     listing.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
@@ -39,8 +39,8 @@ def register(commands: Subparsers) -> None:
         group,
         "export",
         help="export a form's submissions; the data goes to stdout unless --output is given "
-        "(then --json prints a summary)",
-        handler=with_runtime(_export),
+        "(--json, which goes with --output only, then prints a summary)",
+        handler=read_only(_export),
     )
     export.add_argument("--form", required=True, metavar="ID")
     export.add_argument("--format", required=True, choices=["csv", "jsonl"])
@@ -91,6 +91,12 @@ async def _export(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
     admin = runtime.admin
     if args.files is not None:
         require_blob_store(admin)  # a configuration error first, whatever the form
+    if out.json_mode and args.output is None:
+        # --json promises one JSON document on stdout, and there the export is the data.
+        raise CommandError(
+            "--json goes with --output FILE: it prints a summary of the export written "
+            "there; without --output the export itself goes to stdout, as CSV or JSON Lines"
+        )
     await admin.form(args.form)  # refuse an unknown form before creating any file
     files: FileExport | None = None
     with ExitStack() as stack:

@@ -1,7 +1,8 @@
 """GET and HEAD /v1/files/{submission_id}/{index}: an uploaded file, by its signed link.
 
 The signature is checked before anything is looked up, so a link that is missing, forged,
-made for another file or expired (401) tells nothing about what it names. Then the
+made for another file or expired (401) tells nothing about what it names. Refusals keep
+the error table's codes, in words about the link and the file (DOWNLOAD_ERRORS). Then the
 submission and its file (404 when either does not exist), then the blob, streamed from
 the store as it is read, never held whole.
 
@@ -39,6 +40,7 @@ from intake.ports.blobs import BlobNotFound, InvalidBlobKey
 log = logging.getLogger("intake.http")
 
 ROUTE = DOWNLOAD_PATH
+PAGE_TITLE = "Download failed"  # a browser's page of a refused link: no submission failed
 
 # What every answer of a file carries, whatever the file holds.
 FILE_HEADERS = {
@@ -143,9 +145,10 @@ def _runtime(request: Request) -> Runtime:
 
 def _refuse(request: Request, code: ErrorCode) -> Response:
     return error_response(
-        Rejection(code),
+        Rejection.download(code),
         request.state.request_id,
         browser=prefers_html(request.headers.get("accept")),
+        title=PAGE_TITLE,
     )
 
 

@@ -1,6 +1,9 @@
 """Outcomes as HTTP responses: the JSON envelope, the browser's 303 and HTML pages.
 
-Statuses and messages come from the domain's error table; nothing is invented here.
+Statuses and messages come from the domain's error table; nothing is invented here. A
+browser's page of a refusal it can put right from the form (a field to correct, a
+submission to shorten, a moment to wait) also says so, and shows the way back to the
+form (docs/decisions.md "Browsers").
 """
 
 from __future__ import annotations
@@ -9,9 +12,11 @@ import json
 from collections.abc import Mapping
 from urllib.parse import quote
 
+from attrs import frozen
 from starlette.responses import Response
 
 from intake.domain.errors import ERRORS, ErrorCode, Rejection
+from intake.domain.model import Form
 from intake.domain.origins import redirect_target
 from intake.entrypoints.http.pages import error_page
 from intake.service.messages import CONFIRMATION, Accepted, Outcome, Refused
@@ -44,6 +49,57 @@ def _location(url: str) -> str:
     return quote(url, safe=_URL_SAFE)
 
 
+# The refusals a visitor puts right by going back to the form, and what else to tell them.
+_GO_BACK = frozenset(
+    {
+        ErrorCode.VALIDATION_FAILED,
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        ErrorCode.RATE_LIMITED,
+        ErrorCode.CHALLENGE_FAILED,
+        ErrorCode.SERVICE_UNAVAILABLE,
+    }
+)
+_ADVICE: Mapping[ErrorCode, str] = {
+    ErrorCode.PAYLOAD_TOO_LARGE: "Shorten your answers or send smaller files, then try again.",
+}
+
+
+@frozen
+class FormPage:
+    """The page a refused submission came from: `url` is where a link may lead back to,
+    None when the request named no page on the form's own origins."""
+
+    url: str | None = None
+
+
+def form_page(referer: str | None, origin: str | None, form: Form | None) -> FormPage:
+    """The submitting page, from the Referer, when it is on the request's own Origin or
+    on the form's allowed list, checked as `_next` is, so that the page never links off
+    them (nor to a `javascript:` URL). A Referer is absolute: a path is none."""
+    if not referer or referer.startswith("/"):
+        return FormPage()
+    url = redirect_target(
+        redirect_url=None,
+        next_url=referer,
+        request_origin=origin,
+        allowed=form.allowed_origins if form is not None else (),
+    )
+    return FormPage(_location(url) if url is not None else None)
+
+
+def _page(rejection: Rejection, status: int, title: str | None, came_from: FormPage | None) -> str:
+    back = came_from is not None and rejection.code in _GO_BACK
+    return error_page(
+        status,
+        rejection.message,
+        title=title,
+        fields=rejection.fields if rejection.code is ErrorCode.VALIDATION_FAILED else None,
+        advice=_ADVICE.get(rejection.code) if back else None,
+        back=back,
+        back_url=came_from.url if back and came_from is not None else None,
+    )
+
+
 def _json(body: Mapping[str, object], status: int, headers: dict[str, str]) -> Response:
     payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     headers.setdefault("Cache-Control", "no-store")
@@ -59,7 +115,11 @@ def error_response(
     browser: bool = False,
     status: int | None = None,
     headers: Mapping[str, str] | None = None,
+    title: str | None = None,
+    came_from: FormPage | None = None,
 ) -> Response:
+    """The refusal as the envelope, or for a browser as a page: titled `title` (by the
+    status if None), with the way back to the form when `came_from` is given."""
     code = status or rejection.status
     extra = dict(headers or {})
     if rejection.retry_after is not None:
@@ -67,7 +127,7 @@ def error_response(
     if browser:
         extra.update(HTML_HEADERS)
         return Response(
-            error_page(code, rejection.message),
+            _page(rejection, code, title, came_from),
             status_code=code,
             headers=extra,
             media_type=HTML_TYPE,
@@ -88,11 +148,15 @@ def outcome_response(
     *,
     browser: bool,
     origin: str | None,
+    referer: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     extra = dict(headers or {})
     if isinstance(outcome, Refused):
-        return error_response(outcome.rejection, request_id, browser=browser, headers=extra)
+        came_from = form_page(referer, origin, outcome.form) if browser else None
+        return error_response(
+            outcome.rejection, request_id, browser=browser, headers=extra, came_from=came_from
+        )
     assert isinstance(outcome, Accepted)
     if outcome.replayed:
         extra["Idempotent-Replayed"] = "true"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 from starlette.requests import ClientDisconnect, Request
@@ -25,6 +26,8 @@ from intake.service.messages import (
     ServerTarget,
     SubmitRequest,
 )
+
+log = logging.getLogger("intake.http")
 
 
 def _runtime(request: Request) -> Runtime:
@@ -90,6 +93,12 @@ def _note(request: Request, route: str, outcome: Outcome) -> None:
         state["form_id"] = outcome.form.form_id
     if isinstance(outcome, Refused):
         state["outcome"] = outcome.rejection.code.value
+        # Which step refused is for the operator's debugging; the access line has the code.
+        log.debug(
+            "refused at step %s",
+            outcome.step.name.lower(),
+            extra={"request_id": request.state.request_id},
+        )
     else:
         assert isinstance(outcome, Accepted)
         state["outcome"] = "replayed" if outcome.replayed else "accepted"
@@ -104,6 +113,7 @@ async def submit_public(request: Request) -> Response:
         request.state.request_id,
         browser=prefers_html(request.headers.get("accept")),
         origin=request.headers.get("origin"),
+        referer=request.headers.get("referer"),
     )
 
 
@@ -119,6 +129,7 @@ async def submit_server(request: Request) -> Response:
         request.state.request_id,
         browser=prefers_html(request.headers.get("accept")),
         origin=request.headers.get("origin"),
+        referer=request.headers.get("referer"),
         headers={"WWW-Authenticate": "Bearer"}
         if isinstance(outcome, Refused) and outcome.rejection.status == 401
         else None,
