@@ -316,10 +316,11 @@ class StoreView:
         }
 
     def keys(self, form_id: str) -> dict[str, str]:
-        """Idempotency-Key to the submission it names, for both routes of the form."""
+        """Idempotency-Key to the submission it names, for both routes of the form (a
+        public key is scoped by its client network too)."""
         rows = self._rows(
-            "SELECT key, submission_id FROM idempotency WHERE scope IN (%s, %s)",
-            (f"public:{form_id}", f"server:{form_id}"),
+            "SELECT key, submission_id FROM idempotency WHERE scope = %s OR scope LIKE %s",
+            (f"server:{form_id}", f"public:{form_id}:%"),
         )
         return {row["key"]: row["submission_id"] for row in rows}
 
