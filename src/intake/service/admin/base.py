@@ -1,0 +1,42 @@
+"""The base every part of `Admin` builds on: the store, clock, ids and settings it holds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from intake.domain import ids
+from intake.domain.model import Plan
+from intake.domain.quota import DEFAULT_PLANS, PlanTerms
+from intake.domain.signing import DownloadSigner
+from intake.domain.webhook_targets import Resolver
+from intake.ports.blobs import BlobStore
+from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
+from intake.ports.store import Store
+
+
+class AdminBase:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        id_source: IdSource,
+        plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
+        *,
+        webhook_allow_private: bool = False,
+        webhook_resolver: Resolver | None = None,
+        blobs: BlobStore | None = None,
+        signer: DownloadSigner | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = id_source
+        self._plans = plans
+        self._allow_private = webhook_allow_private
+        # Without one, a webhook's host name is left for the relay to resolve and check.
+        self._resolve = webhook_resolver
+        self._blobs = blobs
+        self._signer = signer
+
+    def _id(self, prefix: str) -> str:
+        return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

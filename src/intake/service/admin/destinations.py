@@ -1,0 +1,98 @@
+"""Where a form's submissions are delivered: its webhook endpoints and notification
+recipients."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from intake.domain import ids
+from intake.domain.delivery import NotificationRecipient, WebhookEndpoint
+from intake.domain.validation import is_email
+from intake.domain.webhook_targets import (
+    TargetNotPublic,
+    TargetRefused,
+    TargetUnresolved,
+    check_target,
+)
+from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.forms import FormAdmin
+
+
+@frozen
+class CreatedEndpoint:
+    endpoint: WebhookEndpoint
+    secret: str  # shown once; kept to sign with, never printed again
+
+
+class DestinationAdmin(FormAdmin):
+    async def add_webhook(
+        self, form_id: str, url: str, *, include_flagged: bool = False
+    ) -> CreatedEndpoint:
+        await self.form(form_id)
+        secret = ids.webhook_secret(self._ids.random_bytes(ids.SECRET_RANDOM_BYTES))
+        endpoint = WebhookEndpoint(
+            endpoint_id=self._id("wh"),
+            form_id=form_id,
+            url=await self._webhook_url(url),
+            secret=secret,
+            include_flagged=include_flagged,
+            created_at=self._clock.now(),
+        )
+        await self._store.destinations.add_endpoint(endpoint)
+        return CreatedEndpoint(endpoint, secret)
+
+    async def _webhook_url(self, value: str) -> str:
+        """The URL as given, once it passes the rule the relay applies at every delivery
+        (domain/webhook_targets.py), so the owner learns of a refusal at once. A name
+        that cannot be resolved just now is taken: the relay resolves it again anyway."""
+        text = value.strip()
+        try:
+            await check_target(text, allow_private=self._allow_private, resolve=self._resolve)
+        except TargetNotPublic as refused:
+            raise AdminError(
+                f"{refused} (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows private and http URLs)"
+            ) from None
+        except TargetRefused as refused:
+            raise AdminError(f"{refused}: {value!r}") from None
+        except TargetUnresolved:
+            pass
+        return text
+
+    async def webhooks(self, form_id: str) -> list[WebhookEndpoint]:
+        await self.form(form_id)
+        return await self._store.destinations.list_endpoints(form_id)
+
+    async def remove_webhook(self, endpoint_id: str) -> None:
+        if not await self._store.destinations.remove_endpoint(endpoint_id):
+            raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
+
+    async def add_recipient(self, form_id: str, email: str) -> NotificationRecipient:
+        await self.form(form_id)
+        address = email.strip()
+        if not is_email(address):
+            raise AdminError(f"not an email address: {email!r}")
+        taken = f"{address} is already notified for form {form_id}"
+        existing = await self._store.destinations.list_recipients(form_id)
+        # Two rows would mean two mails for every submission; addresses differing only
+        # in case reach the same mailbox in practice.
+        if any(r.email.lower() == address.lower() for r in existing):
+            raise AdminError(taken)
+        recipient = NotificationRecipient(
+            recipient_id=self._id("rcpt"),
+            form_id=form_id,
+            email=address,
+            created_at=self._clock.now(),
+        )
+        try:
+            await self._store.destinations.add_recipient(recipient)
+        except ValueError:  # the store's own check, against an `add` at the same moment
+            raise AdminError(taken) from None
+        return recipient
+
+    async def recipients(self, form_id: str) -> list[NotificationRecipient]:
+        await self.form(form_id)
+        return await self._store.destinations.list_recipients(form_id)
+
+    async def remove_recipient(self, recipient_id: str) -> None:
+        if not await self._store.destinations.remove_recipient(recipient_id):
+            raise NotFoundError(f"no notification recipient {recipient_id!r}")

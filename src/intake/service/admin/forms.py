@@ -1,0 +1,127 @@
+"""Form management: creating, finding and changing forms, and rotating their public keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from attrs import evolve
+
+from intake.domain import ids
+from intake.domain.model import Challenge, FieldRule, Form, FormMode
+from intake.domain.uploads import UploadPolicy
+from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.inputs import (
+    DEFAULT_FORM_NAME,
+    UNSET,
+    UploadChanges,
+    check_name,
+    check_origins,
+    check_redirect,
+    check_rules,
+    check_threshold,
+)
+from intake.service.admin.workspaces import WorkspaceAdmin
+
+
+class FormAdmin(WorkspaceAdmin):
+    def _upload_policy(
+        self, changes: UploadChanges, current: UploadPolicy | None
+    ) -> UploadPolicy | None:
+        """The policy `changes` make of `current`. A form takes files only where a blob
+        store keeps them: without one, every file sent to it would be refused."""
+        policy = changes.apply(current)
+        if policy is not None and self._blobs is None:
+            raise AdminError(
+                "no blob store is configured to keep uploaded files: set INTAKE_BLOB_URL "
+                "(see docs/uploads.md), then turn uploads on"
+            )
+        return policy
+
+    async def create_form(
+        self,
+        workspace_id: str,
+        *,
+        name: str = DEFAULT_FORM_NAME,
+        mode: FormMode = FormMode.PUBLIC,
+        allowed_origins: Iterable[str] = (),
+        rules: Iterable[FieldRule] = (),
+        challenge: Challenge | None = None,
+        redirect_url: str | None = None,
+        spam_threshold: float | None = None,
+        uploads: UploadChanges | None = None,
+    ) -> Form:
+        policy = self._upload_policy(uploads, None) if uploads is not None else None
+        await self.workspace(workspace_id)
+        form = Form(
+            form_id=self._id("frm"),
+            workspace_id=workspace_id,
+            public_form_key=ids.public_form_key(self._ids.random_bytes(ids.ID_RANDOM_BYTES)),
+            name=check_name(name),
+            mode=mode,
+            enabled=True,
+            allowed_origins=check_origins(allowed_origins),
+            rules=check_rules(rules),
+            challenge=challenge,
+            redirect_url=check_redirect(redirect_url),
+            created_at=self._clock.now(),
+            uploads=policy,
+        )
+        if spam_threshold is not None:
+            form = evolve(form, spam_threshold=check_threshold(spam_threshold))
+        await self._store.forms.add(form)
+        return form
+
+    async def form(self, form_id: str) -> Form:
+        form = await self._store.forms.get(form_id)
+        if form is None:
+            raise NotFoundError(f"no form {form_id!r}")
+        return form
+
+    async def forms(self, workspace_id: str | None = None) -> list[Form]:
+        return await self._store.forms.list(workspace_id)
+
+    async def update_form(
+        self,
+        form_id: str,
+        *,
+        name: str | None = None,
+        mode: FormMode | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        rules: Iterable[FieldRule] | None = None,
+        challenge: Challenge | object | None = UNSET,
+        redirect_url: str | object | None = UNSET,
+        spam_threshold: float | None = None,
+        enabled: bool | None = None,
+        uploads: UploadChanges | None = None,
+    ) -> Form:
+        form = await self.form(form_id)
+        if name is not None:
+            form = evolve(form, name=check_name(name))
+        if mode is not None:
+            form = evolve(form, mode=mode)
+        if allowed_origins is not None:
+            form = evolve(form, allowed_origins=check_origins(allowed_origins))
+        if rules is not None:
+            form = evolve(form, rules=check_rules(rules))
+        if challenge is not UNSET:
+            assert challenge is None or isinstance(challenge, Challenge)
+            form = evolve(form, challenge=challenge)
+        if redirect_url is not UNSET:
+            assert redirect_url is None or isinstance(redirect_url, str)
+            form = evolve(form, redirect_url=check_redirect(redirect_url))
+        if spam_threshold is not None:
+            form = evolve(form, spam_threshold=check_threshold(spam_threshold))
+        if enabled is not None:
+            form = evolve(form, enabled=enabled)
+        if uploads is not None:
+            form = evolve(form, uploads=self._upload_policy(uploads, form.uploads))
+        await self._store.forms.update(form)
+        return form
+
+    async def rotate_key(self, form_id: str) -> Form:
+        form = evolve(
+            await self.form(form_id),
+            public_form_key=ids.public_form_key(self._ids.random_bytes(ids.ID_RANDOM_BYTES)),
+        )
+        await self._store.forms.update(form)
+        return form

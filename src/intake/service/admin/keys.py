@@ -1,0 +1,42 @@
+"""API key management: creating, revoking and listing a workspace's keys."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from intake.domain import ids
+from intake.domain.model import ApiKey
+from intake.service.admin.errors import NotFoundError
+from intake.service.admin.workspaces import WorkspaceAdmin
+
+
+@frozen
+class CreatedKey:
+    key: ApiKey
+    secret: str  # shown once, never stored
+
+
+class KeyAdmin(WorkspaceAdmin):
+    async def create_api_key(self, workspace_id: str) -> CreatedKey:
+        await self.workspace(workspace_id)
+        secret = ids.api_key(self._ids.random_bytes(ids.API_KEY_RANDOM_BYTES))
+        key = ApiKey(
+            key_id=self._id("key"),
+            workspace_id=workspace_id,
+            key_hash=ids.hash_secret(secret),
+            prefix=secret[: len(ids.API_KEY_PREFIX) + 6],
+            created_at=self._clock.now(),
+        )
+        await self._store.api_keys.add(key)
+        return CreatedKey(key, secret)
+
+    async def revoke_api_key(self, key_id: str) -> ApiKey:
+        if not await self._store.api_keys.revoke(key_id, self._clock.now()):
+            raise NotFoundError(f"no API key {key_id!r}")
+        key = await self._store.api_keys.get(key_id)
+        assert key is not None
+        return key
+
+    async def api_keys(self, workspace_id: str) -> list[ApiKey]:
+        await self.workspace(workspace_id)
+        return await self._store.api_keys.list(workspace_id)

@@ -1,0 +1,85 @@
+"""Reading a form's submissions: listing them, their files, and exporting them as CSV."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from attrs import frozen
+
+from intake.domain.model import Submission, SubmissionStatus, describe_files
+from intake.domain.uploads import StoredFile
+from intake.service.admin.errors import AdminError
+from intake.service.admin.exports import csv_header, csv_line, csv_record
+from intake.service.admin.forms import FormAdmin
+from intake.service.admin.views import submission_view
+
+
+@frozen
+class CsvLine:
+    submission: Submission | None  # None for the header
+    text: str
+
+
+class SubmissionAdmin(FormAdmin):
+    async def submissions(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[Submission]:
+        await self.form(form_id)
+        async for submission in self._store.submissions.iterate(form_id, status):
+            yield submission
+
+    def files_view(self, submission: Submission) -> list[dict[str, object]]:
+        """A submission's files as an operator reads them: each with a download link
+        valid from now, when links can be signed."""
+        return describe_files(submission, self._signer, self._clock.now())
+
+    def view(self, submission: Submission) -> dict[str, object]:
+        """`submission_view` with fresh download links."""
+        return submission_view(submission, self.files_view(submission))
+
+    @property
+    def has_blob_store(self) -> bool:
+        return self._blobs is not None
+
+    def read_file(self, stored: StoredFile) -> AsyncGenerator[bytes, None]:
+        """A file's content in chunks, streamed from the blob store (see
+        `BlobStore.read`: BlobNotFound when the blob is gone)."""
+        if self._blobs is None:
+            raise AdminError("no blob store is configured (INTAKE_BLOB_URL)")
+        return self._blobs.read(stored.key)
+
+    async def export_csv(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[str]:
+        """`csv_export` as a stream of lines, without holding the submissions in memory."""
+        async for line in self.export_csv_rows(form_id, status):
+            yield line.text
+
+    async def export_csv_rows(
+        self, form_id: str, status: SubmissionStatus | None = None
+    ) -> AsyncIterator[CsvLine]:
+        """The CSV lines, each with the submission it holds (None for the header).
+
+        Two passes over the store: the first collects the data fields, so the header is
+        known before the first row; the second writes the rows. The store lists oldest
+        (lowest id) first, so the second pass stops at the last id the first one saw, and
+        a row committed between the passes with fields outside the header is left out:
+        every row fits the header, as in `csv_export`. The `files` column is there when
+        the form takes files, or a row exported has some."""
+        form = await self.form(form_id)
+        fields: dict[str, None] = {}
+        files = form.uploads is not None
+        last: str | None = None
+        async for row in self._store.submissions.iterate(form_id, status):
+            for name in row.data:
+                fields.setdefault(name, None)
+            files = files or bool(row.files)
+            last = row.submission_id
+        yield CsvLine(None, csv_line(csv_header(fields, files=files)))
+        if last is None:
+            return
+        async for row in self._store.submissions.iterate(form_id, status):
+            if row.submission_id > last:
+                break
+            if all(name in fields for name in row.data):
+                yield CsvLine(row, csv_line(csv_record(row, fields, files=files)))

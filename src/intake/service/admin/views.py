@@ -1,0 +1,127 @@
+"""Views: the JSON shapes the command line and the library print."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.domain.model import ApiKey, Form, Submission, Workspace
+from intake.ports.submissions import OutboxRow
+
+
+def _time(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def workspace_view(workspace: Workspace) -> dict[str, object]:
+    return {
+        "workspace_id": workspace.workspace_id,
+        "name": workspace.name,
+        "plan": workspace.plan.value,
+        "monthly_limit": workspace.monthly_limit,
+        "storage_limit": workspace.storage_limit,
+        "active": workspace.active,
+        "created_at": _time(workspace.created_at),
+    }
+
+
+def form_view(form: Form) -> dict[str, object]:
+    return {
+        "form_id": form.form_id,
+        "workspace_id": form.workspace_id,
+        "public_form_key": form.public_form_key,
+        "name": form.name,
+        "mode": form.mode.value,
+        "enabled": form.enabled,
+        "state": "enabled" if form.enabled else "paused",
+        "allowed_origins": list(form.allowed_origins),
+        "rules": [
+            {"field": r.field, "kind": r.kind.value, **({"limit": r.limit} if r.limit else {})}
+            for r in form.rules
+        ],
+        "spam_threshold": form.spam_threshold,
+        # The provider only: the secret is never printed back.
+        "challenge": form.challenge.provider.value if form.challenge else None,
+        "redirect_url": form.redirect_url,
+        "uploads": form.uploads.to_json() if form.uploads is not None else None,
+        "created_at": _time(form.created_at),
+    }
+
+
+def key_view(key: ApiKey) -> dict[str, object]:
+    return {
+        "key_id": key.key_id,
+        "workspace_id": key.workspace_id,
+        "prefix": key.prefix,
+        "created_at": _time(key.created_at),
+        "revoked_at": _time(key.revoked_at),
+        "revoked": key.revoked,
+    }
+
+
+def submission_view(
+    submission: Submission, files: list[dict[str, object]] | None = None
+) -> dict[str, object]:
+    """`files`: the files as `Admin.files_view` describes them; without links if not given."""
+    return {
+        "submission_id": submission.submission_id,
+        "form_id": submission.form_id,
+        "status": submission.status.value,
+        "subject": submission.subject,
+        "reply_to": submission.reply_to,
+        "data": submission.data,
+        "files": files if files is not None else [f.describe(None) for f in submission.files],
+        "created_at": submission.created_at.isoformat(),
+    }
+
+
+def endpoint_view(endpoint: WebhookEndpoint) -> dict[str, object]:
+    # Never the secret: it is printed once, by `webhook add`.
+    return {
+        "endpoint_id": endpoint.endpoint_id,
+        "form_id": endpoint.form_id,
+        "url": endpoint.url,
+        "include_flagged": endpoint.include_flagged,
+        "enabled": endpoint.enabled,
+        "created_at": _time(endpoint.created_at),
+        "disabled_at": _time(endpoint.disabled_at),
+    }
+
+
+def recipient_view(recipient: NotificationRecipient) -> dict[str, object]:
+    return {
+        "recipient_id": recipient.recipient_id,
+        "form_id": recipient.form_id,
+        "email": recipient.email,
+        "created_at": _time(recipient.created_at),
+    }
+
+
+def delivery_view(delivery: Delivery) -> dict[str, object]:
+    return {
+        "delivery_id": delivery.delivery_id,
+        "event_id": delivery.event_id,
+        "kind": delivery.kind.value,
+        "destination_id": delivery.destination_id,
+        "state": delivery.state.value,
+        "attempts": delivery.attempts,
+        "next_attempt_at": _time(delivery.next_attempt_at),
+        "last_error": delivery.last_error,
+        "created_at": _time(delivery.created_at),
+        "delivered_at": _time(delivery.delivered_at),
+        "dead_at": _time(delivery.dead_at),
+    }
+
+
+def outbox_event_view(row: OutboxRow) -> dict[str, object]:
+    # The ids and times only; the payload holds what the visitor typed.
+    event = row.event
+    return {
+        "event_id": event.event_id,
+        "event_type": event.event_type.value,
+        "submission_id": event.submission_id,
+        "form_id": event.form_id,
+        "workspace_id": event.workspace_id,
+        "created_at": _time(event.created_at),
+        "published_at": _time(row.published_at),
+    }

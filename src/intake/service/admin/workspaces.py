@@ -1,0 +1,87 @@
+"""Workspace management: creating, finding, changing and metering workspaces."""
+
+from __future__ import annotations
+
+from attrs import evolve, frozen
+
+from intake.domain.model import Plan, Workspace
+from intake.domain.quota import ceiling, period
+from intake.service.admin.base import AdminBase
+from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.inputs import UNSET, check_storage_limit
+
+
+@frozen
+class WorkspaceUsage:
+    workspace: Workspace
+    period: str
+    used: int
+    ceiling: int
+    storage_used: int = 0  # bytes of files its submissions keep, whatever their status
+
+
+class WorkspaceAdmin(AdminBase):
+    async def create_workspace(
+        self,
+        name: str,
+        plan: Plan = Plan.FREE,
+        monthly_limit: int | None = None,
+        *,
+        storage_limit: int | None = None,
+    ) -> Workspace:
+        if monthly_limit is not None and monthly_limit < 0:
+            raise AdminError("a monthly limit cannot be negative")
+        check_storage_limit(storage_limit)
+        workspace = Workspace(
+            workspace_id=self._id("ws"),
+            name=name,
+            plan=plan,
+            monthly_limit=monthly_limit,
+            active=True,
+            created_at=self._clock.now(),
+            storage_limit=storage_limit,
+        )
+        await self._store.workspaces.add(workspace)
+        return workspace
+
+    async def workspace(self, workspace_id: str) -> Workspace:
+        workspace = await self._store.workspaces.get(workspace_id)
+        if workspace is None:
+            raise NotFoundError(f"no workspace {workspace_id!r}")
+        return workspace
+
+    async def workspaces(self) -> list[Workspace]:
+        return await self._store.workspaces.list()
+
+    async def set_workspace_active(self, workspace_id: str, active: bool) -> Workspace:
+        workspace = evolve(await self.workspace(workspace_id), active=active)
+        await self._store.workspaces.update(workspace)
+        return workspace
+
+    async def update_workspace(
+        self,
+        workspace_id: str,
+        *,
+        plan: Plan | None = None,
+        monthly_limit: int | object | None = UNSET,
+        storage_limit: int | object | None = UNSET,
+    ) -> Workspace:
+        workspace = await self.workspace(workspace_id)
+        if plan is not None:
+            workspace = evolve(workspace, plan=plan)
+        if monthly_limit is not UNSET:
+            assert monthly_limit is None or isinstance(monthly_limit, int)
+            workspace = evolve(workspace, monthly_limit=monthly_limit)
+        if storage_limit is not UNSET:
+            assert storage_limit is None or isinstance(storage_limit, int)
+            check_storage_limit(storage_limit)
+            workspace = evolve(workspace, storage_limit=storage_limit)
+        await self._store.workspaces.update(workspace)
+        return workspace
+
+    async def usage(self, workspace_id: str) -> WorkspaceUsage:
+        workspace = await self.workspace(workspace_id)
+        month = period(self._clock.now())
+        used = await self._store.workspaces.usage(workspace_id, month)
+        storage = await self._store.workspaces.storage_used(workspace_id)
+        return WorkspaceUsage(workspace, month, used, ceiling(workspace, self._plans), storage)
