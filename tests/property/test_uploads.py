@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import SeededIdSource
-from intake.adapters.memory.store import InMemorySubmissions
+from intake.adapters.memory.repositories import InMemorySubmissions
 from intake.domain.errors import ErrorCode
 from intake.domain.model import FieldRule, Form, RuleKind
 from intake.domain.signing import DownloadSigner

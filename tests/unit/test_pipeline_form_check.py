@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from intake.adapters.memory.store import InMemorySubmissions
+from intake.adapters.memory.repositories import InMemorySubmissions
 from intake.domain.errors import ErrorCode
 from intake.domain.steps import Step
 from intake.ports.submissions import CommitPlan, CommitResult, FormCheck, FormRefused

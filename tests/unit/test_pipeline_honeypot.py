@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from intake.adapters.memory.store import InMemorySubmissions
+from intake.adapters.memory.repositories import InMemorySubmissions
 from intake.domain import scoring, validation
 from intake.domain.errors import ErrorCode
 from intake.domain.model import FieldRule, FieldValue, Form, RuleKind

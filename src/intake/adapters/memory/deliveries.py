@@ -1,0 +1,235 @@
+"""Destinations and deliveries in memory: webhook endpoints, notification recipients,
+and the relay's outbox fan-out, claims and outcomes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from attrs import evolve
+
+from intake.adapters.delivery import (
+    ENDPOINT_DISABLED,
+    ENDPOINT_REMOVED,
+    RECIPIENT_REMOVED,
+    delivery_id,
+    destinations,
+    error_text,
+)
+from intake.adapters.memory.tables import Repository, Tables
+from intake.domain.delivery import (
+    Delivery,
+    DeliveryState,
+    DestinationKind,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
+from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
+
+
+def _oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, datetime, str]:
+    # As the SQL stores' ORDER BY created_at NULLS FIRST, id.
+    return (created_at is not None, created_at or datetime.min.replace(tzinfo=UTC), item_id)
+
+
+class InMemoryDestinations(Repository):
+    def __init__(self, tables: Tables) -> None:
+        super().__init__(tables)
+
+    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        self._t.endpoints[endpoint.endpoint_id] = endpoint
+
+    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        return self._t.endpoints.get(endpoint_id)
+
+    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
+        endpoints = [e for e in self._t.endpoints.values() if e.form_id == form_id]
+        return sorted(endpoints, key=lambda e: _oldest_first(e.created_at, e.endpoint_id))
+
+    async def remove_endpoint(self, endpoint_id: str) -> bool:
+        return self._t.endpoints.pop(endpoint_id, None) is not None
+
+    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
+        endpoint = self._t.endpoints.get(endpoint_id)
+        if endpoint is not None and endpoint.disabled_at is None:  # the first time stays
+            self._t.endpoints[endpoint_id] = evolve(endpoint, disabled_at=when)
+
+    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+        if any(
+            r.form_id == recipient.form_id and r.email == recipient.email
+            for r in self._t.recipients.values()
+        ):
+            raise ValueError("already a recipient")
+        self._t.recipients[recipient.recipient_id] = recipient
+
+    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
+        recipients = [r for r in self._t.recipients.values() if r.form_id == form_id]
+        return sorted(recipients, key=lambda r: _oldest_first(r.created_at, r.recipient_id))
+
+    async def remove_recipient(self, recipient_id: str) -> bool:
+        return self._t.recipients.pop(recipient_id, None) is not None
+
+
+class InMemoryDeliveries(Repository):
+    """The same rules as the SQL stores, step for step, so the contract suite holds the
+    fake to them: see the PostgreSQL adapter for the reasons."""
+
+    def __init__(self, tables: Tables) -> None:
+        super().__init__(tables)
+
+    async def fan_out(self, now: datetime, limit: int) -> int:
+        unpublished = sorted(
+            (row for row in self._t.outbox.values() if row.published_at is None),
+            key=lambda row: (row.event.created_at, row.event.event_id),
+        )[:limit]
+        for row in unpublished:
+            event = row.event
+            endpoints = [e for e in self._t.endpoints.values() if e.form_id == event.form_id]
+            recipients = [r for r in self._t.recipients.values() if r.form_id == event.form_id]
+            for kind, destination_id in destinations(event.event_type, endpoints, recipients):
+                new = delivery_id(event.event_id, kind, destination_id)
+                self._t.deliveries.setdefault(
+                    new,
+                    Delivery(
+                        delivery_id=new,
+                        event_id=event.event_id,
+                        kind=kind,
+                        destination_id=destination_id,
+                        state=DeliveryState.PENDING,
+                        attempts=0,
+                        next_attempt_at=now,
+                        created_at=now,
+                    ),
+                )
+            self._t.outbox[event.event_id] = evolve(row, published_at=now)
+        return len(unpublished)
+
+    async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
+        due = sorted(
+            (d for d in self._t.deliveries.values() if self._due(d, now)),
+            key=lambda d: (d.next_attempt_at, d.delivery_id),
+        )
+        # The first `limit` due are looked at for a destination gone; then the first
+        # `limit` whose destination is there are leased.
+        parked = 0
+        for delivery in due[:limit]:
+            reason = self._gone(delivery)
+            if reason is not None:
+                self._park(delivery, now, reason)
+                parked += 1
+        leased_until = now + lease
+        claimed: list[ClaimedDelivery] = []
+        for delivery in due:
+            if len(claimed) == limit:
+                break
+            current = self._t.deliveries[delivery.delivery_id]
+            if current.state is not DeliveryState.PENDING or self._gone(current) is not None:
+                continue
+            self._t.leases[delivery.delivery_id] = leased_until
+            webhook = delivery.kind is DestinationKind.WEBHOOK
+            claimed.append(
+                ClaimedDelivery(
+                    delivery=current,
+                    event=self._t.outbox[delivery.event_id].event,
+                    endpoint=self._t.endpoints[delivery.destination_id] if webhook else None,
+                    recipient=None if webhook else self._t.recipients[delivery.destination_id],
+                    leased_until=leased_until,
+                )
+            )
+        return Claim(claimed, parked=parked)
+
+    def _due(self, delivery: Delivery, now: datetime) -> bool:
+        leased_until = self._t.leases.get(delivery.delivery_id)
+        return (
+            delivery.state is DeliveryState.PENDING
+            and delivery.next_attempt_at is not None
+            and delivery.next_attempt_at <= now
+            and (leased_until is None or leased_until <= now)
+        )
+
+    def _gone(self, delivery: Delivery) -> str | None:
+        if delivery.kind is DestinationKind.WEBHOOK:
+            endpoint = self._t.endpoints.get(delivery.destination_id)
+            if endpoint is None:
+                return ENDPOINT_REMOVED
+            return None if endpoint.enabled else ENDPOINT_DISABLED
+        return RECIPIENT_REMOVED if delivery.destination_id not in self._t.recipients else None
+
+    def _park(self, delivery: Delivery, now: datetime, reason: str) -> None:
+        self._t.deliveries[delivery.delivery_id] = evolve(
+            delivery, state=DeliveryState.DEAD, next_attempt_at=None, dead_at=now, last_error=reason
+        )
+        self._t.leases.pop(delivery.delivery_id, None)
+
+    async def record_success(self, delivery_id: str, now: datetime) -> None:
+        delivery = self._t.deliveries.get(delivery_id)
+        if delivery is None or delivery.state is DeliveryState.DELIVERED:
+            return
+        self._t.deliveries[delivery_id] = evolve(
+            delivery,
+            state=DeliveryState.DELIVERED,
+            attempts=delivery.attempts + 1,
+            next_attempt_at=None,
+            delivered_at=now,
+            dead_at=None,
+        )
+        self._t.leases.pop(delivery_id, None)
+
+    async def record_failure(
+        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+    ) -> None:
+        delivery = self._t.deliveries.get(delivery_id)
+        if delivery is None or delivery.state is not DeliveryState.PENDING:
+            return
+        self._t.deliveries[delivery_id] = evolve(
+            delivery,
+            state=DeliveryState.PENDING if next_attempt_at is not None else DeliveryState.DEAD,
+            attempts=delivery.attempts + 1,
+            next_attempt_at=next_attempt_at,
+            last_error=error_text(error),
+            dead_at=None if next_attempt_at is not None else now,
+        )
+        self._t.leases.pop(delivery_id, None)
+
+    async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
+        deliveries = [
+            d for d in self._t.deliveries.values() if not dead_only or d.state is DeliveryState.DEAD
+        ]
+        deliveries.sort(key=lambda d: (d.created_at, d.delivery_id), reverse=True)
+        return deliveries[:limit]
+
+    async def retry_dead(self, event_id: str, now: datetime) -> int | None:
+        if event_id not in self._t.outbox:
+            return None
+        dead = [
+            d
+            for d in self._t.deliveries.values()
+            if d.event_id == event_id and d.state is DeliveryState.DEAD
+        ]
+        for delivery in dead:
+            self._t.deliveries[delivery.delivery_id] = evolve(
+                delivery, state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, dead_at=None
+            )
+            self._t.leases.pop(delivery.delivery_id, None)
+        return len(dead)
+
+    async def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        times = [
+            row.event.created_at for row in self._t.outbox.values() if row.published_at is None
+        ]
+        times += [
+            d.created_at for d in self._t.deliveries.values() if d.state is DeliveryState.PENDING
+        ]
+        return len(times), min(times, default=None)
+
+    async def counts(self) -> DeliveryCounts:
+        tables = self._t
+        states = [d.state for d in tables.deliveries.values()]
+        return DeliveryCounts(
+            unpublished=sum(1 for row in tables.outbox.values() if row.published_at is None),
+            pending=states.count(DeliveryState.PENDING),
+            delivered=states.count(DeliveryState.DELIVERED),
+            dead=states.count(DeliveryState.DEAD),
+        )
+
+    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
+        await self._t.wakeup.wait(timeout)
