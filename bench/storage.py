@@ -29,7 +29,7 @@ from attrs import frozen
 from psycopg import sql
 
 from intake.adapters.postgres.mapping import commit_params
-from intake.adapters.postgres.repositories import _COMMIT as COMMIT_STATEMENT
+from intake.adapters.postgres.submissions import _COMMIT as COMMIT_STATEMENT
 from intake.adapters.ratelimit_redis import DEFAULT_PREFIX
 from intake.adapters.sql_rows import json_text
 from intake.domain.client_network import client_network

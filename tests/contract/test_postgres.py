@@ -18,6 +18,7 @@ from psycopg.rows import dict_row
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.migrations import MIGRATIONS
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import RETENTION
@@ -386,11 +387,14 @@ HOT_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     "resolve_public_key": (pg._RESOLVE_PUBLIC_KEY, ("pk",)),
     "resolve_id": (pg._RESOLVE_ID, (FORM_ID,)),
     "find_by_hash": (pg._FIND_API_KEY, (b"h",)),
-    "find_idempotency": (pg._FIND_IDEMPOTENCY, ("s", "k", datetime(2026, 1, 1, tzinfo=UTC))),
+    "find_idempotency": (
+        pg_submissions._FIND_IDEMPOTENCY,
+        ("s", "k", datetime(2026, 1, 1, tzinfo=UTC)),
+    ),
     "usage": (pg._USAGE, (WORKSPACE_ID, PERIOD)),
-    "iterate": (pg._PAGE, (FORM_ID, "", 500)),
-    "iterate_by_status": (pg._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500)),
-    "outbox": (pg._OUTBOX, (100,)),
+    "iterate": (pg_submissions._PAGE, (FORM_ID, "", 500)),
+    "iterate_by_status": (pg_submissions._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500)),
+    "outbox": (pg_submissions._OUTBOX, (100,)),
 }
 
 

@@ -12,7 +12,7 @@ from attrs import evolve
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres import mapping as m
-from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import submissions as pg
 from intake.domain.errors import ErrorCode
 from intake.domain.model import Form, FormMode
 from intake.ports.submissions import CommitPlan, Committed, FormCheck, FormRefused

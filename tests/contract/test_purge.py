@@ -18,9 +18,9 @@ from psycopg.rows import dict_row
 
 from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import purge as pg
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
-from intake.adapters.sqlite import repositories as lite
+from intake.adapters.sqlite import purge as lite
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import Submission

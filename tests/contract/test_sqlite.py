@@ -15,6 +15,7 @@ import pytest
 
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import repositories as sql
+from intake.adapters.sqlite import submissions as sql_submissions
 from intake.adapters.sqlite.migrations import MIGRATIONS
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import RETENTION
@@ -258,11 +259,11 @@ HOT_QUERIES = {
     "resolve_public_key": (sql._RESOLVE_PUBLIC_KEY, ("pk",), "SEARCH"),
     "resolve_id": (sql._RESOLVE_ID, (FORM_ID,), "SEARCH"),
     "find_by_hash": (sql._FIND_API_KEY, (b"h",), "SEARCH"),
-    "find_idempotency": (sql._FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
+    "find_idempotency": (sql_submissions._FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
     "usage": (sql._USAGE, (WORKSPACE_ID, PERIOD), "SEARCH"),
-    "iterate": (sql._PAGE, (FORM_ID, "", 500), "SEARCH"),
-    "iterate_by_status": (sql._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500), "SEARCH"),
-    "outbox": (sql._OUTBOX, (100,), "SCAN outbox USING INDEX"),
+    "iterate": (sql_submissions._PAGE, (FORM_ID, "", 500), "SEARCH"),
+    "iterate_by_status": (sql_submissions._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500), "SEARCH"),
+    "outbox": (sql_submissions._OUTBOX, (100,), "SCAN outbox USING INDEX"),
 }
 
 

@@ -14,10 +14,12 @@ import pytest
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite import repositories as lite
+from intake.adapters.sqlite import submissions as lite_submissions
 from intake.adapters.sqlite.mapping import ROWS as LITE_ROWS
 from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
@@ -63,7 +65,7 @@ async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Pa
         )
         conn.execute(lite._INSERT_FORM, LITE_ROWS.form_params(form()))
         for sub in old_rows():
-            conn.execute(lite._INSERT_SUBMISSION, LITE_ROWS.submission_params(sub))
+            conn.execute(lite_submissions._INSERT_SUBMISSION, LITE_ROWS.submission_params(sub))
 
     store = await open_sqlite_store(f"sqlite:///{path}")
     try:
@@ -125,9 +127,9 @@ async def test_a_postgres_commit_of_the_version_before_still_commits(
     # A server of the version before calls the function without the storage arguments:
     # its submission is stored, and its files are not counted.
     previous_call = "\n".join(
-        line for line in pg._COMMIT.splitlines() if "p_storage" not in line
+        line for line in pg_submissions._COMMIT.splitlines() if "p_storage" not in line
     ).replace("%(files)s::jsonb,", "%(files)s::jsonb")
-    assert previous_call != pg._COMMIT
+    assert previous_call != pg_submissions._COMMIT
     store = await open_postgres_store(empty_url)
     try:
         await store.migrate()

@@ -14,7 +14,7 @@ import pytest
 from attrs import evolve
 
 from intake.adapters.postgres import open_postgres_store
-from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import submissions as pg
 from intake.adapters.postgres.mapping import commit_params
 from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS

@@ -21,10 +21,10 @@ from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_
 from intake.adapters.postgres.repositories import (
     PostgresApiKeys,
     PostgresForms,
-    PostgresSubmissions,
     PostgresWorkspaces,
 )
 from intake.adapters.postgres.secrets import PostgresSecrets
+from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection

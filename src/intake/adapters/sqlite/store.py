@@ -8,13 +8,9 @@ from intake.adapters.delivery import Wakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
 from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
-from intake.adapters.sqlite.repositories import (
-    SqliteApiKeys,
-    SqliteForms,
-    SqliteSubmissions,
-    SqliteWorkspaces,
-)
+from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
 from intake.adapters.sqlite.secrets import SqliteSecrets
+from intake.adapters.sqlite.submissions import SqliteSubmissions
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 

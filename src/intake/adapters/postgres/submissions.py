@@ -1,0 +1,290 @@
+"""The submissions repository over the pool: the commit of a submission with its outbox
+event, idempotency records, honeypot hits, and the reads. As in `repositories`, each
+method is one statement on one connection taken from the pool and given back at once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from intake.adapters.postgres import file_storage, purge
+from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.mapping import ROWS
+from intake.adapters.postgres.waker import Waker
+from intake.adapters.sql_rows import existing_query_ids
+from intake.domain.errors import ErrorCode
+from intake.domain.idempotency import RETENTION, IdempotencyRecord
+from intake.domain.model import Submission, SubmissionStatus
+from intake.ports.submissions import (
+    PURGE_BATCH_SIZE,
+    CommitPlan,
+    CommitResult,
+    Committed,
+    ErasedBatch,
+    FormRefused,
+    HoneypotHit,
+    HoneypotResult,
+    IdempotencyTaken,
+    OutboxRow,
+    PurgeCounts,
+    QuotaReached,
+    StorageFull,
+)
+
+# The SQL is written out in full, with named parameters matching `mapping`'s params.
+
+# One round trip: the function (migrations.py) runs the whole commit in this
+# statement's own transaction. Explicit casts pick its one signature whatever types
+# the driver sends (an int may go as smallint, a None as unknown).
+_COMMIT = """
+    SELECT outcome, held_fingerprint, held_submission_id, held_created_at
+    FROM intake_commit(
+        p_submission_id => %(submission_id)s::text,
+        p_form_id => %(form_id)s::text,
+        p_workspace_id => %(workspace_id)s::text,
+        p_status => %(status)s::text,
+        p_data => %(data)s::json,
+        p_subject => %(subject)s::text,
+        p_reply_to => %(reply_to)s::text,
+        p_spam_score => %(spam_score)s::double precision,
+        p_client_ip => %(client_ip)s::text,
+        p_created_at => %(created_at)s::timestamptz,
+        p_event_id => %(event_id)s::text,
+        p_event_type => %(event_type)s::text,
+        p_event_submission_id => %(event_submission_id)s::text,
+        p_event_form_id => %(event_form_id)s::text,
+        p_event_workspace_id => %(event_workspace_id)s::text,
+        p_payload => %(payload)s::json,
+        p_event_created_at => %(event_created_at)s::timestamptz,
+        p_idem_scope => %(idem_scope)s::text,
+        p_idem_key => %(idem_key)s::text,
+        p_idem_fingerprint => %(idem_fingerprint)s::text,
+        p_idem_submission_id => %(idem_submission_id)s::text,
+        p_idem_created_at => %(idem_created_at)s::timestamptz,
+        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
+        p_quota_workspace_id => %(quota_workspace_id)s::text,
+        p_quota_period => %(quota_period)s::text,
+        p_quota_ceiling => %(quota_ceiling)s::bigint,
+        p_check_form_id => %(check_form_id)s::text,
+        p_check_public_key => %(check_public_key)s::text,
+        p_quota_exact => %(quota_exact)s::boolean,
+        p_files => %(files)s::jsonb,
+        p_storage_bytes => %(storage_bytes)s::bigint,
+        p_storage_ceiling => %(storage_ceiling)s::bigint
+    )
+"""
+# One round trip, as _COMMIT (migrations.py, 0007).
+_RECORD_HONEYPOT = """
+    SELECT outcome, held_fingerprint, held_submission_id, held_created_at
+    FROM intake_record_honeypot(
+        p_form_id => %(form_id)s::text,
+        p_day => %(day)s::text,
+        p_idem_scope => %(idem_scope)s::text,
+        p_idem_key => %(idem_key)s::text,
+        p_idem_fingerprint => %(idem_fingerprint)s::text,
+        p_idem_submission_id => %(idem_submission_id)s::text,
+        p_idem_created_at => %(idem_created_at)s::timestamptz,
+        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
+        p_check_form_id => %(check_form_id)s::text,
+        p_check_public_key => %(check_public_key)s::text
+    )
+"""
+_HONEYPOT_HITS = """
+    SELECT day, sum(count) AS count FROM honeypot_hits WHERE form_id = %s
+    GROUP BY day ORDER BY day
+"""
+_SELECT_SUBMISSION = """
+    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
+        client_ip, created_at, files
+    FROM submissions
+"""
+_GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = %s"
+# One parameter whatever the number of ids: one statement to prepare. The primary key is
+# seeked once per id.
+_EXISTING = "SELECT submission_id FROM submissions WHERE submission_id = ANY(%s::text[])"
+# Keyset pagination: each batch starts after the last id of the one before, an index seek.
+_PAGE = (
+    _SELECT_SUBMISSION
+    + " WHERE form_id = %s AND submission_id > %s ORDER BY submission_id LIMIT %s"
+)
+_PAGE_WITH_STATUS = (
+    _SELECT_SUBMISSION
+    + " WHERE form_id = %s AND status = %s AND submission_id > %s"
+    + " ORDER BY submission_id LIMIT %s"
+)
+_OUTBOX = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox ORDER BY event_id LIMIT %s
+"""
+_FIND_IDEMPOTENCY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = %s AND key = %s AND created_at > %s
+"""
+
+# Claims a key with no submission: inserted, or replacing an expired record. The flag
+# says whether it did; the holder is read in a statement of its own, whose snapshot sees
+# a record that a concurrent claim committed while this one waited on it.
+_CLAIM_KEY = """
+    WITH claimed AS (
+        INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
+        VALUES (%(scope)s, %(key)s, %(fingerprint)s, %(submission_id)s, %(created_at)s)
+        ON CONFLICT (scope, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, submission_id = EXCLUDED.submission_id,
+            created_at = EXCLUDED.created_at
+        WHERE idempotency.created_at <= %(expired_at)s
+        RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM claimed) AS claimed
+"""
+_HELD_KEY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = %s AND key = %s
+"""
+
+# What intake_commit answers when its FormCheck fails, as the refusal of steps 1 and 2.
+_FORM_REFUSALS = {
+    "form_not_found": ErrorCode.FORM_NOT_FOUND,
+    "unauthorized": ErrorCode.UNAUTHORIZED,
+    "form_disabled": ErrorCode.FORM_DISABLED,
+}
+
+
+def _taken(record: IdempotencyRecord, row: Mapping[str, Any]) -> IdempotencyTaken:
+    """The live record that holds `record`'s key, as the commit functions answer it."""
+    return IdempotencyTaken(
+        IdempotencyRecord(
+            scope=record.scope,
+            key=record.key,
+            fingerprint=row["held_fingerprint"],
+            submission_id=row["held_submission_id"],
+            created_at=m.utc(row["held_created_at"]),
+        )
+    )
+
+
+class PostgresSubmissions:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        # The relay's wake-up, sent after commits rather than by them (waker.py).
+        self._waker = Waker(db)
+
+    async def commit(self, plan: CommitPlan) -> CommitResult:
+        params = m.commit_params(plan)
+        row = await self._db.fetch_one(_COMMIT, params)
+        outcome = None if row is None else row["outcome"]
+        if outcome == "quota_exact":
+            # Too near the ceiling to count beside other commits: again, exactly. The
+            # first call wrote nothing.
+            params["quota_exact"] = True
+            row = await self._db.fetch_one(_COMMIT, params)
+            outcome = None if row is None else row["outcome"]
+        if outcome == "committed":
+            self._waker.ring()
+            return Committed()
+        if outcome == "quota_reached":
+            return QuotaReached()
+        if outcome == "storage_full":
+            return StorageFull()
+        if outcome in _FORM_REFUSALS:
+            return FormRefused(_FORM_REFUSALS[outcome])
+        if outcome == "idempotency_taken" and row is not None and plan.idempotency is not None:
+            return _taken(plan.idempotency, row)
+        raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
+
+    async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
+        row = await self._db.fetch_one(_RECORD_HONEYPOT, m.honeypot_params(hit))
+        outcome = None if row is None else row["outcome"]
+        if outcome == "committed":
+            return Committed()
+        if outcome in _FORM_REFUSALS:
+            return FormRefused(_FORM_REFUSALS[outcome])
+        if outcome == "idempotency_taken" and row is not None and hit.idempotency is not None:
+            return _taken(hit.idempotency, row)
+        raise RuntimeError(f"intake_record_honeypot answered {outcome!r}")  # a bug
+
+    async def honeypot_hits(self, form_id: str) -> dict[str, int]:
+        rows = await self._db.fetch_all(_HONEYPOT_HITS, (form_id,))
+        return {row["day"]: int(row["count"]) for row in rows}
+
+    async def close(self) -> None:
+        await self._waker.close()
+
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        params = {
+            "scope": record.scope,
+            "key": record.key,
+            "fingerprint": record.fingerprint,
+            "submission_id": record.submission_id,
+            "created_at": m.moment(record.created_at),
+            "expired_at": m.moment(record.created_at - RETENTION),
+        }
+        row = await self._db.fetch_one(_CLAIM_KEY, params)
+        if row is not None and row["claimed"]:
+            return None
+        held = await self._db.fetch_one(_HELD_KEY, (record.scope, record.key))
+        if held is None:
+            raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
+        return ROWS.idempotency_from_row(held)
+
+    async def find_idempotency(
+        self, scope: str, key: str, not_before: datetime
+    ) -> IdempotencyRecord | None:
+        row = await self._db.fetch_one(_FIND_IDEMPOTENCY, (scope, key, m.moment(not_before)))
+        return None if row is None else ROWS.idempotency_from_row(row)
+
+    async def get(self, submission_id: str) -> Submission | None:
+        row = await self._db.fetch_one(_GET_SUBMISSION, (submission_id,))
+        return None if row is None else ROWS.submission_from_row(row)
+
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        wanted = existing_query_ids(submission_ids)
+        if not wanted:
+            return set()
+        rows = await self._db.fetch_all(_EXISTING, (wanted,))
+        return {row["submission_id"] for row in rows}
+
+    async def iterate(
+        self,
+        form_id: str,
+        status: SubmissionStatus | None = None,
+        *,
+        batch_size: int = 500,
+    ) -> AsyncIterator[Submission]:
+        """A connection per batch, given back before the batch is yielded: a slow reader
+        holds none of the pool."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        after = ""  # sorts before every id
+        while True:
+            rows = (
+                await self._db.fetch_all(_PAGE, (form_id, after, batch_size))
+                if status is None
+                else await self._db.fetch_all(
+                    _PAGE_WITH_STATUS, (form_id, status.value, after, batch_size)
+                )
+            )
+            for row in rows:
+                yield ROWS.submission_from_row(row)
+            if len(rows) < batch_size:
+                return
+            after = rows[-1]["submission_id"]
+
+    async def outbox(self, limit: int = 100) -> list[OutboxRow]:
+        return [
+            ROWS.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))
+        ]
+
+    async def purge(
+        self,
+        now: datetime,
+        outbox_retention: timedelta,
+        *,
+        batch_size: int = PURGE_BATCH_SIZE,
+    ) -> PurgeCounts:
+        return await purge.purge_expired(self._db, now, outbox_retention, batch_size)
+
+    async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
+        return await file_storage.erase_flagged(self._db, created_before, limit)
