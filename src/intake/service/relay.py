@@ -39,6 +39,8 @@ from intake.ports.store import Store
 log = logging.getLogger("intake.relay")
 
 NO_MAILER = "no SMTP server is configured (INTAKE_SMTP_URL)"
+# The sender of notification mail when none is configured (INTAKE_MAIL_FROM).
+DEFAULT_MAIL_FROM = "intake@localhost"
 
 
 @frozen
@@ -85,7 +87,7 @@ class Relay:
         mailer: Mailer | None,
         clock: Clock,
         *,
-        mail_from: str = "intake@localhost",
+        mail_from: str = DEFAULT_MAIL_FROM,
         base_url: str | None = None,
         lease: timedelta = timedelta(minutes=2),
         lease_margin: timedelta = timedelta(seconds=30),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
+from intake.config.variables import OUTBOX_RETENTION_DAYS, SPAM_RETENTION_DAYS, UPLOAD_GRACE
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
@@ -31,21 +32,22 @@ def register(commands: Subparsers) -> None:
         "--outbox-retention-days",
         type=non_negative_int,
         metavar="N",
-        help="keep published outbox rows N days (default: INTAKE_OUTBOX_RETENTION_DAYS, 7)",
+        help="keep published outbox rows N days "
+        f"(default: {OUTBOX_RETENTION_DAYS.name}, {OUTBOX_RETENTION_DAYS.default_text()})",
     )
     purge.add_argument(
         "--spam-retention-days",
         type=non_negative_int,
         metavar="N",
         help="erase spam and unverified submissions after N days, 0 to keep them "
-        "(default: INTAKE_SPAM_RETENTION_DAYS, 30)",
+        f"(default: {SPAM_RETENTION_DAYS.name}, {SPAM_RETENTION_DAYS.default_text()})",
     )
     purge.add_argument(
         "--upload-grace",
         type=non_negative_int,
         metavar="SECONDS",
         help="leave unlinked uploads younger than this alone: they may belong to a request "
-        "still under way (default: INTAKE_UPLOAD_GRACE, 3600)",
+        f"still under way (default: {UPLOAD_GRACE.name}, {UPLOAD_GRACE.default_text()})",
     )
 
 

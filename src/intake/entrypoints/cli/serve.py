@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from intake.config import Settings
+from intake.config.variables import HOST, PORT, WORKERS
 from intake.entrypoints.cli.listener import listen, run_server
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
@@ -25,12 +26,18 @@ def register(commands: Subparsers) -> None:
     serve = add_command(
         commands, "serve", help="run the HTTP service (INTAKE_HOST, INTAKE_PORT)", handler=_serve
     )
-    serve.add_argument("--host", help="address to listen on (default: INTAKE_HOST, 127.0.0.1)")
     serve.add_argument(
-        "--port", type=port_number, help="port to listen on (default: INTAKE_PORT, 8000)"
+        "--host", help=f"address to listen on (default: {HOST.name}, {HOST.default_text()})"
     )
     serve.add_argument(
-        "--workers", type=positive_int, help="worker processes (default: INTAKE_WORKERS, 1)"
+        "--port",
+        type=port_number,
+        help=f"port to listen on (default: {PORT.name}, {PORT.default_text()})",
+    )
+    serve.add_argument(
+        "--workers",
+        type=positive_int,
+        help=f"worker processes (default: {WORKERS.name}, {WORKERS.default_text()})",
     )
 
 
