@@ -120,8 +120,8 @@ _INSERT_DELIVERY = """
 _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
-# queries below ask that column alone, as the deliveries_due index does (migrations.py
-# says why).
+# queries below ask that column alone, as the deliveries_due index does
+# (migrations/0003_delivery.sql says why).
 #
 # One statement, one snapshot, one round trip:
 # - head: of the first `limit` due (the deliveries_due index, in its order; read, not

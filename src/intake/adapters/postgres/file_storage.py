@@ -1,6 +1,6 @@
 """What a workspace's files take, in PostgreSQL: the count intake_commit charges against
-the storage ceiling (migrations.py, 0008), and the erasing of old spam and unverified
-submissions that gives it back."""
+the storage ceiling (migrations/0008_storage_ceiling.sql), and the erasing of old spam
+and unverified submissions that gives it back."""
 
 from __future__ import annotations
 

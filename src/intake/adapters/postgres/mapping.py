@@ -75,7 +75,7 @@ ROWS = RowMapper(
 
 
 def honeypot_params(hit: HoneypotHit) -> Params:
-    """The arguments of intake_record_honeypot() (migrations.py, 0007), by name."""
+    """The arguments of intake_record_honeypot() (migrations/0007_honeypot_hits.sql), by name."""
     record, check = hit.idempotency, hit.check
     created_at = None if record is None else moment(record.created_at)
     return checked(
@@ -95,7 +95,7 @@ def honeypot_params(hit: HoneypotHit) -> Params:
 
 
 def commit_params(plan: CommitPlan) -> Params:
-    """The arguments of intake_commit() (migrations.py), by name."""
+    """The arguments of intake_commit() (migrations/README.md names its file), by name."""
     sub, event, record, quota = plan.submission, plan.event, plan.idempotency, plan.quota
     check = plan.check
     event_created_at = moment(event.created_at)
@@ -123,9 +123,9 @@ def commit_params(plan: CommitPlan) -> Params:
             "quota_ceiling": None if quota is None else quota.ceiling,
             "check_form_id": None if check is None else check.form_id,
             "check_public_key": None if check is None else check.public_form_key,
-            # Count beside other commits while far from the ceiling (migrations.py, 0004).
+            # Count beside other commits while far from the ceiling (migrations/0004_*.sql).
             "quota_exact": False,
-            # The files against the workspace's storage ceiling (migrations.py, 0008).
+            # The files against the workspace's storage ceiling (migrations/0008_*.sql).
             "storage_bytes": plan.file_bytes,
             "storage_ceiling": plan.storage_limit,
         }

@@ -37,7 +37,7 @@ _SELECT_WORKSPACE = """
 """
 _GET_WORKSPACE = _SELECT_WORKSPACE + " WHERE workspace_id = %s"
 _LIST_WORKSPACES = _SELECT_WORKSPACE + " ORDER BY workspace_id"
-# The month's shards added up (migrations.py, 0004); no row counts as nothing.
+# The month's shards added up (migrations/0004_*.sql); no row counts as nothing.
 _USAGE = """
     SELECT coalesce(sum(count), 0) AS count FROM monthly_usage_shards
     WHERE workspace_id = %s AND period = %s

@@ -35,9 +35,9 @@ from intake.ports.submissions import (
 
 # The SQL is written out in full, with named parameters matching `mapping`'s params.
 
-# One round trip: the function (migrations.py) runs the whole commit in this
-# statement's own transaction. Explicit casts pick its one signature whatever types
-# the driver sends (an int may go as smallint, a None as unknown).
+# One round trip: the function (migrations/README.md names its file) runs the whole
+# commit in this statement's own transaction. Explicit casts pick its one signature
+# whatever types the driver sends (an int may go as smallint, a None as unknown).
 _COMMIT = """
     SELECT outcome, held_fingerprint, held_submission_id, held_created_at
     FROM intake_commit(
@@ -75,7 +75,7 @@ _COMMIT = """
         p_storage_ceiling => %(storage_ceiling)s::bigint
     )
 """
-# One round trip, as _COMMIT (migrations.py, 0007).
+# One round trip, as _COMMIT (migrations/0007_honeypot_hits.sql).
 _RECORD_HONEYPOT = """
     SELECT outcome, held_fingerprint, held_submission_id, held_created_at
     FROM intake_record_honeypot(

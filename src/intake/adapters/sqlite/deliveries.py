@@ -148,8 +148,8 @@ _INSERT_DELIVERY = """
 _PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ?"
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
-# queries below ask that column alone, as the deliveries_due index does (migrations.py
-# says why).
+# queries below ask that column alone, as the deliveries_due index does
+# (migrations/0003_delivery.sql says why).
 #
 # The first `limit` due (the deliveries_due index, in its order), with the reason any of
 # them cannot be sent: its destination, joined by kind, is gone or disabled.

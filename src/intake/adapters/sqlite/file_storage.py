@@ -1,6 +1,7 @@
 """What a workspace's files take, in SQLite: the count the commit charges against the
 storage ceiling, and the erasing of old spam and unverified submissions that gives it
-back (migrations.py, 0006). Functions run on the worker thread, as the repositories'."""
+back (migrations/0006_storage_ceiling.sql). Functions run on the worker thread, as the
+repositories'."""
 
 from __future__ import annotations
 

@@ -1,0 +1,87 @@
+"""The migrations as files: what each sends stays as released, and the folder's README
+points at the live version of each function."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from importlib.resources import files
+
+import pytest
+
+from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.sql_migrations import Migration, statements_of
+from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+
+# The statements each released migration sends, by SHA-256 (NUL between statements); the
+# comments beside them are not counted. A new migration adds its line here; a line that
+# stops matching is a released migration edited, which databases already past it never run.
+PG_RELEASED = {
+    "0001_initial": "8fa61b8d21a82634f3dcbba266946cccf3d624aeb0f25e8233284210bd0e936c",
+    "0002_outbox_published": "cd1a511ed1f7648327829bd2a547daf6db85a89e5c5d37f78bd5284c01f430bf",
+    "0003_delivery": "c289f1d0d1996e848e1d70fe69c1ace58c181b1a056a6ea59ad58c3a85e81bac",
+    "0004_commit_in_parallel": "d7a609f0413ec1e17e9614143348a4ca72ee8d0e09e81280c911abbf982b5295",
+    "0005_form_changes": "1322b8dd35507690f195411b81b29381e39ac68738b89b33db1d19b09594dfaa",
+    "0006_uploads": "270003116835fc6c08ec890e8faca33446e4df56381748792dab59781f50ed95",
+    "0007_honeypot_hits": "119abd7a0a89a1bddf966146881090ad1569627cf577736132cdff605b0125dc",
+    "0008_storage_ceiling": "f76680301126ff05e60ac8ecb2581e0160e8bb3a5e46ade194847b9ca69a6c73",
+}
+SQLITE_RELEASED = {
+    "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
+    "0002_outbox_published": "cd1a511ed1f7648327829bd2a547daf6db85a89e5c5d37f78bd5284c01f430bf",
+    "0003_delivery": "0a1f028ddbc00c4ba7fd22e55f57c5b984574cc1cc34bcf54d256a869b58c16e",
+    "0004_uploads": "91a18ce6d2ddeb525f440f9caec5df663fdba12584fdf965c1971f32a22d1a0f",
+    "0005_honeypot_hits": "262833df3f3eda0cbc06e527fbee56b9a1d703add866178a6122337bf35e94f2",
+    "0006_storage_ceiling": "fa969ad31404e23dd3e513bbe59b3ad8414209e5addf3103fbf92237075d5392",
+}
+
+
+def digest(migration: Migration) -> str:
+    return hashlib.sha256("\0".join(migration.statements).encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("migrations", "released"),
+    [(PG_MIGRATIONS, PG_RELEASED), (SQLITE_MIGRATIONS, SQLITE_RELEASED)],
+    ids=["postgres", "sqlite"],
+)
+def test_the_released_migrations_send_what_they_sent(
+    migrations: tuple[Migration, ...], released: dict[str, str]
+) -> None:
+    assert {m.name: digest(m) for m in migrations} == released
+    assert [m.version for m in migrations] == list(range(1, len(released) + 1))
+
+
+def test_the_readme_names_the_last_file_that_creates_each_function() -> None:
+    folder = files("intake.adapters.postgres").joinpath("migrations")
+    last_creating: dict[str, str] = {}
+    for migration in PG_MIGRATIONS:
+        for statement in migration.statements:
+            if found := re.match(r"\s*CREATE FUNCTION (\w+)\(", statement):
+                last_creating[found[1]] = f"{migration.name}.sql"
+    readme = folder.joinpath("README.md").read_text(encoding="utf-8")
+    named = dict(re.findall(r"^\| `(\w+)` .*\| `(\S+\.sql)` *\|$", readme, re.MULTILINE))
+
+    assert named == last_creating
+    assert set(last_creating) == {"intake_commit", "intake_record_honeypot", "intake_forms_changed"}
+
+
+def test_a_file_is_read_as_its_statements_without_their_comments() -> None:
+    text = (
+        "-- 0009_example\n\n"
+        "-- Why the table.\n"
+        "CREATE TABLE t (\n    a integer  -- why the column\n)\n;\n\n"
+        "CREATE FUNCTION f() RETURNS integer LANGUAGE plpgsql AS $f$\n"
+        "BEGIN\n    RETURN 1;\nEND\n$f$\n;\n"
+    )
+
+    assert statements_of(text) == (
+        "CREATE TABLE t (\n    a integer  -- why the column\n)",
+        "CREATE FUNCTION f() RETURNS integer LANGUAGE plpgsql AS $f$\n"
+        "BEGIN\n    RETURN 1;\nEND\n$f$",
+    )
+
+
+def test_a_statement_without_its_closing_line_is_refused() -> None:
+    with pytest.raises(ValueError, match="does not end"):
+        statements_of("CREATE TABLE t (a integer);\n")
