@@ -19,6 +19,7 @@ from playwright.sync_api import Page
 from intake.config import Settings
 from intake.containers import Runtime, open_runtime
 from intake.domain.model import Form
+from intake.presentation.views import submission_view
 from intake.service.admin import UploadChanges
 from tests.browser.conftest import Service, Site, click_send, posted_request, snippet
 
@@ -85,7 +86,8 @@ def _stored(service: Service, form_id: str) -> list[dict[str, Any]]:
     """The form's submissions as `intake submissions list` shows them."""
 
     async def listing(runtime: Runtime) -> list[dict[str, Any]]:
-        return [runtime.admin.view(s) async for s in runtime.admin.submissions(form_id)]
+        admin = runtime.admin
+        return [submission_view(s, admin.files_view(s)) async for s in admin.submissions(form_id)]
 
     return _in_service(service, listing)
 

@@ -44,7 +44,7 @@ from intake.domain.ratelimit import RateLimits, RateRule
 from intake.entrypoints.http import create_app
 from intake.logs import JsonFormatter
 from intake.ports.challenge import ChallengeVerdict
-from intake.service.admin import Admin
+from intake.service.admin import Admin, FormChanges
 from intake.service.messages import CONFIRMATION
 from tests.http.conftest import SPEC_ERRORS, SpecCheck
 from tests.property.strategies import (
@@ -178,7 +178,7 @@ def world() -> Iterator[World]:
                 ],
             )
             paused = call(admin.create_form, ws)
-            call(admin.update_form, paused.form_id, enabled=False)
+            call(admin.update_form, paused.form_id, FormChanges(enabled=False))
             key = call(admin.create_api_key, ws)
             spec = SpecCheck(client.get("/openapi.json").json())
             forms = (plain, protected, listed, guarded, ruled, paused)

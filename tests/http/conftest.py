@@ -88,7 +88,7 @@ from intake.ports.submissions import (
     SubmissionRepository,
 )
 from intake.ports.workspaces import WorkspaceRepository
-from intake.service.admin import Admin, CreatedKey
+from intake.service.admin import Admin, CreatedKey, FormChanges
 from tests.conftest import unavailable
 from tests.contract.conftest import (
     admin_url,
@@ -544,7 +544,7 @@ class Service:
         return self.run(self.admin.create_api_key, workspace_id)
 
     def update_form(self, form_id: str, **changes: Any) -> Form:
-        return self.run(self.admin.update_form, form_id, **changes)
+        return self.run(self.admin.update_form, form_id, FormChanges(**changes))
 
     # Calls
 

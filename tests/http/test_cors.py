@@ -9,6 +9,7 @@ import pytest
 from intake.config import Settings
 from intake.domain.model import Challenge, ChallengeProvider, FormMode
 from intake.domain.ratelimit import RateLimits, RateRule
+from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import Seeded, ServiceFactory, assert_error
 
 FIELDS = {"name": "Ada", "message": "Hello"}
@@ -148,7 +149,9 @@ def test_quota_and_conflict_answers_echo_the_origin(seeded: Seeded) -> None:
     seeded.svc.public(key, data=FIELDS, idempotency_key="c-2")
     conflict = seeded.svc.public(key, data={"x": "y"}, origin=ORIGIN, idempotency_key="c-2")
     seeded.svc.run(
-        seeded.svc.admin.update_workspace, seeded.workspace.workspace_id, monthly_limit=1
+        seeded.svc.admin.update_workspace,
+        seeded.workspace.workspace_id,
+        WorkspaceChanges(monthly_limit=1),
     )
     quota = seeded.svc.public(key, data=FIELDS, origin=ORIGIN)
 

@@ -11,6 +11,7 @@ import httpx2
 from intake.config import Settings
 from intake.domain.model import Plan
 from intake.domain.ratelimit import RateLimits, RateRule
+from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import Seeded, ServiceFactory, assert_error
 
 FIELDS = {"name": "Ada", "message": "Hello"}
@@ -127,7 +128,11 @@ def test_the_per_form_ceiling_holds_across_many_ips(make_service: ServiceFactory
 def test_the_rate_limit_is_evaluated_before_the_quota(make_service: ServiceFactory) -> None:
     svc = make_service()
     seeded = Seeded(svc)
-    svc.run(svc.admin.update_workspace, seeded.workspace.workspace_id, monthly_limit=0)
+    svc.run(
+        svc.admin.update_workspace,
+        seeded.workspace.workspace_id,
+        WorkspaceChanges(monthly_limit=0),
+    )
 
     first = [_post(seeded) for _ in range(5)]
     sixth = _post(seeded)
@@ -227,8 +232,7 @@ def _limited(make_service: ServiceFactory, plan: Plan, monthly_limit: int | None
     svc.run(
         svc.admin.update_workspace,
         seeded.workspace.workspace_id,
-        plan=plan,
-        monthly_limit=monthly_limit,
+        WorkspaceChanges(plan=plan, monthly_limit=monthly_limit),
     )
     return seeded
 

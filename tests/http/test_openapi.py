@@ -16,6 +16,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator
 from intake.config import Settings
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, FormMode, RuleKind
 from intake.domain.ratelimit import RateLimits, RateRule
+from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import SPEC_ERRORS, Seeded, Service, ServiceFactory, assert_error
 
 PUBLIC = ("/f/{public_form_key}", "post")
@@ -131,7 +132,7 @@ def _every_public_error(svc: Service, seeded: Seeded) -> dict[str, httpx2.Respon
     )
     svc.fail_commits(1)
     answers["service_unavailable"] = svc.public(key, data=FIELDS, peer="198.51.100.4")
-    svc.run(svc.admin.update_workspace, ws, monthly_limit=1)
+    svc.run(svc.admin.update_workspace, ws, WorkspaceChanges(monthly_limit=1))
     answers["quota_exceeded"] = svc.public(key, data=FIELDS, peer="198.51.100.1")
     for _ in range(5):
         svc.public(key, data=FIELDS, peer="198.51.100.2")
@@ -181,7 +182,7 @@ def test_every_server_error_answer_validates_against_the_document(seeded: Seeded
     )
     svc.fail_commits(1)
     answers["service_unavailable"] = svc.server(form_id, secret, data=FIELDS)
-    svc.run(svc.admin.update_workspace, ws, monthly_limit=1)
+    svc.run(svc.admin.update_workspace, ws, WorkspaceChanges(monthly_limit=1))
     answers["quota_exceeded"] = svc.server(form_id, secret, data=FIELDS)
     for _ in range(50):
         svc.server(form_id, secret, data=FIELDS)

@@ -31,7 +31,7 @@ from intake.domain.limits import PayloadLimits
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, Form, Plan, RuleKind
 from intake.domain.uploads import StoredFile, file_key
 from intake.ports.blobs import BlobStore
-from intake.service.admin import UploadChanges
+from intake.service.admin import UploadChanges, WorkspaceChanges
 from intake.service.sweep import sweep_uploads
 from tests.http.conftest import (
     Backend,
@@ -584,7 +584,8 @@ def test_a_validation_error_beside_a_valid_file_is_refused_and_keeps_nothing(
 
 def test_an_exhausted_quota_is_refused_and_keeps_nothing(up: Uploads) -> None:
     workspace_id = up.seeded.workspace.workspace_id
-    up.svc.run(up.svc.admin.update_workspace, workspace_id, plan=Plan.FREE, monthly_limit=1)
+    changes = WorkspaceChanges(plan=Plan.FREE, monthly_limit=1)
+    up.svc.run(up.svc.admin.update_workspace, workspace_id, changes)
     accepted = up.post(files=[("cv", "cv.pdf", pdf(800, 1), "application/pdf")])
 
     refused = up.post(files=[("cv", "cv.pdf", pdf(9000, 2), "application/pdf")])

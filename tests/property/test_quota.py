@@ -18,6 +18,7 @@ from intake.domain.errors import ErrorCode
 from intake.domain.model import Form, Plan, SubmissionStatus, Workspace
 from intake.domain.quota import PlanTerms, period
 from intake.domain.steps import Step
+from intake.service.admin import WorkspaceChanges
 from intake.service.messages import Accepted, FieldsBody, Refused
 from intake.service.pipeline import PipelineSettings
 from tests.property.strategies import (
@@ -148,8 +149,7 @@ async def _tell(story: Story) -> None:
             tenant = tenants[operation.workspace]
             workspace = await world.admin.update_workspace(
                 tenant.workspace.workspace_id,
-                plan=operation.plan,
-                monthly_limit=operation.monthly_limit,
+                WorkspaceChanges(plan=operation.plan, monthly_limit=operation.monthly_limit),
             )
             tenants[operation.workspace] = Tenant(workspace, tenant.plain, tenant.challenged)
         else:

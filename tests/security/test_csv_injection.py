@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from intake.domain.model import Submission, SubmissionStatus
-from intake.service.admin import csv_header, csv_line, csv_record
+from intake.presentation.exports import csv_header, csv_line, csv_record
 from tests.cli.conftest import Cli, submit
 
 TRIGGERS = ("=", "+", "-", "@")

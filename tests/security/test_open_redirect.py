@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import BROWSER_ACCEPT, Backend, MemoryBackend, Seeded
 
 ALLOWED = "https://allowed.example"
@@ -85,7 +86,9 @@ def listed(seeded: Seeded) -> Seeded:
     every submission a generated test makes."""
     seeded.svc.update_form(seeded.form.form_id, allowed_origins=[ALLOWED])
     seeded.svc.run(
-        seeded.svc.admin.update_workspace, seeded.workspace.workspace_id, monthly_limit=10**6
+        seeded.svc.admin.update_workspace,
+        seeded.workspace.workspace_id,
+        WorkspaceChanges(monthly_limit=10**6),
     )
     return seeded
 

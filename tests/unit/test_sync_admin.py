@@ -16,7 +16,7 @@ from attrs import define
 
 from intake.config import Settings
 from intake.entrypoints.library import Intake, SyncIntake
-from intake.service.admin import Admin, AdminError, UploadChanges
+from intake.service.admin import Admin, AdminError, FormChanges, UploadChanges, WorkspaceChanges
 
 BOUNDARY = "b0undary"
 PDF = b"%PDF-1.7\n" + b"0123456789abcdef" * 64
@@ -94,7 +94,6 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "create_api_key": (lambda w: w.admin.create_api_key(w.workspace_id), VALUE),
     "create_form": (lambda w: w.admin.create_form(w.workspace_id), VALUE),
     "create_workspace": (lambda w: w.admin.create_workspace("Other"), VALUE),
-    "export_csv": (lambda w: w.admin.export_csv(w.form_id), ITERATOR),
     "export_csv_rows": (lambda w: w.admin.export_csv_rows(w.form_id), ITERATOR),
     "files_view": (lambda w: w.admin.files_view(w.submission), VALUE),
     "form": (lambda w: w.admin.form(w.form_id), VALUE),
@@ -111,10 +110,15 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "rotate_key": (lambda w: w.admin.rotate_key(w.form_id), VALUE),
     "set_workspace_active": (lambda w: w.admin.set_workspace_active(w.workspace_id, True), VALUE),
     "submissions": (lambda w: w.admin.submissions(w.form_id), ITERATOR),
-    "update_form": (lambda w: w.admin.update_form(w.form_id, name="Renamed"), VALUE),
-    "update_workspace": (lambda w: w.admin.update_workspace(w.workspace_id), VALUE),
+    "update_form": (
+        lambda w: w.admin.update_form(w.form_id, FormChanges(name="Renamed")),
+        VALUE,
+    ),
+    "update_workspace": (
+        lambda w: w.admin.update_workspace(w.workspace_id, WorkspaceChanges()),
+        VALUE,
+    ),
     "usage": (lambda w: w.admin.usage(w.workspace_id), VALUE),
-    "view": (lambda w: w.admin.view(w.submission), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
     "workspaces": (lambda w: w.admin.workspaces(), VALUE),

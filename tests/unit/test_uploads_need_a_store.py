@@ -9,7 +9,7 @@ from attrs import evolve
 from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import FakeClock, InMemoryStore, SeededIdSource
 from intake.domain.uploads import UploadPolicy
-from intake.service.admin import Admin, AdminError, UploadChanges
+from intake.service.admin import Admin, AdminError, FormChanges, UploadChanges
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ async def test_uploads_cannot_be_turned_on_without_a_store(changes: UploadChange
     form = await admin.create_form(workspace.workspace_id)
 
     with pytest.raises(AdminError, match=NO_STORE):
-        await admin.update_form(form.form_id, name="Renamed", uploads=changes)
+        await admin.update_form(form.form_id, FormChanges(name="Renamed", uploads=changes))
 
     assert await admin.form(form.form_id) == form
 
@@ -64,8 +64,8 @@ async def test_uploads_can_be_turned_off_without_a_store() -> None:
     # A form set to take files before a store was required for it.
     await store.forms.update(evolve(form, uploads=UploadPolicy()))
 
-    renamed = await admin.update_form(form.form_id, name="Renamed")
-    off = await admin.update_form(form.form_id, uploads=UploadChanges(enabled=False))
+    renamed = await admin.update_form(form.form_id, FormChanges(name="Renamed"))
+    off = await admin.update_form(form.form_id, FormChanges(uploads=UploadChanges(enabled=False)))
 
     assert renamed.name == "Renamed"
     assert off.uploads is None
@@ -77,7 +77,9 @@ async def test_with_a_store_uploads_are_turned_on_as_asked() -> None:
 
     created = await admin.create_form(workspace.workspace_id, uploads=UploadChanges(enabled=True))
     plain = await admin.create_form(workspace.workspace_id)
-    updated = await admin.update_form(plain.form_id, uploads=UploadChanges(max_files=2))
+    updated = await admin.update_form(
+        plain.form_id, FormChanges(uploads=UploadChanges(max_files=2))
+    )
 
     assert created.uploads == UploadPolicy()
     assert updated.uploads is not None

@@ -12,7 +12,7 @@ from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
 from intake.entrypoints.cli.runner import with_runtime
 from intake.entrypoints.cli.serve import base_url
-from intake.service.admin import Admin, parse_rule
+from intake.service.admin import Admin, FormChanges, parse_rule
 
 DEMO_NAME = "demo"
 SAMPLE = {"email": "you@example.com", "message": "Hello"}
@@ -70,7 +70,7 @@ async def _form(admin: Admin, workspace: Workspace) -> Form:
         )
     form = found[0]
     if not form.enabled:
-        form = await admin.update_form(form.form_id, enabled=True)
+        form = await admin.update_form(form.form_id, FormChanges(enabled=True))
     return form
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
 
 from intake.containers import Runtime
-from intake.domain.model import ChallengeProvider, Form, FormMode
+from intake.domain.model import Challenge, ChallengeProvider, Form, FormMode
 from intake.entrypoints.cli.output import Output, key_values, table, text
 from intake.entrypoints.cli.parser import (
     Parser,
@@ -19,12 +18,15 @@ from intake.entrypoints.cli.parser import (
     whole_number,
 )
 from intake.entrypoints.cli.runner import read_only, with_runtime
+from intake.presentation.views import form_view
 from intake.service.admin import (
     DEFAULT_FORM_NAME,
+    UNSET,
     AdminError,
+    FormChanges,
+    Unset,
     UploadChanges,
     challenge_of,
-    form_view,
     parse_rule,
 )
 
@@ -196,35 +198,45 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
 
 
 async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
-    # Only what was asked for is passed: an omitted option leaves the setting as it is.
-    changes: dict[str, Any] = {
-        "name": args.name,
-        "mode": FormMode(args.mode) if args.mode else None,
-        "spam_threshold": args.spam_threshold,
-        # Values not given keep what the form has.
-        "uploads": _upload_changes(args),
-    }
-    if args.clear_allowed_origins:
-        changes["allowed_origins"] = ()
-    elif args.allowed_origin:
-        changes["allowed_origins"] = args.allowed_origin
+    form = await runtime.admin.update_form(args.form_id, _form_changes(args))
+    _note_sizes(out, form)
+    _print_form(out, form, f"form {form.form_id} updated")
+
+
+def _form_changes(args: argparse.Namespace) -> FormChanges:
+    """Only what was asked for: an omitted option leaves the setting as it is."""
+    uploads = _upload_changes(args)  # values not given keep what the form has
+    origins: list[str] | None = [] if args.clear_allowed_origins else args.allowed_origin
+    rules = None
     if args.clear_rules:
-        changes["rules"] = ()
+        rules = []
     elif args.rule:
-        changes["rules"] = [parse_rule(rule) for rule in args.rule]
+        rules = [parse_rule(rule) for rule in args.rule]
+    redirect_url: str | Unset | None = UNSET
+    if args.clear_redirect_url:
+        redirect_url = None
+    elif args.redirect_url is not None:
+        redirect_url = args.redirect_url
+    return FormChanges(
+        name=args.name,
+        mode=FormMode(args.mode) if args.mode else None,
+        allowed_origins=origins,
+        rules=rules,
+        challenge=_challenge_change(args),
+        redirect_url=redirect_url,
+        spam_threshold=args.spam_threshold,
+        uploads=uploads,
+    )
+
+
+def _challenge_change(args: argparse.Namespace) -> Challenge | Unset | None:
     if args.no_challenge:
         if args.challenge_secret is not None:
             raise AdminError("--challenge-secret goes with --challenge, not --no-challenge")
-        changes["challenge"] = None
-    elif args.challenge is not None or args.challenge_secret is not None:
-        changes["challenge"] = challenge_of(args.challenge, args.challenge_secret)
-    if args.clear_redirect_url:
-        changes["redirect_url"] = None
-    elif args.redirect_url is not None:
-        changes["redirect_url"] = args.redirect_url
-    form = await runtime.admin.update_form(args.form_id, **changes)
-    _note_sizes(out, form)
-    _print_form(out, form, f"form {form.form_id} updated")
+        return None
+    if args.challenge is not None or args.challenge_secret is not None:
+        return challenge_of(args.challenge, args.challenge_secret)
+    return UNSET
 
 
 async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
@@ -232,12 +244,12 @@ async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
 
 
 async def _pause(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.update_form(args.form_id, enabled=False)
+    form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=False))
     _print_form(out, form, f"form {form.form_id} paused")
 
 
 async def _resume(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.update_form(args.form_id, enabled=True)
+    form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=True))
     _print_form(out, form, f"form {form.form_id} resumed")
 
 

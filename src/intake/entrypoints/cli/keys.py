@@ -8,7 +8,7 @@ from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.service.admin import key_view
+from intake.presentation.views import created_key_view, key_view
 
 
 def register(commands: Subparsers) -> None:
@@ -33,10 +33,9 @@ def register(commands: Subparsers) -> None:
 
 async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     created = await runtime.admin.create_api_key(args.workspace)
-    view = key_view(created.key)
     # The one place a secret is printed: it is kept only as a hash from here on.
     out.result(
-        {**view, "api_key": created.secret},
+        created_key_view(created),
         [
             f"key {created.key.key_id} created",
             f"api_key={created.secret}",

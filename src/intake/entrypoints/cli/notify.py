@@ -8,7 +8,7 @@ from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.service.admin import recipient_view
+from intake.presentation.views import recipient_view
 
 
 def register(commands: Subparsers) -> None:

@@ -8,7 +8,7 @@ from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.service.admin import delivery_view, outbox_event_view
+from intake.presentation.views import outbox_view
 
 
 def register(commands: Subparsers) -> None:
@@ -60,15 +60,9 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     if len(deliveries) < outbox.total:
         what = "dead deliveries" if args.dead else "deliveries"
         lines.append(f"{len(deliveries)} of {outbox.total} {what} shown (--limit)")
-    document: dict[str, object] = {
-        "deliveries": [delivery_view(d) for d in deliveries],
-        "total": outbox.total,
-    }
     if not args.dead:
-        document["events"] = [outbox_event_view(row) for row in outbox.events]
-        document["waiting"] = outbox.waiting
         lines.append(f"{outbox.waiting} events waiting for the relay to fan them out")
-    out.result(document, lines)
+    out.result(outbox_view(outbox, dead_only=args.dead), lines)
 
 
 async def _retry(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:

@@ -19,7 +19,9 @@ from intake.entrypoints.cli.files import FileExport, file_export, require_blob_s
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import CommandError, read_only
-from intake.service.admin import Admin, jsonl_line
+from intake.presentation.exports import csv_text, jsonl_line
+from intake.presentation.views import submission_view
+from intake.service.admin import Admin
 
 _STATUSES = [status.value for status in SubmissionStatus]
 _DATA_WIDTH = 60  # characters of data shown per line in a human listing
@@ -77,7 +79,7 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
         ),
     )
     out.result(
-        {"submissions": [runtime.admin.view(s) for s in rows]},
+        {"submissions": [submission_view(s, runtime.admin.files_view(s)) for s in rows]},
         lines if rows else ["no submissions"],
     )
 
@@ -137,11 +139,11 @@ def _lines(
 async def _csv(
     admin: Admin, form_id: str, status: SubmissionStatus | None, files: FileExport | None
 ) -> AsyncIterator[str]:
-    async for line in admin.export_csv_rows(form_id, status):
-        if files is not None and line.submission is not None:
+    async for row in admin.export_csv_rows(form_id, status):
+        if files is not None and row.submission is not None:
             # The row names the files; where they went follows from the names.
-            await files.write(line.submission, [])
-        yield line.text
+            await files.write(row.submission, [])
+        yield csv_text(row)
 
 
 async def _jsonl(

@@ -8,7 +8,7 @@ from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.service.admin import endpoint_view
+from intake.presentation.views import created_endpoint_view, endpoint_view
 
 
 def register(commands: Subparsers) -> None:
@@ -49,7 +49,7 @@ async def _add(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     view = endpoint_view(created.endpoint)
     # The one place the secret is printed; receivers verify signatures with it.
     out.result(
-        {**view, "secret": created.secret},
+        created_endpoint_view(created),
         [
             f"webhook endpoint {created.endpoint.endpoint_id} added",
             *key_values(view),

@@ -10,7 +10,8 @@ from intake.domain.quota import storage_ceiling
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, byte_size
 from intake.entrypoints.cli.runner import CommandError, read_only, with_runtime
-from intake.service.admin import workspace_view
+from intake.presentation.views import workspace_usage_view, workspace_view
+from intake.service.admin import UNSET, Unset, WorkspaceChanges
 
 _PLANS = [plan.value for plan in Plan]
 
@@ -81,18 +82,20 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
 async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
     plan = Plan(args.plan) if args.plan is not None else None
-    limits: dict[str, int | None] = {}
+    monthly_limit: int | Unset | None = UNSET
     if args.no_monthly_limit:
-        limits["monthly_limit"] = None
+        monthly_limit = None
     elif args.monthly_limit is not None:
         if args.monthly_limit < 0:
             raise CommandError("a monthly limit cannot be negative")
-        limits["monthly_limit"] = args.monthly_limit
+        monthly_limit = args.monthly_limit
+    storage_limit: int | Unset | None = UNSET
     if args.no_storage_limit:
-        limits["storage_limit"] = None
+        storage_limit = None
     elif args.storage_limit is not None:
-        limits["storage_limit"] = args.storage_limit
-    workspace = await admin.update_workspace(args.workspace_id, plan=plan, **limits)
+        storage_limit = args.storage_limit
+    changes = WorkspaceChanges(plan, monthly_limit=monthly_limit, storage_limit=storage_limit)
+    workspace = await admin.update_workspace(args.workspace_id, changes)
     view = workspace_view(workspace)
     out.result(view, [f"workspace {workspace.workspace_id} updated", *key_values(view)])
 
@@ -117,11 +120,9 @@ async def _activate(runtime: Runtime, args: argparse.Namespace, out: Output) -> 
 async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     usage = await runtime.admin.usage(args.workspace_id)
     view = workspace_view(usage.workspace)
-    counts = {"period": usage.period, "used": usage.used, "ceiling": usage.ceiling}
     storage_limit = storage_ceiling(usage.workspace, runtime.settings.workspace_storage_limit)
-    storage = {"used": usage.storage_used, "ceiling": storage_limit}
     out.result(
-        {**view, "usage": counts, "storage": storage},
+        workspace_usage_view(usage, storage_limit),
         [
             *key_values(view),
             f"usage={usage.used}/{usage.ceiling} in {usage.period}",

@@ -9,11 +9,10 @@ from attrs import evolve
 from intake.domain import ids
 from intake.domain.model import Challenge, FieldRule, Form, FormMode
 from intake.domain.uploads import UploadPolicy
+from intake.service.admin.changes import FormChanges, UploadChanges
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import (
     DEFAULT_FORM_NAME,
-    UNSET,
-    UploadChanges,
     check_name,
     check_origins,
     check_redirect,
@@ -80,41 +79,10 @@ class FormAdmin(WorkspaceAdmin):
     async def forms(self, workspace_id: str | None = None) -> list[Form]:
         return await self._store.forms.list(workspace_id)
 
-    async def update_form(
-        self,
-        form_id: str,
-        *,
-        name: str | None = None,
-        mode: FormMode | None = None,
-        allowed_origins: Iterable[str] | None = None,
-        rules: Iterable[FieldRule] | None = None,
-        challenge: Challenge | object | None = UNSET,
-        redirect_url: str | object | None = UNSET,
-        spam_threshold: float | None = None,
-        enabled: bool | None = None,
-        uploads: UploadChanges | None = None,
-    ) -> Form:
-        form = await self.form(form_id)
-        if name is not None:
-            form = evolve(form, name=check_name(name))
-        if mode is not None:
-            form = evolve(form, mode=mode)
-        if allowed_origins is not None:
-            form = evolve(form, allowed_origins=check_origins(allowed_origins))
-        if rules is not None:
-            form = evolve(form, rules=check_rules(rules))
-        if challenge is not UNSET:
-            assert challenge is None or isinstance(challenge, Challenge)
-            form = evolve(form, challenge=challenge)
-        if redirect_url is not UNSET:
-            assert redirect_url is None or isinstance(redirect_url, str)
-            form = evolve(form, redirect_url=check_redirect(redirect_url))
-        if spam_threshold is not None:
-            form = evolve(form, spam_threshold=check_threshold(spam_threshold))
-        if enabled is not None:
-            form = evolve(form, enabled=enabled)
-        if uploads is not None:
-            form = evolve(form, uploads=self._upload_policy(uploads, form.uploads))
+    async def update_form(self, form_id: str, changes: FormChanges) -> Form:
+        form = changes.apply(await self.form(form_id))
+        if changes.uploads is not None:
+            form = evolve(form, uploads=self._upload_policy(changes.uploads, form.uploads))
         await self._store.forms.update(form)
         return form
 

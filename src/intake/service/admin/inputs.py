@@ -1,26 +1,15 @@
 """What an operator gives the management use cases, parsed and checked: rules, challenges,
-names, origins, limits, and the changes asked of a form's upload policy."""
+names, origins and limits."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
 
-from attrs import frozen
-
 from intake.domain.controls import is_control
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, RuleKind
 from intake.domain.origins import normalize_origin, normalize_pattern
-from intake.domain.uploads import (
-    MAX_FILE_SIZE_CEILING,
-    MAX_FILES_CEILING,
-    UploadPolicy,
-    normalize_type_pattern,
-)
 from intake.service.admin.errors import AdminError
-
-# Stands for a value not given, where None is a value (no limit, no challenge...).
-UNSET: object = object()
 
 DEFAULT_FORM_NAME = "Untitled form"
 MAX_FORM_NAME = 200  # characters: a name is a label in lists and mail subjects
@@ -117,77 +106,3 @@ def check_threshold(value: float) -> float:
 def check_storage_limit(limit: int | None) -> None:
     if limit is not None and limit < 0:
         raise AdminError("a storage limit cannot be negative")
-
-
-@frozen
-class UploadChanges:
-    """Changes to a form's upload policy, as an operator asks for them: `enabled=False`
-    turns uploads off; `enabled=True`, or any value given, turns them on. A value not
-    given stays as the form has it, or takes its default when uploads were off."""
-
-    enabled: bool | None = None
-    allowed_types: tuple[str, ...] | None = None
-    max_file_size: int | None = None
-    max_total_size: int | None = None
-    max_files: int | None = None
-
-    def _given(self) -> list[str]:
-        values = {
-            "allowed_types": self.allowed_types,
-            "max_file_size": self.max_file_size,
-            "max_total_size": self.max_total_size,
-            "max_files": self.max_files,
-        }
-        return [name for name, value in values.items() if value is not None]
-
-    def apply(self, current: UploadPolicy | None) -> UploadPolicy | None:
-        given = self._given()
-        if self.enabled is False:
-            if given:
-                names = ", ".join(given)
-                raise AdminError(f"uploads cannot be turned off and given {names} at once")
-            return None
-        if self.enabled is None and not given:
-            return current
-        base = current or UploadPolicy()
-        file_size = _size("max_file_size", self.max_file_size, base.max_file_size)
-        total_size = _size("max_total_size", self.max_total_size, base.max_total_size)
-        files = base.max_files if self.max_files is None else self.max_files
-        if not 1 <= files <= MAX_FILES_CEILING:
-            raise AdminError(f"max_files must be 1 to {MAX_FILES_CEILING}, not {files}")
-        types = base.allowed_types
-        if self.allowed_types is not None:
-            types = _type_patterns(self.allowed_types)
-        try:
-            return UploadPolicy(
-                allowed_types=types,
-                max_file_size=file_size,
-                max_total_size=total_size,
-                max_files=files,
-            )
-        except ValueError as error:  # the policy's own checks, should a new one be added
-            raise AdminError(str(error)) from None
-
-
-def _size(name: str, given: int | None, current: int) -> int:
-    if given is None:
-        return current
-    if not 1 <= given <= MAX_FILE_SIZE_CEILING:
-        raise AdminError(f"{name} must be 1 to {MAX_FILE_SIZE_CEILING} bytes, not {given}")
-    return given
-
-
-def _type_patterns(values: Iterable[str]) -> tuple[str, ...]:
-    patterns: list[str] = []
-    for value in values:
-        try:
-            pattern = normalize_type_pattern(value)
-        except ValueError:
-            raise AdminError(
-                f"not a MIME type or pattern: {value!r} (type/subtype, type/* or */*)"
-            ) from None
-        if pattern not in patterns:
-            patterns.append(pattern)
-    if not patterns:
-        raise AdminError("a form that takes files accepts at least one type")
-    return tuple(patterns)

@@ -1,4 +1,4 @@
-"""Reading a form's submissions: listing them, their files, and exporting them as CSV."""
+"""Reading a form's submissions: listing them, their files, and the rows of a CSV export."""
 
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ from attrs import frozen
 from intake.domain.model import Submission, SubmissionStatus, describe_files
 from intake.domain.uploads import StoredFile
 from intake.service.admin.errors import AdminError
-from intake.service.admin.exports import csv_header, csv_line, csv_record
 from intake.service.admin.forms import FormAdmin
-from intake.service.admin.views import submission_view
 
 
 @frozen
-class CsvLine:
-    submission: Submission | None  # None for the header
-    text: str
+class CsvRow:
+    """A row of a CSV export: the header (no submission), then one per submission. Each
+    carries the export's columns: the data fields, in first-seen order, and whether the
+    files column is there."""
+
+    fields: tuple[str, ...]
+    files: bool
+    submission: Submission | None = None
 
 
 class SubmissionAdmin(FormAdmin):
@@ -33,10 +36,6 @@ class SubmissionAdmin(FormAdmin):
         valid from now, when links can be signed."""
         return describe_files(submission, self._signer, self._clock.now())
 
-    def view(self, submission: Submission) -> dict[str, object]:
-        """`submission_view` with fresh download links."""
-        return submission_view(submission, self.files_view(submission))
-
     @property
     def has_blob_store(self) -> bool:
         return self._blobs is not None
@@ -48,24 +47,17 @@ class SubmissionAdmin(FormAdmin):
             raise AdminError("no blob store is configured (INTAKE_BLOB_URL)")
         return self._blobs.read(stored.key)
 
-    async def export_csv(
-        self, form_id: str, status: SubmissionStatus | None = None
-    ) -> AsyncIterator[str]:
-        """`csv_export` as a stream of lines, without holding the submissions in memory."""
-        async for line in self.export_csv_rows(form_id, status):
-            yield line.text
-
     async def export_csv_rows(
         self, form_id: str, status: SubmissionStatus | None = None
-    ) -> AsyncIterator[CsvLine]:
-        """The CSV lines, each with the submission it holds (None for the header).
+    ) -> AsyncIterator[CsvRow]:
+        """The CSV rows, the header first.
 
         Two passes over the store: the first collects the data fields, so the header is
-        known before the first row; the second writes the rows. The store lists oldest
+        known before the first row; the second gives the rows. The store lists oldest
         (lowest id) first, so the second pass stops at the last id the first one saw, and
         a row committed between the passes with fields outside the header is left out:
-        every row fits the header, as in `csv_export`. The `files` column is there when
-        the form takes files, or a row exported has some."""
+        every row fits the header. The `files` column is there when the form takes files,
+        or a row exported has some."""
         form = await self.form(form_id)
         fields: dict[str, None] = {}
         files = form.uploads is not None
@@ -75,11 +67,12 @@ class SubmissionAdmin(FormAdmin):
                 fields.setdefault(name, None)
             files = files or bool(row.files)
             last = row.submission_id
-        yield CsvLine(None, csv_line(csv_header(fields, files=files)))
+        columns = tuple(fields)
+        yield CsvRow(columns, files)
         if last is None:
             return
         async for row in self._store.submissions.iterate(form_id, status):
             if row.submission_id > last:
                 break
             if all(name in fields for name in row.data):
-                yield CsvLine(row, csv_line(csv_record(row, fields, files=files)))
+                yield CsvRow(columns, files, row)

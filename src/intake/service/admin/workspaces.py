@@ -7,8 +7,9 @@ from attrs import evolve, frozen
 from intake.domain.model import Plan, Workspace
 from intake.domain.quota import ceiling, period
 from intake.service.admin.base import AdminBase
+from intake.service.admin.changes import WorkspaceChanges
 from intake.service.admin.errors import AdminError, NotFoundError
-from intake.service.admin.inputs import UNSET, check_storage_limit
+from intake.service.admin.inputs import check_storage_limit
 
 
 @frozen
@@ -58,24 +59,8 @@ class WorkspaceAdmin(AdminBase):
         await self._store.workspaces.update(workspace)
         return workspace
 
-    async def update_workspace(
-        self,
-        workspace_id: str,
-        *,
-        plan: Plan | None = None,
-        monthly_limit: int | object | None = UNSET,
-        storage_limit: int | object | None = UNSET,
-    ) -> Workspace:
-        workspace = await self.workspace(workspace_id)
-        if plan is not None:
-            workspace = evolve(workspace, plan=plan)
-        if monthly_limit is not UNSET:
-            assert monthly_limit is None or isinstance(monthly_limit, int)
-            workspace = evolve(workspace, monthly_limit=monthly_limit)
-        if storage_limit is not UNSET:
-            assert storage_limit is None or isinstance(storage_limit, int)
-            check_storage_limit(storage_limit)
-            workspace = evolve(workspace, storage_limit=storage_limit)
+    async def update_workspace(self, workspace_id: str, changes: WorkspaceChanges) -> Workspace:
+        workspace = changes.apply(await self.workspace(workspace_id))
         await self._store.workspaces.update(workspace)
         return workspace
 

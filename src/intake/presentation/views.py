@@ -1,4 +1,4 @@
-"""Views: the JSON shapes the command line and the library print."""
+"""Views: the one JSON shape of each object, whichever entry point prints it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import datetime
 from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import ApiKey, Form, Submission, Workspace
 from intake.ports.submissions import OutboxRow
+from intake.service.admin import CreatedEndpoint, CreatedKey, Outbox, WorkspaceUsage
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -125,3 +126,36 @@ def outbox_event_view(row: OutboxRow) -> dict[str, object]:
         "created_at": _time(event.created_at),
         "published_at": _time(row.published_at),
     }
+
+
+def workspace_usage_view(usage: WorkspaceUsage, storage_ceiling: int) -> dict[str, object]:
+    """A workspace with this month's count against its ceiling, and the bytes of files it
+    keeps against the most it may keep."""
+    return {
+        **workspace_view(usage.workspace),
+        "usage": {"period": usage.period, "used": usage.used, "ceiling": usage.ceiling},
+        "storage": {"used": usage.storage_used, "ceiling": storage_ceiling},
+    }
+
+
+def created_key_view(created: CreatedKey) -> dict[str, object]:
+    # The one shape that holds the key itself: it is kept only as a hash from here on.
+    return {**key_view(created.key), "api_key": created.secret}
+
+
+def created_endpoint_view(created: CreatedEndpoint) -> dict[str, object]:
+    # The one shape that holds the secret; receivers verify signatures with it.
+    return {**endpoint_view(created.endpoint), "secret": created.secret}
+
+
+def outbox_view(outbox: Outbox, *, dead_only: bool = False) -> dict[str, object]:
+    """The deliveries and how many there are; without `dead_only`, the events as well and
+    how many wait for the relay."""
+    document: dict[str, object] = {
+        "deliveries": [delivery_view(d) for d in outbox.deliveries],
+        "total": outbox.total,
+    }
+    if not dead_only:
+        document["events"] = [outbox_event_view(row) for row in outbox.events]
+        document["waiting"] = outbox.waiting
+    return document

@@ -1,4 +1,5 @@
-"""Submissions as files: CSV (defused for spreadsheets) and JSON lines."""
+"""Submissions written out: CSV (defused for spreadsheets) and JSON lines, each line in
+the one JSON shape of a submission."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 from collections.abc import Iterable
 
 from intake.domain.model import Submission
-from intake.service.admin.views import submission_view
+from intake.presentation.views import submission_view
+from intake.service.admin import CsvRow
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # Spreadsheets skip leading spaces and line breaks before they look for a formula.
@@ -65,17 +67,12 @@ def csv_line(cells: Iterable[str]) -> str:
     return out.getvalue()
 
 
-def csv_export(rows: list[Submission], *, files: bool = False) -> str:
-    """One row per submission: fixed columns, then every data field seen, in first-seen
-    order, then the files column when `files` or a row has files."""
-    fields: dict[str, None] = {}
-    for row in rows:
-        for name in row.data:
-            fields.setdefault(name, None)
-    files = files or any(row.files for row in rows)
-    lines = [csv_line(csv_header(fields, files=files))]
-    lines.extend(csv_line(csv_record(row, fields, files=files)) for row in rows)
-    return "".join(lines)
+def csv_text(row: CsvRow) -> str:
+    """A row of `Admin.export_csv_rows` as its CSV line: the header, or a submission's
+    record under it."""
+    if row.submission is None:
+        return csv_line(csv_header(row.fields, files=row.files))
+    return csv_line(csv_record(row.submission, row.fields, files=row.files))
 
 
 def jsonl_line(submission: Submission, files: list[dict[str, object]] | None = None) -> str:
