@@ -17,6 +17,7 @@ from intake.domain.idempotency import Route, scope
 from intake.domain.model import FieldRule, Form, FormMode, RuleKind, SubmissionStatus, Workspace
 from intake.domain.ratelimit import public_windows, server_windows
 from intake.domain.steps import STEP_CODES, Step
+from intake.service.admin import FormChanges
 from intake.service.messages import (
     Accepted,
     FieldsBody,
@@ -111,7 +112,8 @@ def _body(plan: FailurePlan, payload: Payload) -> Sendable:
         content_type = None
     declared = len(data) if plan.declare_length else None
     if plan.has(Fault.DECLARED_TOO_LONG):
-        declared = LIMITS.declared_length_ceiling(plan.wire is Wire.MULTIPART) + 1
+        ceiling = LIMITS.max_multipart_body if plan.wire is Wire.MULTIPART else LIMITS.max_body
+        declared = ceiling + 1
     elif plan.has(Fault.STREAMED_TOO_LONG):
         declared = None
     return WireBody(content_type, data, plan.cuts, declared)
@@ -142,7 +144,7 @@ async def _arrange(plan: FailurePlan) -> Arranged:
             earlier = await world.submit(request(public(sibling), FieldsBody({"n": str(n)})))
             assert isinstance(earlier, Accepted)
     if plan.has(Fault.FORM_PAUSED):
-        form = await world.admin.update_form(form.form_id, enabled=False)
+        form = await world.admin.update_form(form.form_id, FormChanges(enabled=False))
     if plan.has(Fault.WORKSPACE_SUSPENDED):
         workspace = await world.admin.set_workspace_active(workspace.workspace_id, False)
     if plan.has(Fault.REVOKED_API_KEY):

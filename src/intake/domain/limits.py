@@ -21,9 +21,6 @@ class PayloadLimits:
     # this caps the whole request so that an endless file part cannot tie up a worker.
     max_multipart_body: int = 256 * KIB + 25 * MIB
 
-    def declared_length_ceiling(self, multipart: bool) -> int:
-        return self.max_multipart_body if multipart else self.max_body
-
     def upload_body_ceiling(self, max_upload_total: int) -> int:
         """A multipart body to a form that takes files: the text, the files, and room
         for the parts' headers and boundaries."""

@@ -331,11 +331,6 @@ class S3BlobWriter(WriterBase):
         """Bytes held in memory: less than one part between writes."""
         return len(self._buffer)
 
-    @property
-    def uploading(self) -> bool:
-        """Whether the content is being streamed as a multipart upload."""
-        return self._upload_id is not None
-
     async def _accept(self, chunk: bytes) -> None:
         view = memoryview(chunk)
         while view:

@@ -80,6 +80,3 @@ class FakeMailer:
         if outcome is not None:
             raise outcome
         self.sent.append(message)
-
-    def sent_to(self, address: str) -> list[EmailMessage]:
-        return [m for m in self.sent if m["To"] == address]

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from attrs import frozen
 from starlette.responses import Response
 
-from intake.domain.errors import ERRORS, ErrorCode, Rejection
+from intake.domain.errors import ErrorCode, Rejection
 from intake.domain.model import Form
 from intake.domain.origins import redirect_target
 from intake.entrypoints.http.pages import error_page
@@ -181,8 +181,3 @@ def thanks_path(public_form_key: str) -> str:
 def service_unavailable(request_id: str, *, browser: bool = False) -> Response:
     rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
     return error_response(rejection, request_id, browser=browser)
-
-
-def envelope_for(code: ErrorCode, request_id: str, status: int | None = None) -> Response:
-    assert code in ERRORS
-    return error_response(Rejection(code), request_id, status=status)

@@ -86,9 +86,8 @@ def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitReq
     )
 
 
-def _note(request: Request, route: str, outcome: Outcome) -> None:
+def _note(request: Request, outcome: Outcome) -> None:
     state = request.scope.setdefault("state", {})
-    state["route"] = route
     if outcome.form is not None:
         state["form_id"] = outcome.form.form_id
     if isinstance(outcome, Refused):
@@ -107,7 +106,7 @@ def _note(request: Request, route: str, outcome: Outcome) -> None:
 async def submit_public(request: Request) -> Response:
     key = request.path_params["public_form_key"]
     outcome = await _runtime(request).pipeline.submit(_request(request, PublicTarget(key)))
-    _note(request, "/f/{key}", outcome)
+    _note(request, outcome)
     return outcome_response(
         outcome,
         request.state.request_id,
@@ -123,7 +122,7 @@ async def submit_server(request: Request) -> Response:
         authorization=request.headers.get("authorization"),
     )
     outcome = await _runtime(request).pipeline.submit(_request(request, target))
-    _note(request, "/v1/forms/{id}/submissions", outcome)
+    _note(request, outcome)
     return outcome_response(
         outcome,
         request.state.request_id,

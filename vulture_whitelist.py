@@ -1,0 +1,73 @@
+"""Names in src that vulture (`make lint`) sees no caller for, yet are called.
+
+Only what something outside src calls by name belongs here: a framework or Python
+itself, the library's users, or the tests through the test doubles and tables src keeps
+for them. Code that nothing calls is removed, not listed.
+"""
+
+# ruff: noqa: B018 - a bare attribute is how a whitelist marks a name as used
+
+import sqlite3
+from typing import Any
+
+from starlette.routing import Router
+
+from intake.adapters import blobs
+from intake.adapters.memory.clock import FakeClock
+from intake.adapters.memory.senders import FakeMailer, FakeWebhookSender, SentWebhook
+from intake.adapters.memory.store import InMemoryStore
+from intake.adapters.postgres import migrations
+from intake.adapters.ratelimit_fallback import FallbackRateLimiter
+from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.adapters.sql_rows import Row
+from intake.domain import steps
+from intake.domain.errors import Rejection
+from intake.entrypoints.http.protocol import IntakeH11Protocol
+from intake.entrypoints.library import Intake, SubmissionResult
+from intake.ports.delivery import DestinationRepository
+
+# Any object: a parameter's name is marked as used by reading it as an attribute.
+_: Any = None
+
+# Python: a module's lazy attributes (PEP 562), a Protocol's item access, and the
+# parameters of `__aexit__`, which the with-statement passes.
+blobs.__getattr__
+Row.__getitem__
+_.exc_type
+_.tb
+
+# attrs: a field's default and validator, named by decorator.
+Rejection._spec
+Rejection._same_code
+
+# sqlite3, Starlette and uvicorn read these attributes; uvicorn loads the protocol class
+# by its dotted name (`intake serve`) and calls its 400 hook with the parser's message.
+sqlite3.Connection.row_factory
+Router.redirect_slashes
+IntakeH11Protocol
+IntakeH11Protocol.send_400_response
+_.msg
+
+# The Python library's API, called by its users' code.
+SubmissionResult.ok
+SubmissionResult.error_code
+SubmissionResult.error_message
+SubmissionResult.error_fields
+Intake.submit_body
+
+# The test doubles' controls and what they record.
+FakeClock.advance
+FakeMailer.script
+FakeWebhookSender.script
+SentWebhook.webhook_id
+InMemoryStore.count_submissions
+InMemoryStore.count_outbox
+InMemoryStore.outbox_for
+
+# Read by the tests only: the tables they empty, the step-to-code table they check
+# refusals against, a stored endpoint read back, and state the adapters expose.
+migrations.TABLES
+steps.STEP_CODES
+DestinationRepository.get_endpoint
+FallbackRateLimiter.degraded
+InProcessRateLimiter.keys_held
