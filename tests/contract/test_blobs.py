@@ -27,8 +27,10 @@ import pytest
 from attrs import define
 
 from intake.adapters.blobs import InMemoryBlobStore, LocalBlobStore, S3BlobStore, open_blob_store
-from intake.adapters.blobs.local import HEADER_SIZE, WRITE_BATCH, LocalBlobWriter
-from intake.adapters.blobs.s3 import PART_SIZE, S3BlobWriter
+from intake.adapters.blobs.local_format import HEADER_SIZE
+from intake.adapters.blobs.local_writer import WRITE_BATCH, LocalBlobWriter
+from intake.adapters.blobs.s3 import PART_SIZE
+from intake.adapters.blobs.s3_writer import S3BlobWriter
 from intake.adapters.memory import FakeClock
 from intake.config import Settings
 from intake.domain.errors import StorageUnavailable

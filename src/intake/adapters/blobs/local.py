@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import builtins
 import errno
-import json
 import logging
 import os
 import secrets
 import stat
-from collections.abc import AsyncGenerator, Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncGenerator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +26,9 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from intake.adapters.blobs.common import WriterBase
+from intake.adapters.blobs.local_files import exists, fsync_dir, is_dir, os_errors, write_all
+from intake.adapters.blobs.local_format import HEADER_SIZE, NotABlob, decode_header
+from intake.adapters.blobs.local_writer import LocalBlobWriter
 from intake.adapters.system import SystemClock
 from intake.ports.blobs import (
     DEFAULT_CHUNK_SIZE,
@@ -46,93 +46,11 @@ from intake.ports.blobs import (
 )
 from intake.ports.clock import Clock
 
-HEADER_SIZE = 1024
-MAGIC = b"intake-blob 1\n"
 INCOMING_DIR = INCOMING_PREFIX.rstrip("/")
-# Small chunks are gathered and written in batches of this size, to spare thread hops.
-WRITE_BATCH = 1024 * 1024
 DEFAULT_THREADS = 8
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
-
-
-class _NotABlob(Exception):  # noqa: N818 - internal signal
-    """A file under the root that this store did not write (or a damaged one)."""
-
-
-@contextmanager
-def _os_errors(root: Path) -> Iterator[None]:
-    """The one place where file-system errors become the port's errors."""
-    try:
-        yield
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise BlobStoreUnavailable(f"blob store at {root}: {reason}") from error
-
-
-def _encode_header(info: BlobInfo) -> bytes:
-    meta = json.dumps(
-        {
-            "size": info.size,
-            "sha256": info.sha256,
-            "content_type": info.content_type,
-            "created_at": info.created_at.isoformat(),
-        },
-        separators=(",", ":"),
-    ).encode("ascii")
-    header = MAGIC + meta
-    # The content type is at most 255 characters, so the metadata always fits.
-    return header + b" " * (HEADER_SIZE - len(header) - 1) + b"\n"
-
-
-def _decode_header(key: str, header: bytes, file_size: int) -> BlobInfo:
-    if len(header) != HEADER_SIZE or not header.startswith(MAGIC):
-        raise _NotABlob(key)
-    try:
-        meta: Any = json.loads(header[len(MAGIC) :])
-        info = BlobInfo(
-            key=key,
-            size=int(meta["size"]),
-            sha256=str(meta["sha256"]),
-            content_type=str(meta["content_type"]),
-            created_at=datetime.fromisoformat(meta["created_at"]).astimezone(UTC),
-        )
-    except (ValueError, KeyError, TypeError):
-        raise _NotABlob(key) from None
-    if file_size != HEADER_SIZE + info.size:
-        raise _NotABlob(key)  # truncated or appended to
-    return info
-
-
-def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _exists(path: Path) -> bool:
-    try:
-        os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    return True
 
 
 def _conflict(key: str) -> InvalidBlobKey:
@@ -154,7 +72,7 @@ class LocalBlobStore:
 
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:
         """Runs blocking file I/O in a worker thread, with OSError mapped."""
-        with _os_errors(self.root):
+        with os_errors(self.root):
             return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 
     def path(self, key: str) -> Path:
@@ -183,7 +101,7 @@ class LocalBlobStore:
         fd = os.open(path, flags, 0o600)
         try:
             # Room for the header, written at commit once the size and hash are known.
-            _write_all(fd, b"\0" * HEADER_SIZE)
+            write_all(fd, b"\0" * HEADER_SIZE)
         except BaseException:
             os.close(fd)
             os.unlink(path)
@@ -193,11 +111,11 @@ class LocalBlobStore:
     def check_no_conflict(self, key: str) -> None:
         """Fails fast on a key that is a folder of blobs, or lies under a blob."""
         path = self.path(key)
-        if _is_dir(path):
+        if is_dir(path):
             raise _conflict(key)
         parent = path.parent
         while parent != self.root:
-            if _exists(parent) and not _is_dir(parent):
+            if exists(parent) and not is_dir(parent):
                 raise _conflict(key)
             parent = parent.parent
 
@@ -211,14 +129,14 @@ class LocalBlobStore:
             except IsADirectoryError:
                 raise _conflict(key) from None
             except (FileNotFoundError, NotADirectoryError) as error:
-                if not _exists(incoming):
+                if not exists(incoming):
                     raise BlobStoreUnavailable(
                         f"the unfinished write of {key!r} was swept away"
                     ) from error
                 if isinstance(error, NotADirectoryError):
                     raise _conflict(key) from None
                 continue  # a delete pruned the parent folder meanwhile: make it again
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
             return
         raise BlobStoreUnavailable(f"could not place {key!r}: its folder keeps vanishing")
 
@@ -229,13 +147,13 @@ class LocalBlobStore:
             try:
                 os.mkdir(current, 0o700)
             except FileExistsError:
-                if not _is_dir(current):
+                if not is_dir(current):
                     raise _conflict(key) from None
                 continue
             except NotADirectoryError:
                 raise _conflict(key) from None
             # A new folder is durable only once its own parent is synced.
-            _fsync_dir(current.parent)
+            fsync_dir(current.parent)
 
     # reads
 
@@ -286,9 +204,9 @@ class LocalBlobStore:
                 os.close(fd)
                 return None
             header = os.pread(fd, HEADER_SIZE, 0)
-            info = _decode_header(key, header, status.st_size)
+            info = decode_header(key, header, status.st_size)
             os.lseek(fd, HEADER_SIZE, os.SEEK_SET)
-        except _NotABlob:
+        except NotABlob:
             os.close(fd)
             raise BlobStoreError(f"the file for {key!r} is not an intact blob") from None
         except BaseException:
@@ -407,63 +325,3 @@ class LocalBlobStore:
 
     async def aclose(self) -> None:
         return None
-
-
-class LocalBlobWriter(WriterBase):
-    def __init__(
-        self,
-        store: LocalBlobStore,
-        fd: int,
-        incoming: Path,
-        key: str,
-        *,
-        content_type: str,
-        max_size: int,
-    ) -> None:
-        super().__init__(key, content_type=content_type, max_size=max_size, clock=store.clock)
-        self._store = store
-        self._fd: int | None = fd
-        self._incoming = incoming
-        self._buffer = bytearray()
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held in memory, not yet handed to the file."""
-        return len(self._buffer)
-
-    async def _accept(self, chunk: bytes) -> None:
-        self._buffer += chunk
-        if len(self._buffer) >= WRITE_BATCH:
-            await self._flush()
-
-    async def _flush(self) -> None:
-        batch, self._buffer = self._buffer, bytearray()
-        await self._store.run(_write_all, self._open_fd(), batch)
-
-    async def _publish(self, info: BlobInfo) -> None:
-        await self._flush()
-        await self._store.run(self._seal, _encode_header(info))
-        await self._store.run(self._store.publish, self._incoming, info.key)
-
-    def _seal(self, header: bytes) -> None:
-        fd = self._open_fd()
-        os.pwrite(fd, header, 0)
-        os.fsync(fd)
-        self._fd = None
-        os.close(fd)
-
-    async def _discard(self) -> None:
-        self._buffer = bytearray()
-        await self._store.run(self._remove)
-
-    def _remove(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-        with suppress(FileNotFoundError):
-            os.unlink(self._incoming)
-
-    def _open_fd(self) -> int:
-        if self._fd is None:
-            raise BlobStoreError(f"the writer for {self.key!r} is closed")
-        return self._fd

@@ -15,14 +15,11 @@ upload), so the blob appears whole, or not at all, under its key.
 
 from __future__ import annotations
 
-import builtins
-import logging
 import re
-import secrets
 from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -31,7 +28,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from intake.adapters.blobs.common import WriterBase
+from intake.adapters.blobs.s3_writer import STAMP, S3BlobWriter
 from intake.adapters.system import SystemClock
 from intake.ports.blobs import (
     DEFAULT_CHUNK_SIZE,
@@ -51,7 +48,7 @@ from intake.ports.clock import Clock
 if TYPE_CHECKING:
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import CompletedPartTypeDef, HeadObjectOutputTypeDef
+    from mypy_boto3_s3.type_defs import HeadObjectOutputTypeDef
 
 MIB = 1024 * 1024
 PART_SIZE = 8 * MIB
@@ -62,7 +59,6 @@ DEFAULT_READ_TIMEOUT = 20.0
 DEFAULT_ATTEMPTS = 3  # the first try and two retries, with botocore's jittered backoff
 DEFAULT_CONNECTIONS = 10
 
-_STAMP = "%Y%m%dT%H%M%SZ"  # in the key of an unfinished write: when it began
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _NOT_FOUND = frozenset({"404", "NoSuchKey", "NotFound"})
 # Answers that say "not now" rather than "never": throttling and timeouts; and an upload
@@ -71,7 +67,6 @@ _TRANSIENT = frozenset(
     {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "NoSuchUpload"}
 )
 
-_log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
@@ -295,127 +290,16 @@ def _info(key: str, head: HeadObjectOutputTypeDef) -> BlobInfo:
     )
 
 
-def _body(data: bytearray) -> bytes:
-    # botocore takes a bytearray as it is (its validator lists the type; the stubs do not):
-    # no copy, so a part is held in memory once.
-    return cast(bytes, data)
-
-
 def _started_at(key: str, server_time: datetime | None) -> datetime:
     """When an unfinished write began: stamped in its key by the writer, so that the
     sweep goes by the service's clock (some S3-compatible servers report no real
     `Initiated` time for an upload)."""
     stamp = key.removeprefix(INCOMING_PREFIX).partition("-")[0]
     try:
-        return datetime.strptime(stamp, _STAMP).replace(tzinfo=UTC)
+        return datetime.strptime(stamp, STAMP).replace(tzinfo=UTC)
     except ValueError:
         return server_time or datetime.now(UTC)
 
 
 def _leftover(key: str, size: int, when: datetime) -> BlobInfo:
     return BlobInfo(key=key, size=size, sha256="", content_type="", created_at=when.astimezone(UTC))
-
-
-class S3BlobWriter(WriterBase):
-    def __init__(self, store: S3BlobStore, key: str, *, content_type: str, max_size: int) -> None:
-        super().__init__(key, content_type=content_type, max_size=max_size, clock=store.clock)
-        self._store = store
-        started = store.clock.now().astimezone(UTC).strftime(_STAMP)
-        self._staging = store.object_key(f"{INCOMING_PREFIX}{started}-{secrets.token_hex(16)}")
-        self._buffer = bytearray()
-        self._upload_id: str | None = None
-        self._parts: builtins.list[CompletedPartTypeDef] = []
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held in memory: less than one part between writes."""
-        return len(self._buffer)
-
-    async def _accept(self, chunk: bytes) -> None:
-        view = memoryview(chunk)
-        while view:
-            room = self._store.part_size - len(self._buffer)
-            self._buffer += view[:room]
-            view = view[room:]
-            if len(self._buffer) == self._store.part_size:
-                await self._send_part()
-
-    async def _send_part(self) -> None:
-        part, self._buffer = self._buffer, bytearray()
-        if self._upload_id is None:
-            # Shielded: an upload started but not recorded could not be aborted.
-            with anyio.CancelScope(shield=True):
-                self._upload_id = await self._store.run("upload", self._start)
-        number = len(self._parts) + 1
-        etag = await self._store.run("upload", self._upload_part, self._upload_id, number, part)
-        self._parts.append({"ETag": etag, "PartNumber": number})
-
-    def _start(self) -> str:
-        created = self._store.client.create_multipart_upload(
-            Bucket=self._store.bucket, Key=self._staging, ContentType=self._content_type
-        )
-        return created["UploadId"]
-
-    def _upload_part(self, upload_id: str, number: int, part: bytearray) -> str:
-        answer = self._store.client.upload_part(
-            Bucket=self._store.bucket,
-            Key=self._staging,
-            UploadId=upload_id,
-            PartNumber=number,
-            Body=_body(part),
-        )
-        return answer["ETag"]
-
-    async def _publish(self, info: BlobInfo) -> None:
-        metadata = {"sha256": info.sha256, "created-at": info.created_at.isoformat()}
-        if self._upload_id is None:
-            await self._store.run("commit", self._put, metadata)
-            self._buffer = bytearray()
-            return
-        if self._buffer:
-            await self._send_part()
-        await self._store.run("commit", self._complete, self._upload_id, metadata)
-
-    def _put(self, metadata: dict[str, str]) -> None:
-        self._store.client.put_object(
-            Bucket=self._store.bucket,
-            Key=self._store.object_key(self.key),
-            Body=_body(self._buffer),
-            ContentType=self._content_type,
-            Metadata=metadata,
-        )
-
-    def _complete(self, upload_id: str, metadata: dict[str, str]) -> None:
-        client, bucket = self._store.client, self._store.bucket
-        client.complete_multipart_upload(
-            Bucket=bucket,
-            Key=self._staging,
-            UploadId=upload_id,
-            MultipartUpload={"Parts": self._parts},
-        )
-        client.copy_object(
-            Bucket=bucket,
-            Key=self._store.object_key(self.key),
-            CopySource={"Bucket": bucket, "Key": self._staging},
-            MetadataDirective="REPLACE",
-            ContentType=self._content_type,
-            Metadata=metadata,
-        )
-        try:
-            client.delete_object(Bucket=bucket, Key=self._staging)
-        except (ClientError, BotoCoreError) as error:
-            # The blob is in place; the staged copy is left for the sweep of leftovers.
-            _log.warning(
-                "could not remove a staged upload",
-                extra={"blob_key": self.key, "error": type(error).__name__},
-            )
-
-    async def _discard(self) -> None:
-        self._buffer = bytearray()
-        if self._upload_id is not None:
-            await self._store.run("abort", self._abort, self._upload_id)
-
-    def _abort(self, upload_id: str) -> None:
-        self._store.abort_upload(self._staging, upload_id)
-        # Also when the upload was completed but its copy into place failed.
-        self._store.client.delete_object(Bucket=self._store.bucket, Key=self._staging)

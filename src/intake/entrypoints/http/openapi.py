@@ -285,71 +285,96 @@ def _file_operation(operation_id: str, summary: str) -> dict[str, Any]:
     }
 
 
+_PUBLIC_FORM_KEY = {
+    "name": "public_form_key",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+}
+
+_PUBLIC_OPERATION = {
+    "operationId": "submitPublic",
+    "summary": "Submit a form by its public key",
+    "parameters": [
+        _PUBLIC_FORM_KEY,
+        *_COMMON_PARAMETERS,
+        {
+            "name": "Origin",
+            "in": "header",
+            "required": False,
+            "description": "Checked when the form has an allowed-domains list.",
+            "schema": {"type": "string"},
+        },
+        {
+            "name": "X-Challenge-Token",
+            "in": "header",
+            "required": False,
+            "description": "The bot-challenge token, for clients that do not post the "
+            "widget's own field.",
+            "schema": {"type": "string"},
+        },
+    ],
+    "requestBody": _REQUEST_BODY,
+    "responses": _responses_for(_PUBLIC_CODES, public=True),
+}
+
+_SERVER_OPERATION = {
+    "operationId": "submitServer",
+    "summary": "Submit to a form by its id, authenticated with a secret API key",
+    "security": [{"apiKey": []}],
+    "parameters": [
+        {"name": "form_id", "in": "path", "required": True, "schema": {"type": "string"}},
+        *_COMMON_PARAMETERS,
+    ],
+    "requestBody": _REQUEST_BODY,
+    "responses": _responses_for(_SERVER_CODES, public=False),
+}
+
+_PREFLIGHT_OPERATION = {
+    "operationId": "preflightPublic",
+    "summary": "CORS preflight for the public endpoint",
+    "parameters": [_PUBLIC_FORM_KEY],
+    "responses": {
+        "204": {
+            "description": f"Allowed: POST, with headers {ALLOW_HEADERS}.",
+            "headers": {
+                "Access-Control-Allow-Origin": {"schema": {"type": "string"}},
+                "Access-Control-Allow-Methods": {"schema": {"type": "string"}},
+                "Access-Control-Allow-Headers": {"schema": {"type": "string"}},
+            },
+        }
+    },
+}
+
+_COMPONENTS = {
+    "schemas": {
+        "Success": {
+            "type": "object",
+            "required": ["ok", "submission_id", "message"],
+            "properties": {
+                "ok": {"const": True},
+                "submission_id": {"type": "string"},
+                "message": {"type": "string"},
+            },
+        }
+    },
+    "securitySchemes": {
+        "apiKey": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A secret API key (`intake_sk_...`) of the form's workspace.",
+        },
+        "metricsToken": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "The operator's INTAKE_METRICS_TOKEN.",
+        },
+    },
+}
+
+
 @cache
 def openapi_document() -> dict[str, Any]:
-    public_operation = {
-        "operationId": "submitPublic",
-        "summary": "Submit a form by its public key",
-        "parameters": [
-            {
-                "name": "public_form_key",
-                "in": "path",
-                "required": True,
-                "schema": {"type": "string"},
-            },
-            *_COMMON_PARAMETERS,
-            {
-                "name": "Origin",
-                "in": "header",
-                "required": False,
-                "description": "Checked when the form has an allowed-domains list.",
-                "schema": {"type": "string"},
-            },
-            {
-                "name": "X-Challenge-Token",
-                "in": "header",
-                "required": False,
-                "description": "The bot-challenge token, for clients that do not post the "
-                "widget's own field.",
-                "schema": {"type": "string"},
-            },
-        ],
-        "requestBody": _REQUEST_BODY,
-        "responses": _responses_for(_PUBLIC_CODES, public=True),
-    }
-    server_operation = {
-        "operationId": "submitServer",
-        "summary": "Submit to a form by its id, authenticated with a secret API key",
-        "security": [{"apiKey": []}],
-        "parameters": [
-            {"name": "form_id", "in": "path", "required": True, "schema": {"type": "string"}},
-            *_COMMON_PARAMETERS,
-        ],
-        "requestBody": _REQUEST_BODY,
-        "responses": _responses_for(_SERVER_CODES, public=False),
-    }
-    preflight = {
-        "operationId": "preflightPublic",
-        "summary": "CORS preflight for the public endpoint",
-        "parameters": [
-            {
-                "name": "public_form_key",
-                "in": "path",
-                "required": True,
-                "schema": {"type": "string"},
-            }
-        ],
-        "responses": {
-            "204": {
-                "description": f"Allowed: POST, with headers {ALLOW_HEADERS}.",
-                "headers": {
-                    "Access-Control-Allow-Origin": {"schema": {"type": "string"}},
-                    "Access-Control-Allow-Methods": {"schema": {"type": "string"}},
-                    "Access-Control-Allow-Headers": {"schema": {"type": "string"}},
-                },
-            }
-        },
-    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -359,37 +384,13 @@ def openapi_document() -> dict[str, Any]:
             "branch on error.code, show error.message and log request_id.",
         },
         "paths": {
-            "/f/{public_form_key}": {"post": public_operation, "options": preflight},
-            "/v1/forms/{form_id}/submissions": {"post": server_operation},
+            "/f/{public_form_key}": {"post": _PUBLIC_OPERATION, "options": _PREFLIGHT_OPERATION},
+            "/v1/forms/{form_id}/submissions": {"post": _SERVER_OPERATION},
             "/v1/files/{submission_id}/{index}": {
                 "get": _file_operation("downloadFile", "Download an uploaded file"),
                 "head": _file_operation("headFile", "An uploaded file's headers"),
             },
             "/metrics": {"get": _METRICS_OPERATION},
         },
-        "components": {
-            "schemas": {
-                "Success": {
-                    "type": "object",
-                    "required": ["ok", "submission_id", "message"],
-                    "properties": {
-                        "ok": {"const": True},
-                        "submission_id": {"type": "string"},
-                        "message": {"type": "string"},
-                    },
-                }
-            },
-            "securitySchemes": {
-                "apiKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "A secret API key (`intake_sk_...`) of the form's workspace.",
-                },
-                "metricsToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "The operator's INTAKE_METRICS_TOKEN.",
-                },
-            },
-        },
+        "components": _COMPONENTS,
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -103,24 +103,12 @@ def _note(request: Request, outcome: Outcome) -> None:
         state["outcome"] = "replayed" if outcome.replayed else "accepted"
 
 
-async def submit_public(request: Request) -> Response:
-    key = request.path_params["public_form_key"]
-    outcome = await _runtime(request).pipeline.submit(_request(request, PublicTarget(key)))
-    _note(request, outcome)
-    return outcome_response(
-        outcome,
-        request.state.request_id,
-        browser=prefers_html(request.headers.get("accept")),
-        origin=request.headers.get("origin"),
-        referer=request.headers.get("referer"),
-    )
-
-
-async def submit_server(request: Request) -> Response:
-    target = ServerTarget(
-        form_id=request.path_params["form_id"],
-        authorization=request.headers.get("authorization"),
-    )
+async def _submit(
+    request: Request,
+    target: PublicTarget | ServerTarget,
+    headers_for: Callable[[Outcome], Mapping[str, str] | None] | None = None,
+) -> Response:
+    """Runs one submission through the pipeline and answers it as the client prefers."""
     outcome = await _runtime(request).pipeline.submit(_request(request, target))
     _note(request, outcome)
     return outcome_response(
@@ -129,10 +117,27 @@ async def submit_server(request: Request) -> Response:
         browser=prefers_html(request.headers.get("accept")),
         origin=request.headers.get("origin"),
         referer=request.headers.get("referer"),
-        headers={"WWW-Authenticate": "Bearer"}
-        if isinstance(outcome, Refused) and outcome.rejection.status == 401
-        else None,
+        headers=headers_for(outcome) if headers_for is not None else None,
     )
+
+
+def _bearer_challenge(outcome: Outcome) -> Mapping[str, str] | None:
+    """A refused API key is told which scheme to authenticate with."""
+    if isinstance(outcome, Refused) and outcome.rejection.status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    return None
+
+
+async def submit_public(request: Request) -> Response:
+    return await _submit(request, PublicTarget(request.path_params["public_form_key"]))
+
+
+async def submit_server(request: Request) -> Response:
+    target = ServerTarget(
+        form_id=request.path_params["form_id"],
+        authorization=request.headers.get("authorization"),
+    )
+    return await _submit(request, target, _bearer_challenge)
 
 
 async def preflight(request: Request) -> Response:

@@ -1,47 +1,19 @@
-"""Reading a submission body into named fields: the three content types and their limits.
-
-Pure: the caller feeds bytes in. Every refusal is an `IntakeError` with the spec's code.
-"""
+"""Reading a multipart/form-data body as a stream: text fields, and file parts handed on
+as events."""
 
 from __future__ import annotations
-
-import codecs
-import enum
-import json
-import math
-from urllib.parse import unquote_plus
 
 import python_multipart
 from attrs import define, frozen
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import parse_options_header
 
-from intake.domain.errors import ErrorCode, IntakeError
+from intake.domain.errors import IntakeError
 from intake.domain.limits import PayloadLimits
-from intake.domain.model import FieldData, FieldValue
+from intake.domain.model import FieldData
+from intake.domain.payload.budget import Budget, add_field, malformed, too_large, utf8_len
+from intake.domain.payload.content import ContentType, ParsedBody
 from intake.domain.uploads import UploadPolicy, clean_file_name
-
-
-class ContentKind(enum.Enum):
-    URLENCODED = "application/x-www-form-urlencoded"
-    MULTIPART = "multipart/form-data"
-    JSON = "application/json"
-
-
-@frozen
-class ContentType:
-    kind: ContentKind
-    charset: str
-    boundary: bytes | None = None
-
-
-@frozen
-class ParsedBody:
-    """Fields in wire order, before the control-field split. `file_fields`: the fields
-    that carried a file to a form that takes none."""
-
-    data: FieldData
-    file_fields: tuple[str, ...] = ()
 
 
 @frozen
@@ -60,178 +32,6 @@ class FileEnd:
 
 
 FileEvent = FileStart | bytes | FileEnd
-
-
-def _too_large() -> IntakeError:
-    return IntakeError.of(ErrorCode.PAYLOAD_TOO_LARGE)
-
-
-def _malformed() -> IntakeError:
-    return IntakeError.of(ErrorCode.MALFORMED_REQUEST)
-
-
-def parse_content_type(header: str | None) -> ContentType:
-    if not header:
-        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
-    try:
-        mime, options = parse_options_header(header)
-    except UnicodeEncodeError:
-        # Starlette hands headers over as latin-1 text; anything else cannot be a type.
-        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
-    try:
-        kind = ContentKind(mime.decode("latin-1").strip().lower())
-    except ValueError:
-        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
-    raw_charset = options.get(b"charset", b"utf-8").decode("latin-1") or "utf-8"
-    try:
-        codec = codecs.lookup(raw_charset)
-    except (LookupError, ValueError):
-        # A charset intake cannot read is a content type it does not support (step 5);
-        # a name holding NUL is a ValueError, not a LookupError.
-        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE) from None
-    # `base64` and `rot13` are codecs but not text encodings; `bytes.decode` refuses them
-    # by this same flag, so it is checked here, before any callback meets it.
-    if not codec._is_text_encoding:
-        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
-    # A multipart type without a boundary is a body that cannot be read: the reader
-    # refuses it when parsing starts (step 6).
-    return ContentType(kind=kind, charset=codec.name, boundary=options.get(b"boundary"))
-
-
-def _decode(raw: bytes, charset: str) -> str:
-    try:
-        return raw.decode(charset)
-    except (UnicodeError, LookupError):
-        raise _malformed() from None
-
-
-class _Budget:
-    """Counts fields and text against the limits as they are read."""
-
-    __slots__ = ("fields", "limits", "total")
-
-    def __init__(self, limits: PayloadLimits) -> None:
-        self.limits = limits
-        self.fields = 0
-        self.total = 0
-
-    def name(self, name: str) -> None:
-        self.fields += 1
-        if self.fields > self.limits.max_fields:
-            raise _too_large()
-        if _utf8_len(name) > self.limits.max_name:
-            raise _too_large()
-
-    def text(self, size: int) -> None:
-        if size > self.limits.max_value:
-            raise _too_large()
-        self.total += size
-        if self.total > self.limits.max_total:
-            raise _too_large()
-
-
-def _utf8_len(value: str) -> int:
-    """The UTF-8 size of a name or value, refusing what no form field holds: NUL, which
-    PostgreSQL cannot store either, and lone surrogates."""
-    if "\x00" in value:
-        raise _malformed()
-    # ASCII is the common case; len() is exact there and far cheaper than encoding.
-    if value.isascii():
-        return len(value)
-    try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        # A lone surrogate, which only a JSON `\ud800` escape can produce: not text.
-        raise _malformed() from None
-
-
-def _add(data: FieldData, name: str, value: FieldValue) -> None:
-    """A repeated name keeps every value, in order."""
-    if name not in data:
-        data[name] = value
-        return
-    existing = data[name]
-    if isinstance(existing, list):
-        existing.append(value)
-    else:
-        data[name] = [existing, value]
-
-
-def parse_urlencoded(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
-    text = _decode(body, content_type.charset)
-    budget = _Budget(limits)
-    data: FieldData = {}
-    for pair in text.split("&"):
-        if not pair:
-            continue
-        raw_name, _, raw_value = pair.partition("=")
-        try:
-            name = unquote_plus(raw_name, encoding=content_type.charset, errors="strict")
-            value = unquote_plus(raw_value, encoding=content_type.charset, errors="strict")
-        except UnicodeError:
-            raise _malformed() from None
-        budget.name(name)
-        budget.text(_utf8_len(value))
-        _add(data, name, value)
-    return ParsedBody(data=data)
-
-
-def _reject_constant(_: str) -> float:
-    raise ValueError("NaN and Infinity are not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("a number too large for a double, such as 1e400, is refused")
-    return value
-
-
-def _measure_json(value: FieldValue, budget: _Budget, nesting: int) -> int:
-    """Checks the limits on one JSON value and returns its depth: objects count, and so
-    do arrays that hold containers; an array of scalars is a repeated name, not a level.
-    `nesting` is how many containers enclose the value; it stops runaway recursion early,
-    since nothing within the depth limit nests more than max_depth + 1 containers."""
-    if isinstance(value, dict):
-        if nesting > budget.limits.max_depth:
-            raise _too_large()
-        deepest = 0
-        for key, item in value.items():
-            budget.name(key)
-            deepest = max(deepest, _measure_json(item, budget, nesting + 1))
-        return 1 + deepest
-    if isinstance(value, list):
-        if nesting > budget.limits.max_depth:
-            raise _too_large()
-        deepest = 0
-        for index, item in enumerate(value):
-            if index:
-                budget.fields += 1  # each further value of a name counts as a field received
-                if budget.fields > budget.limits.max_fields:
-                    raise _too_large()
-            deepest = max(deepest, _measure_json(item, budget, nesting + 1))
-        return 1 + deepest if deepest else 0
-    if isinstance(value, str):
-        budget.text(_utf8_len(value))
-    else:
-        budget.text(len(json.dumps(value)))
-    return 0
-
-
-def parse_json(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
-    text = _decode(body, content_type.charset)
-    try:
-        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise _too_large() from None  # nested far past the depth limit
-    except ValueError:
-        raise _malformed() from None
-    if not isinstance(document, dict):
-        raise _malformed()
-    budget = _Budget(limits)
-    if _measure_json(document, budget, 0) > limits.max_depth:
-        raise _too_large()
-    return ParsedBody(data=document)
 
 
 @define
@@ -260,11 +60,11 @@ class MultipartReader:
         uploads: UploadPolicy | None = None,
     ) -> None:
         if not content_type.boundary:
-            raise _malformed()
+            raise malformed()
         self._charset = content_type.charset
         self._limits = limits
         self._uploads = uploads
-        self._budget = _Budget(limits)
+        self._budget = Budget(limits)
         self._data: FieldData = {}
         self._files: list[str] = []
         self._events: list[FileEvent] = []
@@ -296,7 +96,7 @@ class MultipartReader:
                 },
             )
         except FormParserError:
-            raise _malformed() from None  # a boundary longer than any the parser takes
+            raise malformed() from None  # a boundary longer than any the parser takes
 
     # The parser's callbacks cannot raise through it cleanly, so they record the first
     # refusal and the reader raises it after the write returns.
@@ -321,18 +121,18 @@ class MultipartReader:
     def _on_headers_finished(self) -> None:
         disposition = self._part.headers.get(b"content-disposition")
         if disposition is None:
-            self._fail(_malformed())
+            self._fail(malformed())
             return
         _, options = parse_options_header(disposition)
         raw_name = options.get(b"name")
         if raw_name is None:
-            self._fail(_malformed())
+            self._fail(malformed())
             return
         try:
             self._part.name = raw_name.decode(self._charset)
             self._budget.name(self._part.name)
         except UnicodeError:
-            self._fail(_malformed())
+            self._fail(malformed())
             return
         except IntakeError as error:
             self._fail(error)
@@ -342,7 +142,7 @@ class MultipartReader:
             try:
                 self._part.filename = clean_file_name(options[b"filename"].decode(self._charset))
             except UnicodeError:
-                self._fail(_malformed())
+                self._fail(malformed())
                 return
             if options[b"filename"]:
                 self._start_file()
@@ -358,7 +158,7 @@ class MultipartReader:
             return
         self._file_count += 1
         if self._file_count > self._uploads.max_files:
-            self._fail(_too_large())
+            self._fail(too_large())
             return
         if part.name.startswith("_"):
             return  # a control name: never stored, so its bytes are only counted
@@ -382,7 +182,7 @@ class MultipartReader:
             return  # a form that takes no files: the bytes are not kept
         self._file_bytes += size
         if part.size > uploads.max_file_size or self._file_bytes > uploads.max_total_size:
-            self._fail(_too_large())
+            self._fail(too_large())
             return
         if not part.name.startswith("_"):
             self._events.append(data[start:end])
@@ -404,7 +204,7 @@ class MultipartReader:
         if self._text_bytes > self._limits.max_body or len(self._part.data) + size > (
             self._limits.max_value
         ):
-            self._fail(_too_large())
+            self._fail(too_large())
             return
         self._part.data += data[start:end]
 
@@ -415,7 +215,7 @@ class MultipartReader:
                 return  # no file name and no bytes: an empty file input
             if self._uploads is None:
                 self._files.append(part.name)
-                _add(self._data, part.name, "")
+                add_field(self._data, part.name, "")
             elif not part.name.startswith("_"):
                 self._events.append(FileEnd())
             return
@@ -429,14 +229,14 @@ class MultipartReader:
                 charset = options[b"charset"].decode("latin-1")
         try:
             value = bytes(part.data).decode(charset)
-            self._budget.text(_utf8_len(value))
+            self._budget.text(utf8_len(value))
         except (LookupError, ValueError):  # ValueError: bad bytes, or a charset with NUL
-            self._fail(_malformed())
+            self._fail(malformed())
             return
         except IntakeError as error:
             self._fail(error)
             return
-        _add(self._data, part.name, value)
+        add_field(self._data, part.name, value)
 
     def _on_end(self) -> None:
         self._ended = True
@@ -461,7 +261,7 @@ class MultipartReader:
         try:
             self._parser.write(chunk)
         except FormParserError:
-            self._fail(_malformed())
+            self._fail(malformed())
         if self._error is not None:
             raise self._error
 
@@ -469,32 +269,9 @@ class MultipartReader:
         try:
             self._parser.finalize()
         except FormParserError:
-            self._fail(_malformed())
+            self._fail(malformed())
         if self._error is not None:
             raise self._error
         if not self._ended:
-            raise _malformed()  # the closing boundary never came
+            raise malformed()  # the closing boundary never came
         return ParsedBody(data=self._data, file_fields=tuple(self._files))
-
-
-def parse_complete(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
-    """Parses a body that is already read whole (the size limit checked by the reader)."""
-    if content_type.kind is ContentKind.URLENCODED:
-        return parse_urlencoded(body, content_type, limits)
-    if content_type.kind is ContentKind.JSON:
-        return parse_json(body, content_type, limits)
-    reader = MultipartReader(content_type, limits)
-    reader.feed(body)
-    return reader.finish()
-
-
-def check_fields(data: FieldData, limits: PayloadLimits) -> ParsedBody:
-    """Applies the limits to fields handed over in-process rather than as a body."""
-    budget = _Budget(limits)
-    deepest = 0
-    for name, value in data.items():
-        budget.name(name)
-        deepest = max(deepest, _measure_json(value, budget, 1))
-    if 1 + deepest > limits.max_depth:
-        raise _too_large()
-    return ParsedBody(data=data)

@@ -1,0 +1,29 @@
+"""Reading an application/x-www-form-urlencoded body."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_plus
+
+from intake.domain.limits import PayloadLimits
+from intake.domain.model import FieldData
+from intake.domain.payload.budget import Budget, add_field, malformed, utf8_len
+from intake.domain.payload.content import ContentType, ParsedBody, decode_text
+
+
+def parse_urlencoded(body: bytes, content_type: ContentType, limits: PayloadLimits) -> ParsedBody:
+    text = decode_text(body, content_type.charset)
+    budget = Budget(limits)
+    data: FieldData = {}
+    for pair in text.split("&"):
+        if not pair:
+            continue
+        raw_name, _, raw_value = pair.partition("=")
+        try:
+            name = unquote_plus(raw_name, encoding=content_type.charset, errors="strict")
+            value = unquote_plus(raw_value, encoding=content_type.charset, errors="strict")
+        except UnicodeError:
+            raise malformed() from None
+        budget.name(name)
+        budget.text(utf8_len(value))
+        add_field(data, name, value)
+    return ParsedBody(data=data)
