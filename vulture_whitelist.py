@@ -24,7 +24,7 @@ from intake.domain import steps
 from intake.domain.errors import Rejection
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
-from intake.ports.delivery import DestinationRepository
+from intake.ports.destinations import DestinationRepository
 
 # Any object: a parameter's name is marked as used by reading it as an attribute.
 _: Any = None

@@ -239,7 +239,7 @@ def prefill_rows(
     delivered outbox event and an (expired) idempotency record."""
     data = bench_data(body)
     data_json = json_text(data)
-    print_ = fingerprint(data)
+    data_fingerprint = fingerprint(data)
     sample = sample_submission(target, body, until)
     key_scope = scope(Route.PUBLIC, target.form_id, client_network(sample.client_ip or ""))
     start_ms = int((until - PREFILL_SPAN).timestamp() * 1000)
@@ -299,7 +299,9 @@ def prefill_rows(
                     )
                 )
             )
-            records.append("\t".join((key_scope, f"bench-{sub_id}", print_, sub_id, stamp)))
+            records.append(
+                "\t".join((key_scope, f"bench-{sub_id}", data_fingerprint, sub_id, stamp))
+            )
         made += n
         yield submissions, events, records
 

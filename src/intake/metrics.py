@@ -32,7 +32,7 @@ from prometheus_client.registry import Collector
 from intake.domain.errors import ErrorCode
 from intake.domain.model import Plan
 from intake.domain.quota import PlanTerms, ceiling, period
-from intake.ports.delivery import DeliveryCounts
+from intake.ports.deliveries import DeliveryCounts
 from intake.ports.store import Store
 from intake.service.relay import RelayRound
 

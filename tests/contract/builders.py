@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from intake.domain import ids
-from intake.domain.delivery import NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import (
     ApiKey,

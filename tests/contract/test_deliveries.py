@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from attrs import evolve
 
-from intake.adapters.delivery import ERROR_LIMIT, delivery_id
+from intake.adapters.delivery_rules import ERROR_LIMIT, delivery_id
 from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import deliveries as lite
 from intake.adapters.sqlite.mapping import time_text
-from intake.domain.delivery import Delivery, DeliveryState, DestinationKind
+from intake.domain.deliveries import Delivery, DeliveryState, DestinationKind
 from intake.domain.model import OutboxEvent, SubmissionStatus
-from intake.ports.delivery import Claim, ClaimedDelivery
+from intake.ports.deliveries import Claim, ClaimedDelivery
 from intake.ports.store import Store
 from intake.ports.submissions import PurgeCounts
 from tests.contract.builders import (
@@ -568,14 +568,14 @@ async def listening(store: Store) -> None:
     does: what was committed before was announced to no one. The other stores have
     nothing to start."""
     if isinstance(store, PostgresStore):
-        await store.deliveries.wait_for_events(10)
+        await store.new_events.wait(10)
 
 
 async def test_a_wait_with_nothing_committed_lasts_its_timeout(seeded: Store) -> None:
     await listening(seeded)
 
     started = time.monotonic()
-    await seeded.deliveries.wait_for_events(0.2)
+    await seeded.new_events.wait(0.2)
 
     assert time.monotonic() - started >= 0.19
 
@@ -588,7 +588,7 @@ async def test_a_commit_ends_a_wait(seeded: Store) -> None:
         await asyncio.sleep(0.05)
         await committed(seeded, 1)
 
-    await asyncio.gather(seeded.deliveries.wait_for_events(30), commit_soon())
+    await asyncio.gather(seeded.new_events.wait(30), commit_soon())
 
     assert time.monotonic() - started < 10
 
@@ -598,7 +598,7 @@ async def test_a_commit_between_two_waits_ends_the_next_at_once(seeded: Store) -
     await committed(seeded, 1)
 
     started = time.monotonic()
-    await seeded.deliveries.wait_for_events(30)
+    await seeded.new_events.wait(30)
 
     assert time.monotonic() - started < 10
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from attrs import evolve
 
-from intake.domain.delivery import DeliveryState
+from intake.domain.deliveries import DeliveryState
 from intake.ports.store import Store
 from tests.contract.builders import (
     FORM_ID,

@@ -10,7 +10,7 @@ import pytest
 from attrs import evolve
 
 from intake.domain.model import Plan, SubmissionStatus
-from intake.ports.delivery import DeliveryCounts
+from intake.ports.deliveries import DeliveryCounts
 from intake.ports.store import Store
 from tests.contract.builders import (
     FORM_ID,

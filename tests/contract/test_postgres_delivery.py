@@ -97,7 +97,7 @@ async def test_a_commit_in_another_process_wakes_a_waiting_relay(
         await asyncio.sleep(0.05)
         await committed(second, 1)
 
-    await asyncio.gather(store.deliveries.wait_for_events(30), commit_elsewhere())
+    await asyncio.gather(store.new_events.wait(30), commit_elsewhere())
 
     assert time.monotonic() - started < 10
 
@@ -115,7 +115,7 @@ async def test_closing_the_store_ends_a_wait_and_its_connection(
             await asyncio.sleep(0.05)
             await store.close()
 
-        await asyncio.gather(store.deliveries.wait_for_events(30), close_soon())
+        await asyncio.gather(store.new_events.wait(30), close_soon())
         assert time.monotonic() - started < 10
     finally:
         await store.close()
@@ -128,11 +128,11 @@ async def test_a_cancelled_wait_leaves_the_listener_usable(
     await listening(store)
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.05):
-            await store.deliveries.wait_for_events(30)
+            await store.new_events.wait(30)
 
     await committed(second, 1)
     started = time.monotonic()
-    await store.deliveries.wait_for_events(30)
+    await store.new_events.wait(30)
 
     assert time.monotonic() - started < 10
 
@@ -149,13 +149,13 @@ async def test_a_lost_listener_connection_is_replaced(
     # The wait that finds its connection gone returns: look now. The next one listens
     # afresh (and returns at once, as a first wait does); then commits wake it again.
     started = time.monotonic()
-    await store.deliveries.wait_for_events(30)
-    await store.deliveries.wait_for_events(30)
+    await store.new_events.wait(30)
+    await store.new_events.wait(30)
     assert time.monotonic() - started < 10
     assert await _listeners(backend.url, expected=1) == 1
 
     await committed(second, 1)
-    await store.deliveries.wait_for_events(30)
+    await store.new_events.wait(30)
     assert time.monotonic() - started < 20
 
 

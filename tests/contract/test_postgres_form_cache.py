@@ -15,7 +15,7 @@ from attrs import evolve
 from psycopg.rows import dict_row
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres.forms_listener import APPLICATION_NAME, FormsListener
+from intake.adapters.postgres.form_changes_listener import APPLICATION_NAME, FormChangesListener
 from intake.domain.model import (
     Challenge,
     ChallengeProvider,
@@ -165,7 +165,7 @@ async def test_while_the_listener_is_down_nothing_is_kept_then_lookups_are_kept_
     await caching(store, backend)
     assert await listeners(backend.url, expected=1) == 1
     forms_listener = store._forms_listener
-    assert isinstance(forms_listener, FormsListener)
+    assert isinstance(forms_listener, FormChangesListener)
     # Its next connections fail, until the end of the test's first half.
     with monkeypatch.context() as patched:
         patched.setattr(forms_listener._listener, "_conninfo", UNREACHABLE)

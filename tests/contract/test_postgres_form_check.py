@@ -10,8 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from attrs import evolve
 
-from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres import PostgresStore, mapping, open_postgres_store
 from intake.adapters.postgres import submissions as pg
 from intake.domain.errors import ErrorCode
 from intake.domain.model import Form, FormMode
@@ -157,7 +156,7 @@ async def test_a_commit_without_the_check_arguments_still_runs(
         "",
     )
     assert without != pg._COMMIT
-    params = m.commit_params(plan(submission(1), charge=quota(10)))
+    params = mapping.commit_params(plan(submission(1), charge=quota(10)))
     await backend.execute("UPDATE forms SET enabled = false")
 
     async with store._db.connection() as conn:

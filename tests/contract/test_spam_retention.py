@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from attrs import evolve
 
-from intake.adapters.delivery import delivery_id
-from intake.domain.delivery import DeliveryState, DestinationKind
+from intake.adapters.delivery_rules import delivery_id
+from intake.domain.deliveries import DeliveryState, DestinationKind
 from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.store import Store
 from intake.ports.submissions import ErasedBatch

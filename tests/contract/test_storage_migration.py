@@ -20,7 +20,7 @@ from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite import repositories as lite
 from intake.adapters.sqlite import submissions as lite_submissions
-from intake.adapters.sqlite.mapping import ROWS as LITE_ROWS
+from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
 from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.model import Submission, SubmissionStatus
@@ -63,9 +63,11 @@ async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Pa
             "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES (?, 'A', 'free', 1)",
             (WORKSPACE_ID,),
         )
-        conn.execute(lite._INSERT_FORM, LITE_ROWS.form_params(form()))
+        conn.execute(lite._INSERT_FORM, LITE_ROW_MAPPER.form_params(form()))
         for sub in old_rows():
-            conn.execute(lite_submissions._INSERT_SUBMISSION, LITE_ROWS.submission_params(sub))
+            conn.execute(
+                lite_submissions._INSERT_SUBMISSION, LITE_ROW_MAPPER.submission_params(sub)
+            )
 
     store = await open_sqlite_store(f"sqlite:///{path}")
     try:
@@ -93,7 +95,7 @@ async def test_a_postgres_database_of_the_version_before_counts_its_files(
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                 (migration.version, migration.name),
             )
-        rows = pg_mapping.ROWS
+        rows = pg_mapping.ROW_MAPPER
         await conn.execute(
             "INSERT INTO workspaces (workspace_id, name, plan, active)"
             " VALUES (%s, 'A', 'free', true)",

@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 from intake.adapters.memory import FakeClock
 from intake.config import Settings
 from intake.containers import open_runtime
-from intake.domain.delivery import RETRY_SCHEDULE
+from intake.domain.deliveries import RETRY_SCHEDULE
 from intake.entrypoints.http.app import create_app
 from intake.entrypoints.library import Intake
 from intake.service.relay import RelayRound

@@ -71,8 +71,10 @@ from intake.entrypoints.http import create_app
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
-from intake.ports.delivery import DeliveryRepository, DestinationRepository
+from intake.ports.deliveries import DeliveryRepository
+from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
+from intake.ports.new_events import NewEvents
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.secrets import SecretRepository
 from intake.ports.store import Store
@@ -276,6 +278,7 @@ class HarnessStore:
         self.destinations: DestinationRepository = inner.destinations
         self.deliveries: DeliveryRepository = inner.deliveries
         self.secrets: SecretRepository = inner.secrets
+        self.new_events: NewEvents = inner.new_events
 
     async def migrate(self) -> list[str]:
         return await self.inner.migrate()

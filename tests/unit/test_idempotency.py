@@ -99,10 +99,10 @@ def test_the_order_of_a_repeated_names_values_matters() -> None:
 
 
 def test_a_fingerprint_is_a_sha256_hex_digest() -> None:
-    print_ = fingerprint({"a": "\u00e9"})
+    digest = fingerprint({"a": "\u00e9"})
 
-    assert len(print_) == 64
-    assert set(print_) <= set("0123456789abcdef")
+    assert len(digest) == 64
+    assert set(digest) <= set("0123456789abcdef")
 
 
 _values = st.one_of(

@@ -22,11 +22,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from standardwebhooks import Webhook
 
-from intake.adapters.delivery import destinations
+from intake.adapters.delivery_rules import destinations
 from intake.adapters.memory import FakeClock, InMemoryStore, SeededIdSource
 from intake.adapters.memory.senders import OK, FakeMailer, FakeWebhookSender, SentWebhook
 from intake.domain import ids
-from intake.domain.delivery import (
+from intake.domain.deliveries import (
     MAX_ATTEMPTS,
     RETRY_SCHEDULE,
     Delivery,

@@ -6,7 +6,7 @@ each change.
 Nothing kept outlives a change, whichever process makes it (the `intake` command,
 another worker or host): triggers on the forms and workspaces tables send
 pg_notify('intake_forms') with every change (migration 0005), and the store, listening
-on a connection of its own (postgres/forms_listener.py), empties the cache on each
+on a connection of its own (postgres/form_changes_listener.py), empties the cache on each
 notification. Notifications sent while that connection is down are lost, so the cache
 serves nothing until it is listening again, and starts empty each time it is. A lookup
 that was asked before an emptying keeps nothing: it may have read the rows as they were

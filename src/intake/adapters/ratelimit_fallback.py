@@ -64,17 +64,17 @@ class FallbackRateLimiter:
         return decision
 
     def _primary_failed(self, error: RateLimiterUnavailable) -> None:
-        at = self._monotonic()
-        self._next_try = at + self._retry_every
+        failed_at = self._monotonic()
+        self._next_try = failed_at + self._retry_every
         if self._down_since is None:
-            self._down_since = at
+            self._down_since = failed_at
         # Concurrent requests fail together; one warning per `warn_every` says it all.
-        if at - self._last_warning >= self._warn_every:
-            self._last_warning = at
+        if failed_at - self._last_warning >= self._warn_every:
+            self._last_warning = failed_at
             log.warning(
                 "Redis unreachable: rate limits are held per process until it returns"
                 " (down for %.0f s: %s)",
-                at - self._down_since,
+                failed_at - self._down_since,
                 error,
             )
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from attrs import frozen
 
-from intake.domain.delivery import (
+from intake.domain.deliveries import (
     Delivery,
     DeliveryState,
     DestinationKind,

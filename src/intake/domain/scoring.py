@@ -114,7 +114,7 @@ def score(data: FieldData, subject: str | None = None) -> Score:
         points += MARKUP_LINK_POINTS
         reasons.append("markup-link")
 
-    phrases = {m.group(0).lower() for m in _PHRASES.finditer(joined)}
+    phrases = {match.group(0).lower() for match in _PHRASES.finditer(joined)}
     if phrases:
         points += PHRASE_POINTS * len(phrases)
         reasons.append(f"phrases:{len(phrases)}")

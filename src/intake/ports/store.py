@@ -3,8 +3,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from intake.ports.api_keys import ApiKeyRepository
-from intake.ports.delivery import DeliveryRepository, DestinationRepository
+from intake.ports.deliveries import DeliveryRepository
+from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
+from intake.ports.new_events import NewEvents
 from intake.ports.secrets import SecretRepository
 from intake.ports.submissions import SubmissionRepository
 from intake.ports.workspaces import WorkspaceRepository
@@ -33,6 +35,11 @@ class Store(Protocol):
 
     @property
     def secrets(self) -> SecretRepository: ...
+
+    @property
+    def new_events(self) -> NewEvents:
+        """What a relay waits on between rounds: woken by commits."""
+        ...
 
     async def migrate(self) -> list[str]:
         """Applies pending migrations; returns the names applied (none when current)."""

@@ -10,8 +10,8 @@ from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
 
-# Ids per call of `SubmissionRepository.existing`: under the 999 parameters that SQLite
-# builds before 3.32 take in one statement.
+# Ids per call of `SubmissionRepository.existing`, in every store alike: the caller
+# batches by it, and each store answers a batch in one query.
 MAX_EXISTING_IDS = 500
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import ApiKey, Form, Submission, Workspace
 from intake.ports.submissions import OutboxRow
 from intake.service.admin import CreatedEndpoint, CreatedKey, Outbox, WorkspaceUsage

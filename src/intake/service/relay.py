@@ -27,12 +27,12 @@ import anyio
 from attrs import frozen
 
 from intake.domain import webhooks
-from intake.domain.delivery import DestinationKind, next_attempt_at
+from intake.domain.deliveries import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
 from intake.domain.notifications import render_notification
 from intake.domain.signing import DownloadSigner
 from intake.ports.clock import Clock
-from intake.ports.delivery import ClaimedDelivery
+from intake.ports.deliveries import ClaimedDelivery
 from intake.ports.senders import Mailer, MailRejected, MailUnavailable, WebhookSender
 from intake.ports.store import Store
 
@@ -180,7 +180,7 @@ class Relay:
 
             async def wake_on_event() -> None:
                 try:
-                    await self._store.deliveries.wait_for_events(timeout)
+                    await self._store.new_events.wait(timeout)
                 except StorageUnavailable:
                     await anyio.sleep(timeout)  # then the next round reports the outage
                 group.cancel_scope.cancel()

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from attrs import evolve
 
-from intake.adapters.delivery import (
+from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
@@ -16,14 +16,14 @@ from intake.adapters.delivery import (
     error_text,
 )
 from intake.adapters.memory.tables import Repository, Tables
-from intake.domain.delivery import (
+from intake.domain.deliveries import (
     Delivery,
     DeliveryState,
     DestinationKind,
     NotificationRecipient,
     WebhookEndpoint,
 )
-from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
+from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
 
 
 def _oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, datetime, str]:
@@ -230,6 +230,3 @@ class InMemoryDeliveries(Repository):
             delivered=states.count(DeliveryState.DELIVERED),
             dead=states.count(DeliveryState.DEAD),
         )
-
-    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
-        await self._t.wakeup.wait(timeout)

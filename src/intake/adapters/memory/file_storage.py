@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from intake.adapters.memory.tables import Tables
-from intake.domain.delivery import DeliveryState
+from intake.domain.deliveries import DeliveryState
 from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.submissions import ErasedBatch
 

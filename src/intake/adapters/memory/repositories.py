@@ -11,7 +11,7 @@ from attrs import evolve
 from intake.adapters.memory import file_storage
 from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.adapters.sql_rows import existing_query_ids
-from intake.domain.delivery import DeliveryState
+from intake.domain.deliveries import DeliveryState
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
@@ -63,8 +63,8 @@ class InMemoryWorkspaces(Repository):
         tables = self._t
         return [
             (tables.workspaces[workspace_id], count)
-            for (workspace_id, at), count in sorted(tables.usage.items())
-            if at == period and count > 0 and workspace_id in tables.workspaces
+            for (workspace_id, period_of_count), count in sorted(tables.usage.items())
+            if period_of_count == period and count > 0 and workspace_id in tables.workspaces
         ]
 
 

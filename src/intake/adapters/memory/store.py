@@ -1,6 +1,6 @@
 """A store in memory. Each method finishes without awaiting anything in between, so on
 one event loop every call is atomic, as a transaction is in the real stores (but for
-wait_for_events, which only waits)."""
+`new_events.wait`, which only waits)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ class InMemoryStore:
         self.destinations = InMemoryDestinations(self._tables)
         self.deliveries = InMemoryDeliveries(self._tables)
         self.secrets = InMemorySecrets(self._tables)
+        # Rung by this store's commits.
+        self.new_events = self._tables.wakeup
 
     async def migrate(self) -> list[str]:
         return []

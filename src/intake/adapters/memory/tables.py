@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from intake.adapters.delivery import Wakeup
-from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.adapters.relay_wakeup import RelayWakeup
+from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, Workspace
@@ -31,7 +31,7 @@ class Tables:
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
         self.secrets: dict[str, bytes] = {}
         # Rung by every commit, for a relay waiting on this store.
-        self.wakeup = Wakeup()
+        self.wakeup = RelayWakeup()
         self.closed = False
 
 

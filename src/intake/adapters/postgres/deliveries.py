@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from intake.adapters.delivery import (
+from intake.adapters import sql_statements as sql
+from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
@@ -15,48 +16,25 @@ from intake.adapters.delivery import (
     destinations,
     error_text,
 )
-from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.listener import Listener
-from intake.adapters.postgres.mapping import ROWS
-from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
+from intake.adapters.postgres.mapping import ROW_MAPPER
+from intake.adapters.sql_statements import for_psycopg
+from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
-_INSERT_ENDPOINT = """
-    INSERT INTO webhook_endpoints (
-        endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
-    ) VALUES (
-        %(endpoint_id)s, %(form_id)s, %(url)s, %(secret)s, %(include_flagged)s,
-        %(created_at)s, %(disabled_at)s
-    )
-"""
-_SELECT_ENDPOINT = """
-    SELECT endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
-    FROM webhook_endpoints
-"""
-_GET_ENDPOINT = _SELECT_ENDPOINT + " WHERE endpoint_id = %s"
-# NULLS FIRST, as SQLite orders (and as the index is built).
-_LIST_ENDPOINTS = (
-    _SELECT_ENDPOINT + " WHERE form_id = %s ORDER BY created_at NULLS FIRST, endpoint_id"
-)
-_REMOVE_ENDPOINT = "DELETE FROM webhook_endpoints WHERE endpoint_id = %s"
-# COALESCE keeps the first time an endpoint was disabled.
-_DISABLE_ENDPOINT = """
-    UPDATE webhook_endpoints SET disabled_at = COALESCE(disabled_at, %s) WHERE endpoint_id = %s
-"""
-# A second recipient with the same address writes nothing: the caller is told.
-_INSERT_RECIPIENT = """
-    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
-    VALUES (%(recipient_id)s, %(form_id)s, %(email)s, %(created_at)s)
-    ON CONFLICT (form_id, email) DO NOTHING
-"""
-_SELECT_RECIPIENT = "SELECT recipient_id, form_id, email, created_at FROM notification_recipients"
-_LIST_RECIPIENTS = (
-    _SELECT_RECIPIENT + " WHERE form_id = %s ORDER BY created_at NULLS FIRST, recipient_id"
-)
-_REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = %s"
+_INSERT_ENDPOINT = for_psycopg(sql.INSERT_ENDPOINT)
+_SELECT_ENDPOINT = for_psycopg(sql.SELECT_ENDPOINT)
+_GET_ENDPOINT = for_psycopg(sql.GET_ENDPOINT)
+_LIST_ENDPOINTS = for_psycopg(sql.LIST_ENDPOINTS)
+_REMOVE_ENDPOINT = for_psycopg(sql.REMOVE_ENDPOINT)
+_DISABLE_ENDPOINT = for_psycopg(sql.DISABLE_ENDPOINT)
+_INSERT_RECIPIENT = for_psycopg(sql.INSERT_RECIPIENT)
+_SELECT_RECIPIENT = for_psycopg(sql.SELECT_RECIPIENT)
+_LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
+_REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
 
 
 class PostgresDestinations:
@@ -64,30 +42,30 @@ class PostgresDestinations:
         self._db = db
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        await self._db.execute(_INSERT_ENDPOINT, ROWS.endpoint_params(endpoint))
+        await self._db.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(endpoint))
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
         row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
-        return None if row is None else ROWS.endpoint_from_row(row)
+        return None if row is None else ROW_MAPPER.endpoint_from_row(row)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
         rows = await self._db.fetch_all(_LIST_ENDPOINTS, (form_id,))
-        return [ROWS.endpoint_from_row(row) for row in rows]
+        return [ROW_MAPPER.endpoint_from_row(row) for row in rows]
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
         return await self._db.execute(_REMOVE_ENDPOINT, (endpoint_id,)) > 0
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
-        await self._db.execute(_DISABLE_ENDPOINT, (m.moment(when), endpoint_id))
+        await self._db.execute(_DISABLE_ENDPOINT, (mapping.moment(when), endpoint_id))
 
     async def add_recipient(self, recipient: NotificationRecipient) -> None:
         """ValueError when the form has a recipient with this address already."""
-        if await self._db.execute(_INSERT_RECIPIENT, ROWS.recipient_params(recipient)) == 0:
+        if await self._db.execute(_INSERT_RECIPIENT, ROW_MAPPER.recipient_params(recipient)) == 0:
             raise ValueError("already a recipient")
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
-        return [ROWS.recipient_from_row(row) for row in rows]
+        return [ROW_MAPPER.recipient_from_row(row) for row in rows]
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
@@ -110,13 +88,7 @@ _UNPUBLISHED = """
 """
 _FORMS_ENDPOINTS = _SELECT_ENDPOINT + " WHERE form_id = ANY (%s)"
 _FORMS_RECIPIENTS = _SELECT_RECIPIENT + " WHERE form_id = ANY (%s)"
-_INSERT_DELIVERY = """
-    INSERT INTO deliveries (
-        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
-        created_at
-    ) VALUES (%s, %s, %s, %s, 'pending', 0, %s, %s)
-    ON CONFLICT (event_id, kind, destination_id) DO NOTHING
-"""
+_INSERT_DELIVERY = for_psycopg(sql.INSERT_DELIVERY)
 _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
@@ -213,44 +185,13 @@ _CLAIM = """
     ) ON true
     ORDER BY c.next_attempt_at, c.delivery_id
 """
-# A success is kept whatever came before (a parked delivery was delivered all the same),
-# but once: a second report of it counts no second attempt.
-_SUCCEEDED = """
-    UPDATE deliveries
-    SET state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
-        leased_until = NULL, delivered_at = %s, dead_at = NULL
-    WHERE delivery_id = %s AND state <> 'delivered'
-"""
-# A failure counts only on a pending delivery: a relay whose lease ran out must not undo
-# what the relay that took over recorded.
-_FAILED_AGAIN = """
-    UPDATE deliveries
-    SET attempts = attempts + 1, next_attempt_at = %s, leased_until = NULL, last_error = %s
-    WHERE delivery_id = %s AND state = 'pending'
-"""
-_FAILED_DEAD = """
-    UPDATE deliveries
-    SET state = 'dead', attempts = attempts + 1, next_attempt_at = NULL,
-        leased_until = NULL, last_error = %s, dead_at = %s
-    WHERE delivery_id = %s AND state = 'pending'
-"""
-_SELECT_DELIVERY = """
-    SELECT delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
-        leased_until, last_error, delivered_at, dead_at, created_at
-    FROM deliveries
-"""
-_LIST_DELIVERIES = _SELECT_DELIVERY + " ORDER BY created_at DESC, delivery_id DESC LIMIT %s"
-_LIST_DEAD = (
-    _SELECT_DELIVERY + " WHERE state = 'dead' ORDER BY created_at DESC, delivery_id DESC LIMIT %s"
-)
-# The last error stays, for the record, until the next attempt replaces it.
-_RETRY_DEAD = """
-    UPDATE deliveries
-    SET state = 'pending', attempts = 0, next_attempt_at = %s, leased_until = NULL,
-        dead_at = NULL
-    WHERE event_id = %s AND state = 'dead'
-"""
-_EVENT_KNOWN = "SELECT 1 FROM outbox WHERE event_id = %s"
+_SUCCEEDED = for_psycopg(sql.SUCCEEDED)
+_FAILED_AGAIN = for_psycopg(sql.FAILED_AGAIN)
+_FAILED_DEAD = for_psycopg(sql.FAILED_DEAD)
+_LIST_DELIVERIES = for_psycopg(sql.LIST_DELIVERIES)
+_LIST_DEAD = for_psycopg(sql.LIST_DEAD)
+_RETRY_DEAD = for_psycopg(sql.RETRY_DEAD)
+_EVENT_KNOWN = for_psycopg(sql.EVENT_KNOWN)
 _BACKLOG = """
     SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
         SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
@@ -260,29 +201,18 @@ _BACKLOG = """
 """
 
 
-# Pending and unpublished as the backlog says them (each on its partial index); one
-# statement, one snapshot, so the four agree with each other. `delivered` reads the
-# whole table: it holds what `intake purge` has not yet deleted.
-_COUNTS = """
-    SELECT
-        (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL)
-            AS unpublished,
-        (SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL) AS pending,
-        (SELECT count(*) FROM deliveries WHERE state = 'delivered') AS delivered,
-        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead
-"""
+_COUNTS = for_psycopg(sql.COUNTS)
 
 
 class PostgresDeliveries:
-    def __init__(self, db: Database, listener: Listener) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._listener = listener
 
     async def fan_out(self, now: datetime, limit: int) -> int:
-        at = m.moment(now)
+        fanned_out_at = mapping.moment(now)
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(_UNPUBLISHED, (limit,))
-            events = [ROWS.outbox_row_from_row(row).event for row in await cursor.fetchall()]
+            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in await cursor.fetchall()]
             if not events:
                 return 0
             form_ids = sorted({event.form_id for event in events})
@@ -291,18 +221,18 @@ class PostgresDeliveries:
             }
             cursor = await conn.execute(_FORMS_ENDPOINTS, (form_ids,))
             for row in await cursor.fetchall():
-                forms[row["form_id"]][0].append(ROWS.endpoint_from_row(row))
+                forms[row["form_id"]][0].append(ROW_MAPPER.endpoint_from_row(row))
             cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
             for row in await cursor.fetchall():
-                forms[row["form_id"]][1].append(ROWS.recipient_from_row(row))
+                forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
             rows = [
                 (
                     delivery_id(event.event_id, kind, destination_id),
                     event.event_id,
                     kind.value,
                     destination_id,
-                    at,
-                    at,
+                    fanned_out_at,
+                    fanned_out_at,
                 )
                 for event in events
                 for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
@@ -310,16 +240,16 @@ class PostgresDeliveries:
             if rows:
                 async with conn.cursor() as many:
                     await many.executemany(_INSERT_DELIVERY, rows)
-            await conn.execute(_PUBLISH, (at, [event.event_id for event in events]))
+            await conn.execute(_PUBLISH, (fanned_out_at, [event.event_id for event in events]))
         return len(events)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first
         `limit` due deliveries whose endpoint was removed or disabled or whose recipient
         was removed, and leases the first `limit` of the others."""
-        leased_until = m.moment(now + lease)
+        leased_until = mapping.moment(now + lease)
         params = {
-            "now": m.moment(now),
+            "now": mapping.moment(now),
             "leased_until": leased_until,
             "limit": limit,
             "endpoint_removed": ENDPOINT_REMOVED,
@@ -329,15 +259,19 @@ class PostgresDeliveries:
         rows = await self._db.fetch_all(_CLAIM, params)
         leased = [
             ClaimedDelivery(
-                delivery=ROWS.delivery_from_row(row),
-                event=ROWS.outbox_row_from_row(row, prefix="o_").event,
+                delivery=ROW_MAPPER.delivery_from_row(row),
+                event=ROW_MAPPER.outbox_row_from_row(row, prefix="o_").event,
                 endpoint=(
-                    None if row["e_endpoint_id"] is None else ROWS.endpoint_from_row(row, "e_")
+                    None
+                    if row["e_endpoint_id"] is None
+                    else ROW_MAPPER.endpoint_from_row(row, "e_")
                 ),
                 recipient=(
-                    None if row["r_recipient_id"] is None else ROWS.recipient_from_row(row, "r_")
+                    None
+                    if row["r_recipient_id"] is None
+                    else ROW_MAPPER.recipient_from_row(row, "r_")
                 ),
-                leased_until=m.utc(leased_until),
+                leased_until=mapping.utc(leased_until),
             )
             for row in rows
             if row["delivery_id"] is not None
@@ -345,25 +279,27 @@ class PostgresDeliveries:
         return Claim(leased, parked=int(rows[0]["parked"]) if rows else 0)
 
     async def record_success(self, delivery_id: str, now: datetime) -> None:
-        await self._db.execute(_SUCCEEDED, (m.moment(now), delivery_id))
+        await self._db.execute(_SUCCEEDED, (mapping.moment(now), delivery_id))
 
     async def record_failure(
         self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
     ) -> None:
         if next_attempt_at is None:
-            await self._db.execute(_FAILED_DEAD, (error_text(error), m.moment(now), delivery_id))
+            await self._db.execute(
+                _FAILED_DEAD, (error_text(error), mapping.moment(now), delivery_id)
+            )
         else:
             await self._db.execute(
-                _FAILED_AGAIN, (m.moment(next_attempt_at), error_text(error), delivery_id)
+                _FAILED_AGAIN, (mapping.moment(next_attempt_at), error_text(error), delivery_id)
             )
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))
-        return [ROWS.delivery_from_row(row) for row in rows]
+        return [ROW_MAPPER.delivery_from_row(row) for row in rows]
 
     async def retry_dead(self, event_id: str, now: datetime) -> int | None:
         async with self._db.connection() as conn, conn.transaction():
-            retried = (await conn.execute(_RETRY_DEAD, (m.moment(now), event_id))).rowcount
+            retried = (await conn.execute(_RETRY_DEAD, (mapping.moment(now), event_id))).rowcount
             if retried == 0:
                 known = await conn.execute(_EVENT_KNOWN, (event_id,))
                 if await known.fetchone() is None:
@@ -374,7 +310,7 @@ class PostgresDeliveries:
         row = await self._db.fetch_one(_BACKLOG)
         if row is None:
             return 0, None
-        return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
+        return int(row["waiting"]), ROW_MAPPER.read_optional_time(row["oldest"])
 
     async def counts(self) -> DeliveryCounts:
         row = await self._db.fetch_one(_COUNTS)
@@ -386,8 +322,3 @@ class PostgresDeliveries:
             delivered=int(row["delivered"]),
             dead=int(row["dead"]),
         )
-
-    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
-        """LISTEN on a connection of its own (see `listener`): woken by any process's
-        commit, at once; the timeout is the fallback. The first wait returns at once."""
-        await self._listener.wait(timeout)

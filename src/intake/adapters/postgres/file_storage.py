@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from intake.adapters.postgres import mapping as m
+from intake.adapters import sql_statements as sql
+from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
+from intake.adapters.sql_statements import for_psycopg
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import ErasedBatch
 
-_STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = %s"
+_STORAGE_USED = for_psycopg(sql.STORAGE_USED)
 
 # One batch in one statement, so one transaction (autocommit). The oldest spam and
 # unverified submissions up to the cutoff (the partial index submissions_flagged), but
@@ -67,6 +69,8 @@ async def storage_used(db: Database, workspace_id: str) -> int:
 async def erase_flagged(db: Database, created_before: datetime, limit: int) -> ErasedBatch:
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    rows = await db.fetch_all(_ERASE_FLAGGED, {"cutoff": m.moment(created_before), "limit": limit})
+    rows = await db.fetch_all(
+        _ERASE_FLAGGED, {"cutoff": mapping.moment(created_before), "limit": limit}
+    )
     files = [stored for row in rows for stored in files_from_json(row["files"])]
     return ErasedBatch(tuple(row["submission_id"] for row in rows), tuple(f.key for f in files))

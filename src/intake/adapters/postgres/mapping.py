@@ -57,7 +57,7 @@ def _holds_nul(value: object) -> bool:
     return False
 
 
-ROWS = RowMapper(
+ROW_MAPPER = RowMapper(
     Codec(
         time=moment,
         read_time=utc,
@@ -102,7 +102,7 @@ def commit_params(plan: CommitPlan) -> Params:
     record_created_at = None if record is None else moment(record.created_at)
     return checked(
         {
-            **ROWS.submission_params(sub),
+            **ROW_MAPPER.submission_params(sub),
             "event_id": event.event_id,
             "event_type": event.event_type.value,
             "event_submission_id": event.submission_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from intake.adapters.postgres import mapping as m
+from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
 from intake.ports.submissions import PurgeCounts, PurgeCutoffs
 
@@ -67,7 +67,7 @@ async def _purge(db: Database, query: str, cutoff: datetime, batch_size: int) ->
     (or replacing) them, and a row changed meanwhile is the next purge's."""
     total = 0
     while True:
-        params = {"cutoff": m.moment(cutoff), "limit": batch_size}
+        params = {"cutoff": mapping.moment(cutoff), "limit": batch_size}
         deleted = await db.execute(query, params)
         total += deleted
         if deleted < batch_size:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
+from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries, PostgresDestinations
-from intake.adapters.postgres.forms_listener import FormsListener
-from intake.adapters.postgres.listener import Listener
+from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
 from intake.adapters.postgres.repositories import (
     PostgresApiKeys,
@@ -35,20 +35,20 @@ class PostgresStore:
     def __init__(self, db: Database, *, form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL) -> None:
         self._db = db
         # Emptied by every change to a form or workspace, by any process; serves nothing
-        # while it cannot hear of them (forms_listener.py).
+        # while it cannot hear of them (form_changes_listener.py).
         cache: FormCache | None = None
-        self._forms_listener: FormsListener | None = None
+        self._forms_listener: FormChangesListener | None = None
         if form_cache_ttl > 0:
             cache = FormCache(form_cache_ttl, wanted=self._listen_for_form_changes)
-            self._forms_listener = FormsListener(db, cache)
+            self._forms_listener = FormChangesListener(db, cache)
         self._workspaces = PostgresWorkspaces(db, cache)
         self._forms = PostgresForms(db, cache)
         self._api_keys = PostgresApiKeys(db)
         self._submissions = PostgresSubmissions(db)
         self._destinations = PostgresDestinations(db)
         # Connects on a relay's first wait for events only: serving needs none.
-        self._listener = Listener(db.url)
-        self._deliveries = PostgresDeliveries(db, self._listener)
+        self._outbox_listener = ChannelListener(db.url)
+        self._deliveries = PostgresDeliveries(db)
         self._secrets = PostgresSecrets(db)
 
     def _listen_for_form_changes(self) -> None:
@@ -83,6 +83,12 @@ class PostgresStore:
     def secrets(self) -> PostgresSecrets:
         return self._secrets
 
+    @property
+    def new_events(self) -> ChannelListener:
+        """LISTEN on a connection of its own: woken by any process's commit, at once;
+        the timeout is the fallback. The first wait returns at once."""
+        return self._outbox_listener
+
     async def migrate(self) -> list[str]:
         async with self._db.connection() as conn:
             return await migrate(conn)
@@ -103,7 +109,7 @@ class PostgresStore:
             if self._forms_listener is not None:
                 await self._forms_listener.close()
             await self._submissions.close()
-            await self._listener.close()
+            await self._outbox_listener.close()
         finally:
             await self._db.close()
 

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator, Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from intake.adapters.postgres import file_storage, purge
-from intake.adapters.postgres import mapping as m
+from intake.adapters import sql_statements as sql
+from intake.adapters.postgres import file_storage, mapping, purge
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.mapping import ROWS
-from intake.adapters.postgres.waker import Waker
+from intake.adapters.postgres.mapping import ROW_MAPPER
+from intake.adapters.postgres.relay_notifier import RelayNotifier
 from intake.adapters.sql_rows import existing_query_ids
+from intake.adapters.sql_statements import for_psycopg
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import Submission, SubmissionStatus
@@ -33,7 +34,8 @@ from intake.ports.submissions import (
     StorageFull,
 )
 
-# The SQL is written out in full, with named parameters matching `mapping`'s params.
+# The SQL is written out in full, with named parameters matching `mapping`'s params;
+# what SQLite sends too is in adapters/sql_statements.py, rendered for psycopg.
 
 # One round trip: the function (migrations/README.md names its file) runs the whole
 # commit in this statement's own transaction. Explicit casts pick its one signature
@@ -95,34 +97,14 @@ _HONEYPOT_HITS = """
     SELECT day, sum(count) AS count FROM honeypot_hits WHERE form_id = %s
     GROUP BY day ORDER BY day
 """
-_SELECT_SUBMISSION = """
-    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at, files
-    FROM submissions
-"""
-_GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = %s"
+_GET_SUBMISSION = for_psycopg(sql.GET_SUBMISSION)
 # One parameter whatever the number of ids: one statement to prepare. The primary key is
 # seeked once per id.
 _EXISTING = "SELECT submission_id FROM submissions WHERE submission_id = ANY(%s::text[])"
-# Keyset pagination: each batch starts after the last id of the one before, an index seek.
-_PAGE = (
-    _SELECT_SUBMISSION
-    + " WHERE form_id = %s AND submission_id > %s ORDER BY submission_id LIMIT %s"
-)
-_PAGE_WITH_STATUS = (
-    _SELECT_SUBMISSION
-    + " WHERE form_id = %s AND status = %s AND submission_id > %s"
-    + " ORDER BY submission_id LIMIT %s"
-)
-_OUTBOX = """
-    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
-        published_at
-    FROM outbox ORDER BY event_id LIMIT %s
-"""
-_FIND_IDEMPOTENCY = """
-    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
-    WHERE scope = %s AND key = %s AND created_at > %s
-"""
+_PAGE = for_psycopg(sql.PAGE)
+_PAGE_WITH_STATUS = for_psycopg(sql.PAGE_WITH_STATUS)
+_OUTBOX = for_psycopg(sql.OUTBOX)
+_FIND_IDEMPOTENCY = for_psycopg(sql.FIND_IDEMPOTENCY)
 
 # Claims a key with no submission: inserted, or replacing an expired record. The flag
 # says whether it did; the holder is read in a statement of its own, whose snapshot sees
@@ -160,7 +142,7 @@ def _taken(record: IdempotencyRecord, row: Mapping[str, Any]) -> IdempotencyTake
             key=record.key,
             fingerprint=row["held_fingerprint"],
             submission_id=row["held_submission_id"],
-            created_at=m.utc(row["held_created_at"]),
+            created_at=mapping.utc(row["held_created_at"]),
         )
     )
 
@@ -168,11 +150,11 @@ def _taken(record: IdempotencyRecord, row: Mapping[str, Any]) -> IdempotencyTake
 class PostgresSubmissions:
     def __init__(self, db: Database) -> None:
         self._db = db
-        # The relay's wake-up, sent after commits rather than by them (waker.py).
-        self._waker = Waker(db)
+        # The relay's wake-up, sent after commits rather than by them (relay_notifier.py).
+        self._relay_notifier = RelayNotifier(db)
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
-        params = m.commit_params(plan)
+        params = mapping.commit_params(plan)
         row = await self._db.fetch_one(_COMMIT, params)
         outcome = None if row is None else row["outcome"]
         if outcome == "quota_exact":
@@ -182,7 +164,7 @@ class PostgresSubmissions:
             row = await self._db.fetch_one(_COMMIT, params)
             outcome = None if row is None else row["outcome"]
         if outcome == "committed":
-            self._waker.ring()
+            self._relay_notifier.ring()
             return Committed()
         if outcome == "quota_reached":
             return QuotaReached()
@@ -195,7 +177,7 @@ class PostgresSubmissions:
         raise RuntimeError(f"intake_commit answered {outcome!r}")  # a bug, not an outage
 
     async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
-        row = await self._db.fetch_one(_RECORD_HONEYPOT, m.honeypot_params(hit))
+        row = await self._db.fetch_one(_RECORD_HONEYPOT, mapping.honeypot_params(hit))
         outcome = None if row is None else row["outcome"]
         if outcome == "committed":
             return Committed()
@@ -210,7 +192,7 @@ class PostgresSubmissions:
         return {row["day"]: int(row["count"]) for row in rows}
 
     async def close(self) -> None:
-        await self._waker.close()
+        await self._relay_notifier.close()
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         params = {
@@ -218,8 +200,8 @@ class PostgresSubmissions:
             "key": record.key,
             "fingerprint": record.fingerprint,
             "submission_id": record.submission_id,
-            "created_at": m.moment(record.created_at),
-            "expired_at": m.moment(record.created_at - RETENTION),
+            "created_at": mapping.moment(record.created_at),
+            "expired_at": mapping.moment(record.created_at - RETENTION),
         }
         row = await self._db.fetch_one(_CLAIM_KEY, params)
         if row is not None and row["claimed"]:
@@ -227,17 +209,17 @@ class PostgresSubmissions:
         held = await self._db.fetch_one(_HELD_KEY, (record.scope, record.key))
         if held is None:
             raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
-        return ROWS.idempotency_from_row(held)
+        return ROW_MAPPER.idempotency_from_row(held)
 
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
     ) -> IdempotencyRecord | None:
-        row = await self._db.fetch_one(_FIND_IDEMPOTENCY, (scope, key, m.moment(not_before)))
-        return None if row is None else ROWS.idempotency_from_row(row)
+        row = await self._db.fetch_one(_FIND_IDEMPOTENCY, (scope, key, mapping.moment(not_before)))
+        return None if row is None else ROW_MAPPER.idempotency_from_row(row)
 
     async def get(self, submission_id: str) -> Submission | None:
         row = await self._db.fetch_one(_GET_SUBMISSION, (submission_id,))
-        return None if row is None else ROWS.submission_from_row(row)
+        return None if row is None else ROW_MAPPER.submission_from_row(row)
 
     async def existing(self, submission_ids: Collection[str]) -> set[str]:
         wanted = existing_query_ids(submission_ids)
@@ -267,14 +249,15 @@ class PostgresSubmissions:
                 )
             )
             for row in rows:
-                yield ROWS.submission_from_row(row)
+                yield ROW_MAPPER.submission_from_row(row)
             if len(rows) < batch_size:
                 return
             after = rows[-1]["submission_id"]
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return [
-            ROWS.outbox_row_from_row(row) for row in await self._db.fetch_all(_OUTBOX, (limit,))
+            ROW_MAPPER.outbox_row_from_row(row)
+            for row in await self._db.fetch_all(_OUTBOX, (limit,))
         ]
 
     async def purge(

@@ -8,69 +8,46 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta
 
-from intake.adapters.delivery import (
+from intake.adapters import sql_statements as sql
+from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
-    Wakeup,
     delivery_id,
     destinations,
     error_text,
 )
-from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
-from intake.adapters.sqlite.mapping import ROWS
+from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
-from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.delivery import Claim, ClaimedDelivery, DeliveryCounts
+from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
 
 # Destinations
 
-_INSERT_ENDPOINT = """
-    INSERT INTO webhook_endpoints (
-        endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
-    ) VALUES (
-        :endpoint_id, :form_id, :url, :secret, :include_flagged, :created_at, :disabled_at
-    )
-"""
-_SELECT_ENDPOINT = """
-    SELECT endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
-    FROM webhook_endpoints
-"""
-_GET_ENDPOINT = _SELECT_ENDPOINT + " WHERE endpoint_id = ?"
-# NULLS FIRST is SQLite's own order, written out as PostgreSQL needs it said.
-_LIST_ENDPOINTS = (
-    _SELECT_ENDPOINT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, endpoint_id"
-)
-_REMOVE_ENDPOINT = "DELETE FROM webhook_endpoints WHERE endpoint_id = ?"
-# COALESCE keeps the first time an endpoint was disabled.
-_DISABLE_ENDPOINT = """
-    UPDATE webhook_endpoints SET disabled_at = COALESCE(disabled_at, ?) WHERE endpoint_id = ?
-"""
-# A second recipient with the same address writes nothing: the caller is told.
-_INSERT_RECIPIENT = """
-    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
-    VALUES (:recipient_id, :form_id, :email, :created_at)
-    ON CONFLICT (form_id, email) DO NOTHING
-"""
-_LIST_RECIPIENTS = """
-    SELECT recipient_id, form_id, email, created_at FROM notification_recipients
-    WHERE form_id = ? ORDER BY created_at NULLS FIRST, recipient_id
-"""
-_REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
+_INSERT_ENDPOINT = sql.INSERT_ENDPOINT
+_SELECT_ENDPOINT = sql.SELECT_ENDPOINT
+_GET_ENDPOINT = sql.GET_ENDPOINT
+_LIST_ENDPOINTS = sql.LIST_ENDPOINTS
+_REMOVE_ENDPOINT = sql.REMOVE_ENDPOINT
+_DISABLE_ENDPOINT = sql.DISABLE_ENDPOINT
+_INSERT_RECIPIENT = sql.INSERT_RECIPIENT
+_LIST_RECIPIENTS = sql.LIST_RECIPIENTS
+_REMOVE_RECIPIENT = sql.REMOVE_RECIPIENT
 
 
 def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint) -> None:
-    conn.execute(_INSERT_ENDPOINT, ROWS.endpoint_params(endpoint))
+    conn.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(endpoint))
 
 
 def _get_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> WebhookEndpoint | None:
     row = conn.execute(_GET_ENDPOINT, (endpoint_id,)).fetchone()
-    return None if row is None else ROWS.endpoint_from_row(row)
+    return None if row is None else ROW_MAPPER.endpoint_from_row(row)
 
 
 def _list_endpoints(conn: sqlite3.Connection, form_id: str) -> list[WebhookEndpoint]:
-    return [ROWS.endpoint_from_row(row) for row in conn.execute(_LIST_ENDPOINTS, (form_id,))]
+    return [ROW_MAPPER.endpoint_from_row(row) for row in conn.execute(_LIST_ENDPOINTS, (form_id,))]
 
 
 def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
@@ -78,16 +55,18 @@ def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
 
 
 def _disable_endpoint(conn: sqlite3.Connection, endpoint_id: str, when: datetime) -> None:
-    conn.execute(_DISABLE_ENDPOINT, (m.time_text(when), endpoint_id))
+    conn.execute(_DISABLE_ENDPOINT, (mapping.time_text(when), endpoint_id))
 
 
 def _add_recipient(conn: sqlite3.Connection, recipient: NotificationRecipient) -> None:
-    if conn.execute(_INSERT_RECIPIENT, ROWS.recipient_params(recipient)).rowcount == 0:
+    if conn.execute(_INSERT_RECIPIENT, ROW_MAPPER.recipient_params(recipient)).rowcount == 0:
         raise ValueError("already a recipient")
 
 
 def _list_recipients(conn: sqlite3.Connection, form_id: str) -> list[NotificationRecipient]:
-    return [ROWS.recipient_from_row(row) for row in conn.execute(_LIST_RECIPIENTS, (form_id,))]
+    return [
+        ROW_MAPPER.recipient_from_row(row) for row in conn.execute(_LIST_RECIPIENTS, (form_id,))
+    ]
 
 
 class SqliteDestinations:
@@ -138,13 +117,7 @@ _FORM_RECIPIENTS = """
     SELECT recipient_id, form_id, email, created_at FROM notification_recipients
     WHERE form_id = ?
 """
-_INSERT_DELIVERY = """
-    INSERT INTO deliveries (
-        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
-        created_at
-    ) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)
-    ON CONFLICT (event_id, kind, destination_id) DO NOTHING
-"""
+_INSERT_DELIVERY = sql.INSERT_DELIVERY
 _PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ?"
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
@@ -200,44 +173,13 @@ _CLAIMABLE = """
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
 """
 _LEASE = "UPDATE deliveries SET leased_until = ? WHERE delivery_id = ?"
-# A success is kept whatever came before (a parked delivery was delivered all the same),
-# but once: a second report of it counts no second attempt.
-_SUCCEEDED = """
-    UPDATE deliveries
-    SET state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
-        leased_until = NULL, delivered_at = ?, dead_at = NULL
-    WHERE delivery_id = ? AND state <> 'delivered'
-"""
-# A failure counts only on a pending delivery: a relay whose lease ran out must not undo
-# what the relay that took over recorded.
-_FAILED_AGAIN = """
-    UPDATE deliveries
-    SET attempts = attempts + 1, next_attempt_at = ?, leased_until = NULL, last_error = ?
-    WHERE delivery_id = ? AND state = 'pending'
-"""
-_FAILED_DEAD = """
-    UPDATE deliveries
-    SET state = 'dead', attempts = attempts + 1, next_attempt_at = NULL,
-        leased_until = NULL, last_error = ?, dead_at = ?
-    WHERE delivery_id = ? AND state = 'pending'
-"""
-_SELECT_DELIVERY = """
-    SELECT delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
-        leased_until, last_error, delivered_at, dead_at, created_at
-    FROM deliveries
-"""
-_LIST_DELIVERIES = _SELECT_DELIVERY + " ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
-_LIST_DEAD = (
-    _SELECT_DELIVERY + " WHERE state = 'dead' ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
-)
-# The last error stays, for the record, until the next attempt replaces it.
-_RETRY_DEAD = """
-    UPDATE deliveries
-    SET state = 'pending', attempts = 0, next_attempt_at = ?, leased_until = NULL,
-        dead_at = NULL
-    WHERE event_id = ? AND state = 'dead'
-"""
-_EVENT_KNOWN = "SELECT 1 FROM outbox WHERE event_id = ?"
+_SUCCEEDED = sql.SUCCEEDED
+_FAILED_AGAIN = sql.FAILED_AGAIN
+_FAILED_DEAD = sql.FAILED_DEAD
+_LIST_DELIVERIES = sql.LIST_DELIVERIES
+_LIST_DEAD = sql.LIST_DEAD
+_RETRY_DEAD = sql.RETRY_DEAD
+_EVENT_KNOWN = sql.EVENT_KNOWN
 _BACKLOG = """
     SELECT count(*) AS waiting, min(created_at) AS oldest FROM (
         SELECT created_at FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
@@ -248,17 +190,21 @@ _BACKLOG = """
 
 
 def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
-    at = m.time_text(now)
+    fanned_out_at = mapping.time_text(now)
     with transaction(conn):
         events = [
-            ROWS.outbox_row_from_row(row).event for row in conn.execute(_UNPUBLISHED, (limit,))
+            ROW_MAPPER.outbox_row_from_row(row).event
+            for row in conn.execute(_UNPUBLISHED, (limit,))
         ]
         forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {}
         for form_id in {event.form_id for event in events}:
             forms[form_id] = (
-                [ROWS.endpoint_from_row(row) for row in conn.execute(_FORM_ENDPOINTS, (form_id,))],
                 [
-                    ROWS.recipient_from_row(row)
+                    ROW_MAPPER.endpoint_from_row(row)
+                    for row in conn.execute(_FORM_ENDPOINTS, (form_id,))
+                ],
+                [
+                    ROW_MAPPER.recipient_from_row(row)
                     for row in conn.execute(_FORM_RECIPIENTS, (form_id,))
                 ],
             )
@@ -268,20 +214,20 @@ def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
                 event.event_id,
                 kind.value,
                 destination_id,
-                at,
-                at,
+                fanned_out_at,
+                fanned_out_at,
             )
             for event in events
             for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
         ]
         conn.executemany(_INSERT_DELIVERY, rows)
-        conn.executemany(_PUBLISH, [(at, event.event_id) for event in events])
+        conn.executemany(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
     return len(events)
 
 
 def _claim_due(conn: sqlite3.Connection, now: datetime, lease: timedelta, limit: int) -> Claim:
     params = {
-        "now": m.time_text(now),
+        "now": mapping.time_text(now),
         "limit": limit,
         "endpoint_removed": ENDPOINT_REMOVED,
         "endpoint_disabled": ENDPOINT_DISABLED,
@@ -298,24 +244,30 @@ def _claim_due(conn: sqlite3.Connection, now: datetime, lease: timedelta, limit:
         ]
         conn.executemany(_PARK, parked)
         rows = conn.execute(_CLAIMABLE, params).fetchall()
-        conn.executemany(_LEASE, [(m.time_text(leased_until), r["delivery_id"]) for r in rows])
+        conn.executemany(
+            _LEASE, [(mapping.time_text(leased_until), r["delivery_id"]) for r in rows]
+        )
     return Claim([_claimed(row, leased_until) for row in rows], parked=len(parked))
 
 
 def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
     return ClaimedDelivery(
-        delivery=ROWS.delivery_from_row(row),
-        event=ROWS.outbox_row_from_row(row, prefix="o_").event,
-        endpoint=None if row["e_endpoint_id"] is None else ROWS.endpoint_from_row(row, prefix="e_"),
+        delivery=ROW_MAPPER.delivery_from_row(row),
+        event=ROW_MAPPER.outbox_row_from_row(row, prefix="o_").event,
+        endpoint=None
+        if row["e_endpoint_id"] is None
+        else ROW_MAPPER.endpoint_from_row(row, prefix="e_"),
         recipient=(
-            None if row["r_recipient_id"] is None else ROWS.recipient_from_row(row, prefix="r_")
+            None
+            if row["r_recipient_id"] is None
+            else ROW_MAPPER.recipient_from_row(row, prefix="r_")
         ),
         leased_until=leased_until,
     )
 
 
 def _record_success(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> None:
-    conn.execute(_SUCCEEDED, (m.time_text(now), delivery_id))
+    conn.execute(_SUCCEEDED, (mapping.time_text(now), delivery_id))
 
 
 def _record_failure(
@@ -326,19 +278,21 @@ def _record_failure(
     next_attempt_at: datetime | None,
 ) -> None:
     if next_attempt_at is None:
-        conn.execute(_FAILED_DEAD, (error_text(error), m.time_text(now), delivery_id))
+        conn.execute(_FAILED_DEAD, (error_text(error), mapping.time_text(now), delivery_id))
     else:
-        conn.execute(_FAILED_AGAIN, (m.time_text(next_attempt_at), error_text(error), delivery_id))
+        conn.execute(
+            _FAILED_AGAIN, (mapping.time_text(next_attempt_at), error_text(error), delivery_id)
+        )
 
 
 def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> list[Delivery]:
     query = _LIST_DEAD if dead_only else _LIST_DELIVERIES
-    return [ROWS.delivery_from_row(row) for row in conn.execute(query, (limit,))]
+    return [ROW_MAPPER.delivery_from_row(row) for row in conn.execute(query, (limit,))]
 
 
 def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int | None:
     with transaction(conn):
-        retried = conn.execute(_RETRY_DEAD, (m.time_text(now), event_id)).rowcount
+        retried = conn.execute(_RETRY_DEAD, (mapping.time_text(now), event_id)).rowcount
         if retried == 0 and conn.execute(_EVENT_KNOWN, (event_id,)).fetchone() is None:
             return None
     return int(retried)
@@ -346,19 +300,10 @@ def _retry_dead(conn: sqlite3.Connection, event_id: str, now: datetime) -> int |
 
 def _backlog(conn: sqlite3.Connection) -> tuple[int, datetime | None]:
     row = conn.execute(_BACKLOG).fetchone()
-    return int(row["waiting"]), ROWS.read_optional_time(row["oldest"])
+    return int(row["waiting"]), ROW_MAPPER.read_optional_time(row["oldest"])
 
 
-# Pending and unpublished as the backlog says them; one statement reads one snapshot,
-# so the four agree with each other.
-_COUNTS = """
-    SELECT
-        (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL)
-            AS unpublished,
-        (SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL) AS pending,
-        (SELECT count(*) FROM deliveries WHERE state = 'delivered') AS delivered,
-        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead
-"""
+_COUNTS = sql.COUNTS
 
 
 def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
@@ -372,9 +317,8 @@ def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
 
 
 class SqliteDeliveries:
-    def __init__(self, worker: Worker, wakeup: Wakeup) -> None:
+    def __init__(self, worker: Worker) -> None:
         self._worker = worker
-        self._wakeup = wakeup
 
     async def fan_out(self, now: datetime, limit: int) -> int:
         return await self._worker.run(_fan_out, now, limit)
@@ -404,9 +348,3 @@ class SqliteDeliveries:
 
     async def counts(self) -> DeliveryCounts:
         return await self._worker.run(_counts)
-
-    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
-        """Woken by this store's own commits (serve and relay in one process); another
-        process's commit is found by the next poll, `timeout` seconds at most. SQLite
-        has no notifications across processes."""
-        await self._wakeup.wait(timeout)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from intake.adapters.sqlite import mapping as m
+from intake.adapters import sql_statements as sql
+from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import CommitPlan, ErasedBatch
 
-_STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = ?"
+_STORAGE_USED = sql.STORAGE_USED
 # Adds the files' bytes unless that would pass the ceiling (NULL: none). Under the write
 # lock the commit holds, so concurrent commits count one after another.
 _CHARGE = """
@@ -70,12 +71,12 @@ def erase_flagged(conn: sqlite3.Connection, created_before: datetime, limit: int
     """One batch, one transaction (SubmissionRepository.erase_flagged)."""
     with transaction(conn):
         rows = conn.execute(
-            _FLAGGED, {"cutoff": m.time_text(created_before), "limit": limit}
+            _FLAGGED, {"cutoff": mapping.time_text(created_before), "limit": limit}
         ).fetchall()
         submission_ids: list[str] = []
         file_keys: list[str] = []
         for row in rows:
-            files = files_from_json(m.ROWS.codec.read_json(row["files"]))
+            files = files_from_json(mapping.ROW_MAPPER.codec.read_json(row["files"]))
             conn.execute(_DELETE_EVENTS, (row["submission_id"],))
             conn.execute(_DELETE_SUBMISSION, (row["submission_id"],))
             freed = sum(f.size for f in files)

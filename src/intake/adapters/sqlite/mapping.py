@@ -22,7 +22,7 @@ def parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=UTC)
 
 
-ROWS = RowMapper(
+ROW_MAPPER = RowMapper(
     Codec(
         time=time_text,
         read_time=parse_time,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta
 
-from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.submissions import PurgeCounts, PurgeCutoffs
@@ -43,7 +43,7 @@ _PURGE_OUTBOX = """
 
 def _purge_batch(conn: sqlite3.Connection, query: str, cutoff: datetime, limit: int) -> int:
     with transaction(conn):
-        return conn.execute(query, {"cutoff": m.time_text(cutoff), "limit": limit}).rowcount
+        return conn.execute(query, {"cutoff": mapping.time_text(cutoff), "limit": limit}).rowcount
 
 
 async def purge_expired(

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from intake.adapters.sql_rows import check_secret
-from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.worker import Worker
 
@@ -21,7 +21,7 @@ def _get_or_create(conn: sqlite3.Connection, name: str, candidate: bytes) -> byt
     # Under the write lock (BEGIN IMMEDIATE): another process's insert is either
     # committed before, and kept, or waits for this one to end.
     with transaction(conn):
-        conn.execute(_STORE_IF_ABSENT, (name, candidate, m.time_text(datetime.now(UTC))))
+        conn.execute(_STORE_IF_ABSENT, (name, candidate, mapping.time_text(datetime.now(UTC))))
         row = conn.execute(_READ_STORED, (name,)).fetchone()
     return bytes(row["value"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from intake.adapters.delivery import Wakeup
+from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
 from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
@@ -27,10 +27,10 @@ class SqliteStore:
         self._forms = SqliteForms(worker)
         self._api_keys = SqliteApiKeys(worker)
         # Commits ring it; a relay in this process waits on it.
-        wakeup = Wakeup()
-        self._submissions = SqliteSubmissions(worker, wakeup)
+        self._new_events = RelayWakeup()
+        self._submissions = SqliteSubmissions(worker, self._new_events)
         self._destinations = SqliteDestinations(worker)
-        self._deliveries = SqliteDeliveries(worker, wakeup)
+        self._deliveries = SqliteDeliveries(worker)
         self._secrets = SqliteSecrets(worker)
 
     @property
@@ -60,6 +60,13 @@ class SqliteStore:
     @property
     def secrets(self) -> SqliteSecrets:
         return self._secrets
+
+    @property
+    def new_events(self) -> RelayWakeup:
+        """Woken by this store's own commits (serve and relay in one process); another
+        process's commit is found by the next poll, `seconds` at most. SQLite has no
+        notifications across processes."""
+        return self._new_events
 
     async def migrate(self) -> list[str]:
         applied = self._applied_on_open + await self._worker.run(migrate)

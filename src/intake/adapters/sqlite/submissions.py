@@ -8,12 +8,12 @@ import sqlite3
 from collections.abc import AsyncIterator, Collection
 from datetime import datetime, timedelta
 
-from intake.adapters.delivery import Wakeup
+from intake.adapters import sql_statements as sql
+from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql_rows import existing_query_ids
-from intake.adapters.sqlite import file_storage, purge
-from intake.adapters.sqlite import mapping as m
+from intake.adapters.sqlite import file_storage, mapping, purge
 from intake.adapters.sqlite.connection import transaction
-from intake.adapters.sqlite.mapping import ROWS
+from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import IdempotencyRecord
@@ -36,7 +36,8 @@ from intake.ports.submissions import (
     StorageFull,
 )
 
-# The SQL is written out in full, with named parameters matching `mapping`'s params.
+# The SQL is written out in full, with named parameters matching `mapping`'s params;
+# what PostgreSQL sends too is in adapters/sql_statements.py, sent as written.
 
 _INSERT_SUBMISSION = """
     INSERT INTO submissions (
@@ -47,22 +48,11 @@ _INSERT_SUBMISSION = """
         :spam_score, :client_ip, :created_at, :files
     )
 """
-_SELECT_SUBMISSION = """
-    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at, files
-    FROM submissions
-"""
-_GET_SUBMISSION = _SELECT_SUBMISSION + " WHERE submission_id = ?"
+_GET_SUBMISSION = sql.GET_SUBMISSION
 # Seeks the primary key once per id; {} is the ids' placeholders.
 _EXISTING = "SELECT submission_id FROM submissions WHERE submission_id IN ({})"
-# Keyset pagination: each batch starts after the last id of the one before, an index seek.
-_PAGE = (
-    _SELECT_SUBMISSION + " WHERE form_id = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
-)
-_PAGE_WITH_STATUS = (
-    _SELECT_SUBMISSION
-    + " WHERE form_id = ? AND status = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
-)
+_PAGE = sql.PAGE
+_PAGE_WITH_STATUS = sql.PAGE_WITH_STATUS
 _INSERT_EVENT = """
     INSERT INTO outbox (
         event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
@@ -72,11 +62,7 @@ _INSERT_EVENT = """
         :next_attempt_at
     )
 """
-_OUTBOX = """
-    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
-        published_at
-    FROM outbox ORDER BY event_id LIMIT ?
-"""
+_OUTBOX = sql.OUTBOX
 _INSERT_IDEMPOTENCY = """
     INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
     VALUES (:scope, :key, :fingerprint, :submission_id, :created_at)
@@ -90,7 +76,7 @@ _GET_IDEMPOTENCY = """
     SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
     WHERE scope = ? AND key = ?
 """
-_FIND_IDEMPOTENCY = _GET_IDEMPOTENCY + " AND created_at > ?"
+_FIND_IDEMPOTENCY = sql.FIND_IDEMPOTENCY
 # Counts one only below the ceiling: no row changes at the ceiling. The SELECT's WHERE
 # keeps a zero ceiling from creating the month's row with a count of one.
 _CHARGE_QUOTA = """
@@ -120,8 +106,8 @@ def _form_refusal(conn: sqlite3.Connection, check: FormCheck) -> ErrorCode | Non
     return check.refusal(
         row["public_form_key"],
         FormMode(row["mode"]),
-        accepting=ROWS.codec.read_boolean(row["enabled"])
-        and ROWS.codec.read_boolean(row["active"]),
+        accepting=ROW_MAPPER.codec.read_boolean(row["enabled"])
+        and ROW_MAPPER.codec.read_boolean(row["active"]),
     )
 
 
@@ -144,14 +130,14 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
         if not file_storage.charge_storage(conn, plan):
             tx.discard()  # the quota's count with the rest
             return StorageFull()
-        conn.execute(_INSERT_SUBMISSION, ROWS.submission_params(plan.submission))
-        conn.execute(_INSERT_EVENT, ROWS.event_params(plan.event))
+        conn.execute(_INSERT_SUBMISSION, ROW_MAPPER.submission_params(plan.submission))
+        conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(plan.event))
     return Committed()
 
 
 def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
     """Writes the record; if a live one holds the key already, returns that instead."""
-    params = ROWS.idempotency_params(record)
+    params = ROW_MAPPER.idempotency_params(record)
     try:
         conn.execute(_INSERT_IDEMPOTENCY, params)
     except sqlite3.IntegrityError:
@@ -160,7 +146,7 @@ def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> Idempoten
         row = conn.execute(_GET_IDEMPOTENCY, (record.scope, record.key)).fetchone()
         if row is None:
             raise  # some other constraint: a real error
-        holder = ROWS.idempotency_from_row(row)
+        holder = ROW_MAPPER.idempotency_from_row(row)
         if not holder.expired(record.created_at):
             return holder
         conn.execute(_REPLACE_IDEMPOTENCY, params)
@@ -203,18 +189,19 @@ def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:
 def _find_idempotency(
     conn: sqlite3.Connection, scope: str, key: str, not_before: datetime
 ) -> IdempotencyRecord | None:
-    row = conn.execute(_FIND_IDEMPOTENCY, (scope, key, m.time_text(not_before))).fetchone()
-    return None if row is None else ROWS.idempotency_from_row(row)
+    row = conn.execute(_FIND_IDEMPOTENCY, (scope, key, mapping.time_text(not_before))).fetchone()
+    return None if row is None else ROW_MAPPER.idempotency_from_row(row)
 
 
 def _get_submission(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
     row = conn.execute(_GET_SUBMISSION, (submission_id,)).fetchone()
-    return None if row is None else ROWS.submission_from_row(row)
+    return None if row is None else ROW_MAPPER.submission_from_row(row)
 
 
 def _existing(conn: sqlite3.Connection, submission_ids: list[str]) -> set[str]:
-    # One placeholder per id: at most MAX_EXISTING_IDS (1,000), within the limit of
-    # SQLite 3.32 and later (32,766). Only placeholders are formatted in, never a value.
+    # One placeholder per id: at most MAX_EXISTING_IDS (500), under the 999 parameters a
+    # statement takes in SQLite before 3.32. Only placeholders are formatted in, never a
+    # value.
     query = _EXISTING.format(", ".join("?" * len(submission_ids)))
     return {row["submission_id"] for row in conn.execute(query, submission_ids)}
 
@@ -231,15 +218,15 @@ def _page(
         if status is None
         else conn.execute(_PAGE_WITH_STATUS, (form_id, status.value, after, limit))
     )
-    return [ROWS.submission_from_row(row) for row in rows]
+    return [ROW_MAPPER.submission_from_row(row) for row in rows]
 
 
 def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
-    return [ROWS.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
+    return [ROW_MAPPER.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
 
 
 class SqliteSubmissions:
-    def __init__(self, worker: Worker, wakeup: Wakeup) -> None:
+    def __init__(self, worker: Worker, wakeup: RelayWakeup) -> None:
         self._worker = worker
         self._wakeup = wakeup
 

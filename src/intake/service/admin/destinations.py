@@ -6,7 +6,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from intake.domain import ids
-from intake.domain.delivery import NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
 from intake.domain.validation import is_email
 from intake.domain.webhook_targets import (
     TargetNotPublic,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from intake.domain.delivery import Delivery
+from intake.domain.deliveries import Delivery
 from intake.ports.submissions import OutboxRow
 from intake.service.admin.base import AdminBase
 from intake.service.admin.errors import AdminError, NotFoundError

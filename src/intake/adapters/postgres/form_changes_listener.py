@@ -2,7 +2,7 @@
 migration 0005 send pg_notify('intake_forms') with every change to a form or a
 workspace, by any process; each one empties the cache.
 
-A task of its own follows the channel on a connection of its own (a Listener), so the
+A task of its own follows the channel on a connection of its own (a ChannelListener), so the
 lookups never wait for it. It starts with the first lookup that finds the cache
 disconnected, so that a process that never serves (the `intake` command, a relay) never
 opens it. The cache serves only while the connection is up and the database has the
@@ -17,8 +17,8 @@ import logging
 from contextlib import suppress
 
 from intake.adapters.form_cache import FormCache
+from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.listener import Listener
 from intake.adapters.postgres.migrations import schema_version
 from intake.domain.errors import StorageUnavailable
 
@@ -31,11 +31,11 @@ RETRY = 1.0  # seconds between two attempts while not listening
 _QUIET = 60.0  # seconds a wait may last while listening: nothing hangs on it
 
 
-class FormsListener:
+class FormChangesListener:
     def __init__(self, db: Database, cache: FormCache) -> None:
         self._db = db
         self._cache = cache
-        self._listener = Listener(db.url, CHANNEL, APPLICATION_NAME)
+        self._listener = ChannelListener(db.url, CHANNEL, APPLICATION_NAME)
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 

@@ -5,28 +5,8 @@ from typing import Protocol
 
 from attrs import frozen
 
-from intake.domain.delivery import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import OutboxEvent
-
-
-class DestinationRepository(Protocol):
-    """A form's webhook endpoints and notification recipients."""
-
-    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
-
-    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
-
-    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]: ...
-
-    async def remove_endpoint(self, endpoint_id: str) -> bool: ...
-
-    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None: ...
-
-    async def add_recipient(self, recipient: NotificationRecipient) -> None: ...
-
-    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]: ...
-
-    async def remove_recipient(self, recipient_id: str) -> bool: ...
 
 
 @frozen
@@ -108,11 +88,4 @@ class DeliveryRepository(Protocol):
     async def counts(self) -> DeliveryCounts:
         """Read only: unpublished outbox rows (as `backlog` counts them) and deliveries
         by state."""
-        ...
-
-    async def wait_for_events(self, timeout: float) -> None:  # noqa: ASYNC109 - a poll period
-        """Returns when new outbox rows may exist, or after `timeout` seconds at most.
-        May return early with nothing new (a relay then finds nothing to fan out), so
-        the caller loops; never raises for want of a wake-up channel, the timeout is the
-        fallback."""
         ...

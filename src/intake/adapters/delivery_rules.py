@@ -1,16 +1,14 @@
 """What the three stores do alike for delivery, written once: which destinations an
-event goes to, the id of a delivery, the reasons a delivery is parked without an
-attempt, and the wake-up of a relay waiting for events."""
+event goes to, the id of a delivery, and the reasons a delivery is parked without an
+attempt."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Iterable
-from contextlib import suppress
 
 from intake.domain import ids
-from intake.domain.delivery import DestinationKind, NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import EventType
 
 # A receiver's error text is kept this long at most: enough to tell what went wrong.
@@ -49,32 +47,3 @@ def error_text(error: str) -> str:
     """An error as kept: cut to ERROR_LIMIT, NUL (which PostgreSQL text cannot hold,
     and a receiver's answer may) replaced, in every store alike."""
     return error.replace("\x00", "\ufffd")[:ERROR_LIMIT]
-
-
-class Wakeup:
-    """A relay's wait for new events, rung by the commits of this process's store.
-
-    A ring with no one waiting is kept, so the next wait returns at once: a commit
-    between two waits is not missed. An event per wait, made in the waiter's loop, so
-    the store is not tied to the loop it was made in."""
-
-    def __init__(self) -> None:
-        self._rung = False
-        self._waiting: set[asyncio.Event] = set()
-
-    def ring(self) -> None:
-        self._rung = True
-        for event in self._waiting:
-            event.set()
-
-    async def wait(self, seconds: float) -> None:
-        if not self._rung:
-            event = asyncio.Event()
-            self._waiting.add(event)
-            try:
-                with suppress(TimeoutError):
-                    async with asyncio.timeout(seconds):
-                        await event.wait()
-            finally:
-                self._waiting.discard(event)
-        self._rung = False

@@ -1,5 +1,5 @@
 """The relay's wake-up: LISTEN for the serving processes' pg_notify('intake_outbox')
-(waker.py), sent after their commits.
+(relay_notifier.py), sent after their commits.
 
 On a connection of its own, not the pool's: a LISTEN belongs to one session, and a
 pooled connection serves other work between waits (and is reset by the pool). The
@@ -8,8 +8,8 @@ waits queue on it, so the next wait returns at once. Nothing about it is needed 
 serve: when it cannot be had, the wait falls back to its timeout, and the next wait
 tries again.
 
-The form cache's invalidation (forms_listener.py) follows its own channel with a
-Listener of its own.
+The form cache's invalidation (form_changes_listener.py) follows its own channel with a
+ChannelListener of its own.
 """
 
 from __future__ import annotations
@@ -24,13 +24,16 @@ from psycopg.rows import TupleRow
 
 log = logging.getLogger("intake.postgres")
 
-CHANNEL = "intake_outbox"
+OUTBOX_CHANNEL = "intake_outbox"
 _APPLICATION_NAME = "intake-listen"
 
 
-class Listener:
+class ChannelListener:
     def __init__(
-        self, conninfo: str, channel: str = CHANNEL, application_name: str = _APPLICATION_NAME
+        self,
+        conninfo: str,
+        channel: str = OUTBOX_CHANNEL,
+        application_name: str = _APPLICATION_NAME,
     ) -> None:
         self._conninfo = conninfo
         self._channel = channel

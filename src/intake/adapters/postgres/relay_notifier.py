@@ -2,7 +2,7 @@
 commit: a NOTIFY in the commit's transaction would hold the database's notification
 lock through the commit's WAL flush, so that commits could only flush one at a time.
 
-After a commit the waker sends one NOTIFY at once, then waits `gap` seconds; commits
+After a commit the notifier sends one NOTIFY at once, then waits `gap` seconds; commits
 in between are announced by one more NOTIFY at the end of the wait. So the last commit
 of a burst is always announced, within `gap` seconds, and a busy process sends a few
 hundred wake-ups a second at most. The NOTIFY's own transaction writes nothing that
@@ -17,17 +17,19 @@ import asyncio
 import logging
 from contextlib import suppress
 
+from intake.adapters.postgres.channel_listener import OUTBOX_CHANNEL
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.listener import CHANNEL
 from intake.domain.errors import StorageUnavailable
 
 log = logging.getLogger("intake.postgres")
 
 DEFAULT_GAP = 0.005  # seconds between two wake-ups of one process
-_WAKE = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('" + CHANNEL + "', '')"
+_WAKE = (
+    "SELECT set_config('synchronous_commit', 'off', true), pg_notify('" + OUTBOX_CHANNEL + "', '')"
+)
 
 
-class Waker:
+class RelayNotifier:
     def __init__(self, db: Database, gap: float = DEFAULT_GAP) -> None:
         self._db = db
         self._gap = gap

@@ -1,0 +1,239 @@
+"""The statements SQLite and PostgreSQL send alike, each written once.
+
+They are written in sqlite3's own placeholder styles, `?` (positional) and `:name` (named,
+matching `sql_rows`' params), so the SQLite store sends them as they are; the PostgreSQL
+store sends them through `for_psycopg`. What one store says its own way stays in its
+modules: the commit, the leases and batches taken FOR UPDATE SKIP LOCKED, the purge,
+the usage count over shards, LISTEN/NOTIFY.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A string literal or a comment (kept as written), or a placeholder, or a percent sign.
+_TOKEN = re.compile(r"'(?:[^']|'')*'|--[^\n]*|\?|(?<!:):([A-Za-z_]\w*)|%")
+
+
+def for_psycopg(statement: str) -> str:
+    """The statement in psycopg's placeholder styles: `?` as `%s`, `:name` as `%(name)s`.
+
+    A `%` is refused rather than doubled: psycopg reads `%%` as one only when the
+    statement is sent with parameters, and some are sent without."""
+
+    def render(token: re.Match[str]) -> str:
+        text = token.group(0)
+        if text == "%":
+            raise ValueError(f"a percent sign in a shared statement: {statement!r}")
+        if text == "?":
+            return "%s"
+        name = token.group(1)
+        return text if name is None else f"%({name})s"
+
+    return _TOKEN.sub(render, statement)
+
+
+# Workspaces
+
+INSERT_WORKSPACE = """
+    INSERT INTO workspaces (
+        workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
+    ) VALUES (
+        :workspace_id, :name, :plan, :monthly_limit, :active, :created_at, :storage_limit
+    )
+"""
+UPDATE_WORKSPACE = """
+    UPDATE workspaces
+    SET name = :name, plan = :plan, monthly_limit = :monthly_limit, active = :active,
+        created_at = :created_at, storage_limit = :storage_limit
+    WHERE workspace_id = :workspace_id
+"""
+SELECT_WORKSPACE = """
+    SELECT workspace_id, name, plan, monthly_limit, active, created_at, storage_limit
+    FROM workspaces
+"""
+GET_WORKSPACE = SELECT_WORKSPACE + " WHERE workspace_id = ?"
+LIST_WORKSPACES = SELECT_WORKSPACE + " ORDER BY workspace_id"
+USAGE_IN_PERIOD = """
+    SELECT w.workspace_id, w.name, w.plan, w.monthly_limit, w.active, w.created_at,
+        w.storage_limit, u.count
+    FROM monthly_usage AS u JOIN workspaces AS w ON w.workspace_id = u.workspace_id
+    WHERE u.period = ? AND u.count > 0
+    ORDER BY w.workspace_id
+"""
+STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = ?"
+
+# Forms
+
+INSERT_FORM = """
+    INSERT INTO forms (
+        form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at,
+        uploads
+    ) VALUES (
+        :form_id, :workspace_id, :public_form_key, :name, :mode, :enabled, :allowed_origins,
+        :rules, :spam_threshold, :challenge_provider, :challenge_secret, :redirect_url,
+        :created_at, :uploads
+    )
+"""
+UPDATE_FORM = """
+    UPDATE forms
+    SET workspace_id = :workspace_id, public_form_key = :public_form_key, name = :name,
+        mode = :mode, enabled = :enabled, allowed_origins = :allowed_origins, rules = :rules,
+        spam_threshold = :spam_threshold, challenge_provider = :challenge_provider,
+        challenge_secret = :challenge_secret, redirect_url = :redirect_url,
+        created_at = :created_at, uploads = :uploads
+    WHERE form_id = :form_id
+"""
+SELECT_FORM = """
+    SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at, uploads
+    FROM forms
+"""
+GET_FORM = SELECT_FORM + " WHERE form_id = ?"
+LIST_FORMS = SELECT_FORM + " ORDER BY form_id"
+LIST_WORKSPACE_FORMS = SELECT_FORM + " WHERE workspace_id = ? ORDER BY form_id"
+# The form and its workspace in one statement; the workspace's columns are aliased `w_*`.
+SELECT_CONTEXT = """
+    SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
+        f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
+        f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
+        w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
+        w.monthly_limit AS w_monthly_limit, w.active AS w_active,
+        w.created_at AS w_created_at, w.storage_limit AS w_storage_limit
+    FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+"""
+RESOLVE_PUBLIC_KEY = SELECT_CONTEXT + " WHERE f.public_form_key = ?"
+RESOLVE_ID = SELECT_CONTEXT + " WHERE f.form_id = ?"
+
+# API keys
+
+INSERT_API_KEY = """
+    INSERT INTO api_keys (key_id, workspace_id, key_hash, prefix, created_at, revoked_at)
+    VALUES (:key_id, :workspace_id, :key_hash, :prefix, :created_at, :revoked_at)
+"""
+SELECT_API_KEY = """
+    SELECT key_id, workspace_id, key_hash, prefix, created_at, revoked_at FROM api_keys
+"""
+FIND_API_KEY = SELECT_API_KEY + " WHERE key_hash = ?"
+GET_API_KEY = SELECT_API_KEY + " WHERE key_id = ?"
+LIST_API_KEYS = SELECT_API_KEY + " WHERE workspace_id = ? ORDER BY created_at, key_id"
+# COALESCE keeps the first revocation time when a key is revoked again.
+REVOKE_API_KEY = "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ?"
+
+# Submissions, their events, idempotency records
+
+SELECT_SUBMISSION = """
+    SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
+        client_ip, created_at, files
+    FROM submissions
+"""
+GET_SUBMISSION = SELECT_SUBMISSION + " WHERE submission_id = ?"
+# Keyset pagination: each batch starts after the last id of the one before, an index seek.
+PAGE = SELECT_SUBMISSION + " WHERE form_id = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
+PAGE_WITH_STATUS = (
+    SELECT_SUBMISSION
+    + " WHERE form_id = ? AND status = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
+)
+OUTBOX = """
+    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        published_at
+    FROM outbox ORDER BY event_id LIMIT ?
+"""
+FIND_IDEMPOTENCY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = ? AND key = ? AND created_at > ?
+"""
+
+# Destinations
+
+INSERT_ENDPOINT = """
+    INSERT INTO webhook_endpoints (
+        endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    ) VALUES (
+        :endpoint_id, :form_id, :url, :secret, :include_flagged, :created_at, :disabled_at
+    )
+"""
+SELECT_ENDPOINT = """
+    SELECT endpoint_id, form_id, url, secret, include_flagged, created_at, disabled_at
+    FROM webhook_endpoints
+"""
+GET_ENDPOINT = SELECT_ENDPOINT + " WHERE endpoint_id = ?"
+# NULLS FIRST is SQLite's own order, written out as PostgreSQL needs it said (and as its
+# index is built).
+LIST_ENDPOINTS = SELECT_ENDPOINT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, endpoint_id"
+REMOVE_ENDPOINT = "DELETE FROM webhook_endpoints WHERE endpoint_id = ?"
+# COALESCE keeps the first time an endpoint was disabled.
+DISABLE_ENDPOINT = """
+    UPDATE webhook_endpoints SET disabled_at = COALESCE(disabled_at, ?) WHERE endpoint_id = ?
+"""
+# A second recipient with the same address writes nothing: the caller is told.
+INSERT_RECIPIENT = """
+    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
+    VALUES (:recipient_id, :form_id, :email, :created_at)
+    ON CONFLICT (form_id, email) DO NOTHING
+"""
+SELECT_RECIPIENT = "SELECT recipient_id, form_id, email, created_at FROM notification_recipients"
+LIST_RECIPIENTS = (
+    SELECT_RECIPIENT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, recipient_id"
+)
+REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
+
+# Deliveries
+
+INSERT_DELIVERY = """
+    INSERT INTO deliveries (
+        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        created_at
+    ) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)
+    ON CONFLICT (event_id, kind, destination_id) DO NOTHING
+"""
+# A success is kept whatever came before (a parked delivery was delivered all the same),
+# but once: a second report of it counts no second attempt.
+SUCCEEDED = """
+    UPDATE deliveries
+    SET state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, delivered_at = ?, dead_at = NULL
+    WHERE delivery_id = ? AND state <> 'delivered'
+"""
+# A failure counts only on a pending delivery: a relay whose lease ran out must not undo
+# what the relay that took over recorded.
+FAILED_AGAIN = """
+    UPDATE deliveries
+    SET attempts = attempts + 1, next_attempt_at = ?, leased_until = NULL, last_error = ?
+    WHERE delivery_id = ? AND state = 'pending'
+"""
+FAILED_DEAD = """
+    UPDATE deliveries
+    SET state = 'dead', attempts = attempts + 1, next_attempt_at = NULL,
+        leased_until = NULL, last_error = ?, dead_at = ?
+    WHERE delivery_id = ? AND state = 'pending'
+"""
+SELECT_DELIVERY = """
+    SELECT delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        leased_until, last_error, delivered_at, dead_at, created_at
+    FROM deliveries
+"""
+LIST_DELIVERIES = SELECT_DELIVERY + " ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
+LIST_DEAD = (
+    SELECT_DELIVERY + " WHERE state = 'dead' ORDER BY created_at DESC, delivery_id DESC LIMIT ?"
+)
+# The last error stays, for the record, until the next attempt replaces it.
+RETRY_DEAD = """
+    UPDATE deliveries
+    SET state = 'pending', attempts = 0, next_attempt_at = ?, leased_until = NULL,
+        dead_at = NULL
+    WHERE event_id = ? AND state = 'dead'
+"""
+EVENT_KNOWN = "SELECT 1 FROM outbox WHERE event_id = ?"
+# Pending and unpublished as the backlog says them (each on its partial index); one
+# statement, one snapshot, so the four agree with each other. `delivered` reads the
+# whole table: it holds what `intake purge` has not yet deleted.
+COUNTS = """
+    SELECT
+        (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL)
+            AS unpublished,
+        (SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL) AS pending,
+        (SELECT count(*) FROM deliveries WHERE state = 'delivered') AS delivered,
+        (SELECT count(*) FROM deliveries WHERE state = 'dead') AS dead
+"""
