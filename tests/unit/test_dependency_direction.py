@@ -1,4 +1,5 @@
-"""The domain and the ports stay pure: no web framework, driver or serialisation library."""
+"""Dependencies point inward: the domain and the ports stay pure (no web framework, driver
+or serialisation library), and the entry points reach the ports through services."""
 
 from __future__ import annotations
 
@@ -43,3 +44,60 @@ def test_pure_module_does_not_reach_into_outer_layers(path: Path) -> None:
 
 def test_the_pure_packages_are_not_empty() -> None:
     assert len(_modules()) >= 10
+
+
+# An entry point reads a request or a command line, calls a service and writes the
+# answer: it reaches the store and the blob store only through services. From the ports
+# it may name only what a caller must name to choose how a store opens, or to catch its
+# failures.
+PORT_VOCABULARY = frozenset(
+    {
+        "StoreOpening",
+        "StoreNotPrepared",
+        "BlobStoreUnavailable",
+        "BlobStoreError",
+        "BlobNotFound",
+    }
+)
+# The command line's composition: it opens the runtime, and the bare store `migrate` uses.
+ENTRYPOINT_COMPOSITION = ("entrypoints/cli/runner.py",)
+
+
+def _entrypoint_modules() -> list[Path]:
+    return sorted(
+        p
+        for p in (SRC / "entrypoints").rglob("*.py")
+        if str(p.relative_to(SRC)) not in ENTRYPOINT_COMPOSITION
+    )
+
+
+def _intake_imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every `intake.` import, at any depth; name is "" for `import`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, "") for a in node.names if a.name.startswith("intake.")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("intake."):
+            found += [(str(node.module), alias.name) for alias in node.names]
+    return found
+
+
+@pytest.mark.parametrize("path", _entrypoint_modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_entrypoint_imports_no_adapter(path: Path) -> None:
+    adapters = [m for m, _ in _intake_imports(path) if m.split(".")[:2] == ["intake", "adapters"]]
+    assert not adapters, f"{path} imports {adapters}"
+
+
+@pytest.mark.parametrize("path", _entrypoint_modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_entrypoint_names_no_port_but_its_vocabulary(path: Path) -> None:
+    ports = [
+        (module, name)
+        for module, name in _intake_imports(path)
+        if module.split(".")[:2] == ["intake", "ports"] and name not in PORT_VOCABULARY
+    ]
+    assert not ports, f"{path} imports {ports}: call a service instead"
+
+
+def test_the_entrypoints_are_found() -> None:
+    assert len(_entrypoint_modules()) >= 20

@@ -3,20 +3,22 @@ their 24 hours and the outbox rows published longer ago than the retention; neve
 unpublished row. Erases the spam and unverified submissions older than their retention,
 with their files; never one whose event is still on its way. With a blob store, it also
 sweeps the uploaded files no submission links, and the leftovers of interrupted
-uploads, once older than the grace period."""
+uploads, once older than the grace period. The deleting is the service's
+(service/purge.py): this module reads the flags and tells what was deleted."""
 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta
+from datetime import timedelta
 
+from intake.admin_runtime import AdminRuntime as Runtime
 from intake.config.variables import OUTBOX_RETENTION_DAYS, SPAM_RETENTION_DAYS, UPLOAD_GRACE
-from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
-from intake.service.retention import erase_flagged
-from intake.service.sweep import sweep_uploads
+from intake.service.purge import Purge, Purged, Retention
+from intake.service.retention import ErasedCounts
+from intake.service.sweep import SweepCounts
 
 
 def register(commands: Subparsers) -> None:
@@ -52,16 +54,39 @@ def register(commands: Subparsers) -> None:
 
 
 async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
-    days: int = (
-        runtime.settings.outbox_retention_days
-        if args.outbox_retention_days is None
-        else args.outbox_retention_days
+    # The grace is checked before anything is deleted.
+    retention = Retention(
+        outbox=timedelta(
+            days=_days(args.outbox_retention_days, runtime.settings.outbox_retention_days)
+        ),
+        flagged=timedelta(
+            days=_days(args.spam_retention_days, runtime.settings.spam_retention_days)
+        ),
+        upload_grace=timedelta(seconds=_grace(runtime, args)),
     )
-    grace = timedelta(seconds=_grace(runtime, args))  # checked before anything is deleted
-    now = runtime.clock.now()
-    counts = await runtime.store.submissions.purge(now, timedelta(days=days))
-    document: dict[str, object] = {"idempotency": counts.idempotency, "outbox": counts.outbox}
-    lines = [
+    purge = Purge(runtime.store.submissions, runtime.blobs, runtime.clock)
+    purged = await purge.run(retention)
+    document: dict[str, object] = {
+        "idempotency": purged.idempotency,
+        "outbox": purged.outbox,
+        "flagged_submissions": purged.flagged.submissions,
+        "flagged_files": purged.flagged.files,
+    }
+    lines = _records_lines(purged, retention.outbox.days)
+    lines.append(_flagged_line(purged.flagged, retention.flagged.days))
+    if purged.swept is not None:
+        swept = purged.swept
+        document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
+        lines += _swept_lines(swept, retention.upload_grace)
+    out.result(document, lines)
+
+
+def _days(given: int | None, configured: int) -> int:
+    return configured if given is None else given
+
+
+def _records_lines(counts: Purged, days: int) -> list[str]:
+    return [
         f"deleted {counts.idempotency} expired idempotency "
         + ("key" if counts.idempotency == 1 else "keys"),
         f"deleted {counts.outbox} outbox "
@@ -70,35 +95,9 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         + ("day" if days == 1 else "days")
         + " ago",
     ]
-    lines.append(await _erase_flagged(runtime, args, now, document))
-    if runtime.blobs is not None:
-        swept = await sweep_uploads(runtime.blobs, runtime.store.submissions, now, grace)
-        document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
-        lines += [
-            f"deleted {swept.orphans} orphaned uploaded "
-            + ("file" if swept.orphans == 1 else "files")
-            + f" older than {_duration(grace)}",
-            f"deleted {swept.incomplete} incomplete "
-            + ("upload" if swept.incomplete == 1 else "uploads")
-            + f" older than {_duration(grace)}",
-        ]
-    out.result(document, lines)
 
 
-async def _erase_flagged(
-    runtime: Runtime, args: argparse.Namespace, now: datetime, document: dict[str, object]
-) -> str:
-    """Erases the spam and unverified submissions past their retention; the line that
-    says so. Their files go with them, so the sweep that follows finds none of them."""
-    days: int = (
-        runtime.settings.spam_retention_days
-        if args.spam_retention_days is None
-        else args.spam_retention_days
-    )
-    erased = await erase_flagged(
-        runtime.store.submissions, runtime.blobs, now, timedelta(days=days)
-    )
-    document.update(flagged_submissions=erased.submissions, flagged_files=erased.files)
+def _flagged_line(erased: ErasedCounts, days: int) -> str:
     if days == 0:
         return "kept every spam and unverified submission (spam retention 0: forever)"
     return (
@@ -109,6 +108,17 @@ async def _erase_flagged(
         + f", and {erased.files} "
         + ("file" if erased.files == 1 else "files")
     )
+
+
+def _swept_lines(swept: SweepCounts, grace: timedelta) -> list[str]:
+    return [
+        f"deleted {swept.orphans} orphaned uploaded "
+        + ("file" if swept.orphans == 1 else "files")
+        + f" older than {_duration(grace)}",
+        f"deleted {swept.incomplete} incomplete "
+        + ("upload" if swept.incomplete == 1 else "uploads")
+        + f" older than {_duration(grace)}",
+    ]
 
 
 def _grace(runtime: Runtime, args: argparse.Namespace) -> float:

@@ -1,10 +1,11 @@
 """GET and HEAD /v1/files/{submission_id}/{index}: an uploaded file, by its signed link.
 
-The signature is checked before anything is looked up, so a link that is missing, forged,
-made for another file or expired (401) tells nothing about what it names. Refusals keep
-the error table's codes, in words about the link and the file (DOWNLOAD_ERRORS). Then the
-submission and its file (404 when either does not exist), then the blob, streamed from
-the store as it is read, never held whole.
+Finding and reading the file is the service's (service/downloads.py); this module reads
+the request and writes the answer. The signature is checked before anything is looked
+up, so a link that is missing, forged, made for another file or expired (401) tells
+nothing about what it names. Refusals keep the error table's codes, in words about the
+link and the file (DOWNLOAD_ERRORS): 404 when the submission, its file or its blob does
+not exist. The blob is streamed from the store as it is read, never held whole.
 
 The answer is a download, never a page: `Content-Disposition: attachment`, the type the
 content was found to be with `nosniff`, and a sandboxing Content-Security-Policy for a
@@ -15,7 +16,7 @@ browser that would show it anyway. The link itself is a credential: it is never 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from urllib.parse import quote
 
@@ -35,7 +36,7 @@ from intake.domain.uploads import (
 )
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.rendering import error_response, service_unavailable
-from intake.ports.blobs import BlobNotFound, InvalidBlobKey
+from intake.service.downloads import DownloadRefusal, Downloads, LinkedFile
 
 log = logging.getLogger("intake.http")
 
@@ -131,18 +132,6 @@ class _BlobResponse(StreamingResponse):
                 return  # the client stopped the download: nothing went wrong here
 
 
-async def _first_chunk(reader: AsyncIterator[bytes]) -> bytes:
-    try:
-        return await anext(reader)
-    except StopAsyncIteration:
-        return b""  # an empty file
-
-
-def _runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
 def _refuse(request: Request, code: ErrorCode) -> Response:
     return error_response(
         Rejection.download(code),
@@ -158,55 +147,50 @@ def _unavailable(request: Request) -> Response:
     )
 
 
+def _downloads(request: Request) -> Downloads:
+    runtime: Runtime = request.app.state.runtime
+    return Downloads(runtime.signer, runtime.clock, runtime.store.submissions, runtime.blobs)
+
+
 async def download(request: Request) -> Response:
-    runtime = _runtime(request)
-    submission_id: str = request.path_params["submission_id"]
     index = _index(request.path_params["index"])
     if index is None:
         return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+    downloads = _downloads(request)
     try:
-        genuine = runtime.signer.verify(
-            submission_id,
+        linked = await downloads.find(
+            request.path_params["submission_id"],
             index,
             request.query_params.get("expires"),
             request.query_params.get("signature"),
-            runtime.clock.now(),
         )
-        if not genuine:
-            return _refuse(request, ErrorCode.UNAUTHORIZED)
-        submission = await runtime.store.submissions.get(submission_id)
-    except StorageUnavailable:
-        return _unavailable(request)
-    if submission is None or index >= len(submission.files):
-        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
-    request.scope.setdefault("state", {})["form_id"] = submission.form_id
-    blobs = runtime.blobs
-    if blobs is None:
-        # Files were stored once, and no blob store is configured now.
-        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
-    stored = submission.files[index]
-    headers = _headers(stored)
-    # Ids only: never the link's signature.
-    missing = {
-        "request_id": request.state.request_id,
-        "submission_id": submission_id,
-        "index": index,
-    }
-    try:
+        if isinstance(linked, DownloadRefusal):
+            return _refused(request, linked)
+        request.scope.setdefault("state", {})["form_id"] = linked.form_id
         if request.method == "HEAD":
-            if await blobs.stat(stored.key) is None:
-                log.warning("a submission's file is missing from the blob store", extra=missing)
-                return _refuse(request, ErrorCode.FORM_NOT_FOUND)
-            return Response(status_code=200, headers=headers)
-        reader = blobs.read(stored.key)
-        try:
-            first = await _first_chunk(reader)
-        except BaseException:
-            await reader.aclose()
-            raise
-    except (BlobNotFound, InvalidBlobKey):  # gone, or a key no store could hold
-        log.warning("a submission's file is missing from the blob store", extra=missing)
-        return _refuse(request, ErrorCode.FORM_NOT_FOUND)
+            found = await downloads.check(linked)
+            if isinstance(found, DownloadRefusal):
+                return _refused(request, found, linked)
+            return Response(status_code=200, headers=_headers(found))
+        opened = await downloads.open(linked)
     except StorageUnavailable:  # BlobStoreUnavailable among them
         return _unavailable(request)
-    return _BlobResponse(reader, first, stored.size, headers)
+    if isinstance(opened, DownloadRefusal):
+        return _refused(request, opened, linked)
+    return _BlobResponse(opened.rest, opened.first, opened.stored.size, _headers(opened.stored))
+
+
+def _refused(
+    request: Request, refusal: DownloadRefusal, linked: LinkedFile | None = None
+) -> Response:
+    if refusal is DownloadRefusal.UNSIGNED:
+        return _refuse(request, ErrorCode.UNAUTHORIZED)
+    if refusal is DownloadRefusal.BLOB_MISSING and linked is not None:
+        # Ids only: never the link's signature.
+        missing = {
+            "request_id": request.state.request_id,
+            "submission_id": linked.submission_id,
+            "index": linked.index,
+        }
+        log.warning("a submission's file is missing from the blob store", extra=missing)
+    return _refuse(request, ErrorCode.FORM_NOT_FOUND)
