@@ -29,7 +29,7 @@ from typing import Any
 
 from attrs import define, field
 
-from bench import keepalive, machine, profiling
+from bench import cli_startup, keepalive, machine, profiling
 from bench.options import Options
 from bench.servers import MemorySampler, Server, console_script, free_port
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
@@ -256,6 +256,7 @@ def figures_of(results: Mapping[str, Any]) -> Figures:
         stored_when_prefilled=int(prefilled["stored"]) if prefilled else 0,
         embedded=_phase(embedded_phase) if embedded_phase else None,
         keepalive_p50_ms=keepalive.p50_of(results),
+        cli_startup_s=cli_startup.p50_of(results),
     )
 
 
@@ -304,6 +305,8 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
         (bench.workdir / "embedded").mkdir()
         env = embedded_env(bench.workdir / "embedded" / "intake.db")
         target = provision(bench.intake, env)
+        log("cli startup: intake form show on the embedded store")
+        results["cli_startup"] = cli_startup.measure(bench.intake, env, target.form_id)
         subjects.append(bench.intake_server("embedded", "embedded", env, target.path))
     for subject in subjects:
         subject.server.wait_ready()

@@ -16,6 +16,7 @@ RSS_AFTER_SUBMISSIONS = 100_000
 PREFILLED_SHARE_OF_EMPTY = 0.90
 PREFILL_ROWS = 1_000_000
 KEEPALIVE_P50_MS = 5.0
+CLI_STARTUP_S = 0.3
 
 
 class Status(enum.StrEnum):
@@ -64,6 +65,8 @@ class Figures:
     framework_cpu_ms: float | None = None
     # p50 of sequential requests on one kept-alive connection to two workers.
     keepalive_p50_ms: float | None = None
+    # Median wall time of `intake form show` on SQLite, process start to exit.
+    cli_startup_s: float | None = None
 
 
 @frozen
@@ -200,6 +203,7 @@ def evaluate(figures: Figures) -> list[Check]:
             )
         )
     checks.append(keepalive_check(figures))
+    checks.append(cli_startup_check(figures))
     return checks
 
 
@@ -210,6 +214,15 @@ def keepalive_check(figures: Figures) -> Check:
         return Check(name, "not measured", target, Status.INCOMPLETE)
     measured = figures.keepalive_p50_ms
     return Check(name, f"{measured:.2f} ms", target, _status(measured < KEEPALIVE_P50_MS))
+
+
+def cli_startup_check(figures: Figures) -> Check:
+    name = "intake form show on SQLite, wall time p50"
+    target = f"< {CLI_STARTUP_S} s"
+    if figures.cli_startup_s is None:
+        return Check(name, "not measured", target, Status.INCOMPLETE)
+    measured = figures.cli_startup_s
+    return Check(name, f"{measured:.3f} s", target, _status(measured < CLI_STARTUP_S))
 
 
 def failed(checks: list[Check]) -> bool:

@@ -1,4 +1,5 @@
-"""The composition root: one container builds intake for each of its uses.
+"""The composition root of a serving process and of the relay: one container builds
+intake for each of its uses.
 
 - embedded (the default): SQLite and the in-process rate limiter;
 - production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL
@@ -7,31 +8,23 @@
 
 The relay's senders are built here too: a webhook sender with its own HTTP client, and
 a mailer when INTAKE_SMTP_URL is set (None otherwise: mail deliveries are then parked).
-So are the blob store that keeps uploaded files (INTAKE_BLOB_URL; None when unset, and
-then no form can take files) and the signer of download links, whose secret every
-process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one made once and kept in
-the database.
+The store, the blob store and the download-link signer come from resources.py, which a
+management command opens without the rest (admin_runtime.py).
 
 Nothing is built at import time; `open_runtime` opens the resources and closes them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import inspect
-import logging
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 from attrs import frozen
 from dependency_injector import containers, providers
 
-from intake.adapters.blobs.factory import open_blob_store
 from intake.adapters.challenge_http import HttpChallengeVerifier
 from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
@@ -40,8 +33,7 @@ from intake.adapters.system import SecureIdSource, SystemClock
 from intake.adapters.user_agent import USER_AGENT
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender, system_resolver
 from intake.config import ConfigError, Settings
-from intake.domain.errors import StorageUnavailable
-from intake.domain.signing import DownloadLink, DownloadSigner
+from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
@@ -50,51 +42,25 @@ from intake.ports.rate_limiter import RateLimiter
 from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
+from intake.resources import (
+    DOWNLOAD_SECRET_NAME,
+    blobs_resource,
+    open_store,
+    signer_resource,
+    store_resource,
+)
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.relay import Relay
 
-log = logging.getLogger("intake")
-
-# The name under which the store keeps the download-link secret.
-DOWNLOAD_SECRET_NAME = "download-links"  # noqa: S105 - a name, not the secret
-DOWNLOAD_SECRET_BYTES = 32
-
-
-async def _store_resource(
-    settings: Settings, opening: StoreOpening = StoreOpening.PREPARE
-) -> AsyncIterator[Store]:
-    # Imported only when chosen: a deployment loads the drivers it uses.
-    store: Store
-    if settings.is_sqlite:
-        from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
-
-        store = await open_sqlite_store(
-            settings.database_url, create=opening is not StoreOpening.READ
-        )
-    elif settings.is_postgres:
-        from intake.adapters.postgres import open_postgres_store  # noqa: PLC0415
-
-        store = await open_postgres_store(
-            settings.database_url,
-            max_size=settings.database_pool_size,
-            pool_timeout=settings.database_pool_timeout,
-            wait_for_server=opening is StoreOpening.SERVE,
-            require_schema=opening in (StoreOpening.WRITE, StoreOpening.READ),
-        )
-    else:
-        raise ConfigError(
-            f"INTAKE_DATABASE_URL: unsupported database {settings.database_url.split(':')[0]!r}"
-        )
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-# The store alone, for what needs nothing else: `intake migrate` opens no runtime, whose
-# parts would read tables the migration is about to make.
-open_store = asynccontextmanager(_store_resource)
+__all__ = [
+    "DOWNLOAD_SECRET_NAME",
+    "Container",
+    "PortOverrides",
+    "Runtime",
+    "open_runtime",
+    "open_store",
+]
 
 
 async def _rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter]:
@@ -141,105 +107,6 @@ def _mailer(settings: Settings) -> Mailer | None:
         raise ConfigError(str(error)) from None
 
 
-async def _blobs_resource(settings: Settings, clock: Clock) -> AsyncIterator[BlobStore | None]:
-    if settings.blob_url is None:
-        yield None
-        return
-    try:
-        blobs = open_blob_store(settings.blob_url, clock=clock)
-    except ValueError as error:  # its message names no credentials: the URL holds none
-        raise ConfigError(f"INTAKE_BLOB_URL: {error}") from None
-    try:
-        yield blobs
-    finally:
-        await blobs.aclose()
-
-
-_UNREAD = "the download-link secret has not been read from the database yet"
-# How often a process that could not read the secret as it started tries again.
-SECRET_RETRY_SECONDS = 1.0
-
-
-class _PendingSigner(DownloadSigner):
-    """Stands in while the stored secret cannot be read (a database not yet migrated, or
-    unreachable as the process started): until a background task has read it, it makes
-    and accepts no link, and says so as a storage failure (a 503, a delivery tried again
-    later), never with a link that no other process would accept. Once read, it signs
-    as the others do."""
-
-    def loaded(self) -> DownloadSigner | None:
-        signer: DownloadSigner | None = self.__dict__.get("_loaded")
-        return signer
-
-    def load(self, secret: bytes) -> None:
-        # The class is frozen; the one late value lives outside its fields.
-        self.__dict__["_loaded"] = DownloadSigner(secret, self.base_url, self.ttl)
-
-    def link(self, submission_id: str, index: int, now: datetime) -> DownloadLink:
-        signer = self.loaded()
-        if signer is None:
-            raise StorageUnavailable(_UNREAD)
-        return signer.link(submission_id, index, now)
-
-    def verify(
-        self,
-        submission_id: str,
-        index: int,
-        expires: str | None,
-        signature: str | None,
-        now: datetime,
-    ) -> bool:
-        signer = self.loaded()
-        if signer is None:
-            raise StorageUnavailable(_UNREAD)
-        return signer.verify(submission_id, index, expires, signature, now)
-
-
-async def _read_secret(store: Store) -> bytes:
-    return await store.secrets.get_or_create(
-        DOWNLOAD_SECRET_NAME, os.urandom(DOWNLOAD_SECRET_BYTES)
-    )
-
-
-async def _load_later(store: Store, pending: _PendingSigner) -> None:
-    while True:
-        await asyncio.sleep(SECRET_RETRY_SECONDS)
-        try:
-            pending.load(await _read_secret(store))
-        except StorageUnavailable:
-            continue
-        log.info("download-link secret read; download links are available")
-        return
-
-
-async def _signer_resource(settings: Settings, store: Store) -> AsyncIterator[DownloadSigner]:
-    base_url = settings.public_base_url
-    ttl = timedelta(seconds=settings.download_ttl)
-    if settings.download_secret is not None:
-        yield DownloadSigner(settings.download_secret.encode("utf-8"), base_url, ttl)
-        return
-    try:
-        secret = await _read_secret(store)
-    except StorageUnavailable as error:
-        # A serving worker may open before the database answers, or before it is
-        # migrated: it must still open, and read the secret once it can.
-        log.info(
-            "download links wait for the database: %s",
-            _UNREAD,
-            extra={"error": str(error) or type(error).__name__},
-        )
-        pending = _PendingSigner(os.urandom(DOWNLOAD_SECRET_BYTES), base_url, ttl)
-        task = asyncio.create_task(_load_later(store, pending))
-        try:
-            yield pending
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        return
-    yield DownloadSigner(secret, base_url, ttl)
-
-
 def _pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         limits=settings.limits,
@@ -256,11 +123,11 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     id_source = providers.Singleton(SecureIdSource)
-    store = providers.Resource(_store_resource, settings=settings, opening=store_opening)
+    store = providers.Resource(store_resource, settings=settings, opening=store_opening)
     rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
     challenge = providers.Resource(_challenge_resource, settings=settings)
-    blobs = providers.Resource(_blobs_resource, settings=settings, clock=clock)
-    signer = providers.Resource(_signer_resource, settings=settings, store=store)
+    blobs = providers.Resource(blobs_resource, settings=settings, clock=clock)
+    signer = providers.Resource(signer_resource, settings=settings, store=store)
     pipeline_settings = providers.Singleton(_pipeline_settings, settings=settings)
     pipeline = providers.Singleton(
         SubmissionPipeline,
@@ -296,6 +163,20 @@ class Container(containers.DeclarativeContainer):
         base_url=settings.provided.base_url,
         signer=signer,
     )
+
+
+class PortOverrides(TypedDict, total=False):
+    """The ports a test or a library user may replace, by name, in `open_runtime`,
+    `create_app` and `Intake.open`: one given (not None) is used as it is."""
+
+    store: Store | None
+    clock: Clock | None
+    id_source: IdSource | None
+    rate_limiter: RateLimiter | None
+    challenge: ChallengeVerifier | None
+    webhook_sender: WebhookSender | None
+    mailer: Mailer | None
+    blobs: BlobStore | None
 
 
 @frozen

@@ -10,13 +10,9 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from intake.adapters.challenge_http import (
-    DEFAULT_VERIFY_URLS,
-    RECAPTCHA_MIN_SCORE,
-    HttpChallengeVerifier,
-)
+from intake.adapters.challenge_http import RECAPTCHA_MIN_SCORE, HttpChallengeVerifier
 from intake.domain.model import Challenge, ChallengeProvider
-from intake.ports.challenge import ChallengeVerdict, ChallengeVerifier
+from intake.ports.challenge import DEFAULT_VERIFY_URLS, ChallengeVerdict, ChallengeVerifier
 from tests.support.fake_provider import (
     FAIL_SECRET,
     PASS_SECRET,

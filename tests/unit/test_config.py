@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from intake.adapters.challenge_http import DEFAULT_VERIFY_URLS
 from intake.config import DEFAULT_DATABASE_URL, MAX_DOWNLOAD_TTL, ConfigError, Settings
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.ratelimit import RateLimits, RateRule
+from intake.ports.challenge import DEFAULT_VERIFY_URLS
 
 SECRET = "a-download-secret-of-more-than-32-characters"
 

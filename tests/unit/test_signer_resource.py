@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from intake import containers
+from intake import resources
 from intake.adapters.memory import InMemoryStore
 from intake.config import Settings
 from intake.domain.errors import StorageUnavailable
@@ -46,13 +46,11 @@ class _Store:
 async def test_links_wait_for_the_secret_then_match_another_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(containers, "SECRET_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(resources, "SECRET_RETRY_SECONDS", 0.01)
     flaky = _Store(failures=3)
     store = cast(Store, flaky)
     settings = Settings(base_url="https://forms.example")
-    async with contextlib.asynccontextmanager(containers._signer_resource)(
-        settings, store
-    ) as signer:
+    async with contextlib.asynccontextmanager(resources.signer_resource)(settings, store) as signer:
         with pytest.raises(StorageUnavailable):
             signer.link("sub_1", 0, NOW)
         with pytest.raises(StorageUnavailable):
@@ -65,7 +63,7 @@ async def test_links_wait_for_the_secret_then_match_another_process(
         link = signer.link("sub_1", 0, NOW)
 
     # Another process, started once the database answers, reads the same secret.
-    async with contextlib.asynccontextmanager(containers._signer_resource)(
+    async with contextlib.asynccontextmanager(resources.signer_resource)(
         settings, store
     ) as healthy:
         assert healthy.link("sub_1", 0, NOW) == link

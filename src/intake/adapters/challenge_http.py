@@ -6,25 +6,14 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
 import anyio
 import httpx
 
 from intake.domain.model import Challenge, ChallengeProvider
-from intake.ports.challenge import ChallengeVerdict
+from intake.ports.challenge import DEFAULT_TIMEOUT, DEFAULT_VERIFY_URLS, ChallengeVerdict
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_VERIFY_URLS: Mapping[ChallengeProvider, str] = MappingProxyType(
-    {
-        ChallengeProvider.TURNSTILE: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
-        ChallengeProvider.HCAPTCHA: "https://api.hcaptcha.com/siteverify",
-        ChallengeProvider.RECAPTCHA: "https://www.google.com/recaptcha/api/siteverify",
-    }
-)
-
-DEFAULT_TIMEOUT = 3.0
 
 # reCAPTCHA v3 scores run from 0.0 (a bot) to 1.0 (a human); Google suggests 0.5 as
 # the starting threshold. v2 answers carry no score and are judged by `success` alone.

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from intake.adapters.challenge_http import DEFAULT_TIMEOUT as DEFAULT_CHALLENGE_TIMEOUT
-from intake.adapters.challenge_http import DEFAULT_VERIFY_URLS
 from intake.config.variable import (
     Network,
     Variable,
@@ -22,12 +20,13 @@ from intake.config.variable import (
     secret,
     text,
 )
-from intake.domain.limits import PayloadLimits
+from intake.domain.limits import DEFAULT_UPLOAD_TIMEOUT, PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, DEFAULT_SPAM_RETENTION_DAYS, DEFAULT_STORAGE_LIMIT
 from intake.domain.ratelimit import RateLimits
 from intake.domain.signing import DEFAULT_LINK_TTL, MIN_SECRET_BYTES
-from intake.service.pipeline import PipelineSettings
+from intake.ports.challenge import DEFAULT_TIMEOUT as DEFAULT_CHALLENGE_TIMEOUT
+from intake.ports.challenge import DEFAULT_VERIFY_URLS
 from intake.service.relay import DEFAULT_MAIL_FROM
 from intake.service.sweep import DEFAULT_UPLOAD_GRACE
 
@@ -37,7 +36,6 @@ MAX_DOWNLOAD_TTL = 10 * 366 * 86400.0
 # The defaults of the code that uses each value, which the variables below only name.
 _RATES = RateLimits()
 _LIMITS = PayloadLimits()
-_PIPELINE = PipelineSettings()
 
 DATABASE_URL = Variable(
     "INTAKE_DATABASE_URL",
@@ -318,7 +316,7 @@ DOWNLOAD_TTL = Variable(
 )
 UPLOAD_TIMEOUT = Variable(
     "INTAKE_UPLOAD_TIMEOUT",
-    _PIPELINE.upload_timeout,
+    DEFAULT_UPLOAD_TIMEOUT,
     seconds(),
     (
         "seconds a client has to send a multipart body to a form that accepts files "

@@ -7,6 +7,8 @@ from attrs import frozen
 KIB = 1024
 MIB = 1024 * KIB
 MULTIPART_HEADROOM = 256 * KIB
+# Seconds a client has to send a multipart body to a form that takes files.
+DEFAULT_UPLOAD_TIMEOUT = 300.0
 
 
 @frozen

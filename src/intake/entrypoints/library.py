@@ -7,13 +7,13 @@ import functools
 import inspect
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
-from typing import Any
+from typing import Any, Unpack
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from attrs import evolve, frozen
 
 from intake.config import Settings
-from intake.containers import Runtime, open_runtime
+from intake.containers import PortOverrides, Runtime, open_runtime
 from intake.domain.model import FieldData
 from intake.service.admin import Admin
 from intake.service.messages import (
@@ -76,7 +76,7 @@ class Intake:
         settings: Settings | None = None,
         *,
         database_url: str | None = None,
-        **ports: Any,
+        **ports: Unpack[PortOverrides],
     ) -> AbstractAsyncContextManager[Intake]:
         """`ports` replace adapters by name: store, clock, id_source, rate_limiter,
         challenge, webhook_sender, mailer, blobs (see intake.ports). Without settings,
@@ -156,7 +156,7 @@ def _with_database(settings: Settings, database_url: str) -> Settings:
 
 @asynccontextmanager
 async def _open(
-    cls: type[Intake], settings: Settings, ports: dict[str, Any]
+    cls: type[Intake], settings: Settings, ports: PortOverrides
 ) -> AsyncIterator[Intake]:
     async with open_runtime(settings, **ports) as runtime:
         yield cls(runtime)
@@ -236,7 +236,7 @@ class SyncIntake:
         settings: Settings | None = None,
         *,
         database_url: str | None = None,
-        **ports: Any,
+        **ports: Unpack[PortOverrides],
     ) -> Iterator[SyncIntake]:
         with (
             start_blocking_portal() as portal,

@@ -1,9 +1,23 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Protocol
 
-from intake.domain.model import Challenge
+from intake.domain.model import Challenge, ChallengeProvider
+
+# Where each provider verifies a token, and how long an answer is waited for: defaults
+# of the settings, kept apart from the HTTP verifier so that reading them loads no client.
+DEFAULT_VERIFY_URLS: Mapping[ChallengeProvider, str] = MappingProxyType(
+    {
+        ChallengeProvider.TURNSTILE: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+        ChallengeProvider.HCAPTCHA: "https://api.hcaptcha.com/siteverify",
+        ChallengeProvider.RECAPTCHA: "https://www.google.com/recaptcha/api/siteverify",
+    }
+)
+
+DEFAULT_TIMEOUT = 3.0
 
 
 class ChallengeVerdict(enum.Enum):

@@ -16,7 +16,7 @@ from intake.domain.client_network import ClientNetwork, client_network
 from intake.domain.controls import Controls, split_controls
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.domain.idempotency import RETENTION, IdempotencyRecord, Route, scope
-from intake.domain.limits import PayloadLimits
+from intake.domain.limits import DEFAULT_UPLOAD_TIMEOUT, PayloadLimits
 from intake.domain.model import (
     ApiKey,
     FieldData,
@@ -64,7 +64,7 @@ class PipelineSettings:
     rate_limits: RateLimits = field(factory=RateLimits)
     plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS
     # How long a multipart body to a form that takes files may take to arrive.
-    upload_timeout: float = 300.0
+    upload_timeout: float = DEFAULT_UPLOAD_TIMEOUT
     # The most bytes of files a workspace keeps, whatever their submissions' status.
     storage_limit: int = DEFAULT_STORAGE_LIMIT
 

@@ -7,26 +7,13 @@ bad input; with --json the failure is also a JSON document on stdout.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from importlib import metadata
+from importlib import import_module
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
-from intake.entrypoints.cli import (
-    demo,
-    forms,
-    keys,
-    migrate,
-    notify,
-    outbox,
-    purge,
-    relay,
-    serve,
-    submissions,
-    webhooks,
-    workspaces,
-)
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
@@ -42,7 +29,28 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def build_parser() -> Parser:
+# Each command and the module that defines it, in the order --help lists them. A module
+# is imported only when its command is chosen (or for --help): what one command needs
+# (the HTTP server, the relay's metrics, a driver) is not loaded by another.
+COMMANDS = {
+    "migrate": "migrate",
+    "serve": "serve",
+    "relay": "relay",
+    "purge": "purge",
+    "workspace": "workspaces",
+    "form": "forms",
+    "key": "keys",
+    "submissions": "submissions",
+    "webhook": "webhooks",
+    "notify": "notify",
+    "outbox": "outbox",
+    "demo": "demo",
+}
+
+
+def build_parser(chosen: str | None = None) -> Parser:
+    """The whole parser, or, for a `chosen` command, the parser with that command alone:
+    it parses the same arguments alike."""
     parser = Parser(
         prog="intake",
         description="Manage and run intake, the form submission intake service. "
@@ -50,27 +58,53 @@ def build_parser() -> Parser:
         allow_abbrev=False,
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    parser.add_argument("--version", action="version", version=f"intake {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (
-        migrate,
-        serve,
-        relay,
-        purge,
-        workspaces,
-        forms,
-        keys,
-        submissions,
-        webhooks,
-        notify,
-        outbox,
-        demo,
-    ):
-        module.register(commands)
+    for name, module in COMMANDS.items():
+        if chosen in COMMANDS and name != chosen:
+            continue
+        import_module(f"{__name__}.{module}").register(commands)
     return parser
 
 
+def _chosen_command(arguments: list[str]) -> str | None:
+    # The options before the command take no value: the first other word is the command.
+    for word in arguments:
+        if word in ("-h", "--help"):
+            return None  # the help lists every command
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+class _Version(argparse.Action):
+    """argparse's `version` action, reading the installed version only when asked: the
+    package metadata takes longer to load than most commands take to run."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        del namespace, values, option_string  # argparse's signature: only the parser is used
+        sys.stdout.write(f"intake {_version()}\n")
+        parser.exit()
+
+
 def _version() -> str:
+    from importlib import metadata  # noqa: PLC0415 - only for --version
+
     try:
         return metadata.version("intake")
     except metadata.PackageNotFoundError:  # run from a source tree, not installed
@@ -82,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     # Looked at before parsing, so that a usage error is answered in JSON too.
     out = Output(json_mode="--json" in arguments)
     try:
-        args = build_parser().parse_args(arguments)
+        args = build_parser(_chosen_command(arguments)).parse_args(arguments)
     except UsageError as error:
         out.stderr.write(error.usage)
         out.error(str(error))

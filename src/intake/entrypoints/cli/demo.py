@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Form, Workspace
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
@@ -27,7 +27,7 @@ def register(commands: Subparsers) -> None:
     )
 
 
-async def _demo(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _demo(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
     workspace = await _workspace(admin)
     form = await _form(admin, workspace)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Challenge, ChallengeProvider, Form, FormMode
 from intake.entrypoints.cli.output import Output, key_values, table, text
 from intake.entrypoints.cli.parser import (
@@ -181,7 +181,7 @@ def _note_sizes(out: Output, form: Form) -> None:
         )
 
 
-async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.create_form(
         args.workspace,
         name=DEFAULT_FORM_NAME if args.name is None else args.name,
@@ -197,7 +197,7 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
     _print_form(out, form, f"form {form.form_id} created")
 
 
-async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.update_form(args.form_id, _form_changes(args))
     _note_sizes(out, form)
     _print_form(out, form, f"form {form.form_id} updated")
@@ -239,28 +239,28 @@ def _challenge_change(args: argparse.Namespace) -> Challenge | Unset | None:
     return UNSET
 
 
-async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     _print_form(out, await runtime.admin.form(args.form_id))
 
 
-async def _pause(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _pause(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=False))
     _print_form(out, form, f"form {form.form_id} paused")
 
 
-async def _resume(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _resume(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=True))
     _print_form(out, form, f"form {form.form_id} resumed")
 
 
-async def _rotate(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _rotate(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     form = await runtime.admin.rotate_key(args.form_id)
     _print_form(
         out, form, f"form {form.form_id} has a new public key; the old one no longer resolves"
     )
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     if args.workspace is not None:
         await runtime.admin.workspace(args.workspace)  # an unknown id is an error, not []
     forms = await runtime.admin.forms(args.workspace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
@@ -31,7 +31,7 @@ def register(commands: Subparsers) -> None:
     listing.add_argument("--workspace", required=True, metavar="ID")
 
 
-async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     created = await runtime.admin.create_api_key(args.workspace)
     # The one place a secret is printed: it is kept only as a hash from here on.
     out.result(
@@ -44,12 +44,12 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
     )
 
 
-async def _revoke(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _revoke(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     key = await runtime.admin.revoke_api_key(args.key_id)
     out.result(key_view(key), [f"key {key.key_id} revoked", *key_values(key_view(key))])
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     keys = await runtime.admin.api_keys(args.workspace)
     rows = (
         (k.key_id, k.prefix + "...", "revoked" if k.revoked else "active", k.created_at.isoformat())

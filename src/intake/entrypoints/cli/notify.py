@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
@@ -33,7 +33,7 @@ def register(commands: Subparsers) -> None:
     remove.add_argument("recipient_id", metavar="RECIPIENT_ID")
 
 
-async def _add(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     recipient = await runtime.admin.add_recipient(args.form, args.email)
     view = recipient_view(recipient)
     lines = [f"recipient {recipient.recipient_id} added", *key_values(view)]
@@ -42,7 +42,7 @@ async def _add(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     out.result(view, lines)
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     recipients = await runtime.admin.recipients(args.form)
     rows = ((r.recipient_id, r.email) for r in recipients)
     lines = table(("RECIPIENT", "EMAIL"), rows) if recipients else []
@@ -52,7 +52,7 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     )
 
 
-async def _remove(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     await runtime.admin.remove_recipient(args.recipient_id)
     out.result(
         {"recipient_id": args.recipient_id, "removed": True},

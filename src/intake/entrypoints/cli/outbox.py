@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import read_only, with_runtime
@@ -36,7 +36,7 @@ def register(commands: Subparsers) -> None:
     retry.add_argument("event_id", metavar="EVENT_ID")
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     outbox = await runtime.admin.outbox(dead_only=args.dead, limit=args.limit)
     deliveries = outbox.deliveries
     rows = (
@@ -65,7 +65,7 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     out.result(outbox_view(outbox, dead_only=args.dead), lines)
 
 
-async def _retry(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _retry(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     count = await runtime.admin.retry(args.event_id)
     out.result(
         {"event_id": args.event_id, "retried": count},

@@ -16,7 +16,7 @@ from prometheus_client.process_collector import ProcessCollector
 from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
-from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.entrypoints.cli.runner import CommandError, with_relay
 from intake.metrics import RelayMetrics
 from intake.service.relay import Relay, RelayRound
 
@@ -29,7 +29,7 @@ def register(commands: Subparsers) -> None:
         "relay",
         help="deliver submissions to webhooks and notification mail until stopped "
         "(SIGINT or SIGTERM: sends in flight finish first)",
-        handler=with_runtime(_relay),
+        handler=with_relay(_relay),
     )
     relay.add_argument("--once", action="store_true", help="deliver what is due now, then exit")
     relay.add_argument(

@@ -1,5 +1,6 @@
-"""Running a command: one event loop, one runtime from the composition root, and the
-mapping of known failures to exit codes."""
+"""Running a command: one event loop, what the command runs on (a management command's
+`AdminRuntime`, the relay's whole runtime), and the mapping of known failures to exit
+codes. The composition root of a serving process is imported only by what needs it."""
 
 from __future__ import annotations
 
@@ -8,18 +9,23 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TypeAlias, TypeVar
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
+from intake.admin_runtime import AdminRuntime, open_admin_runtime
 from intake.config import ConfigError, Settings
-from intake.containers import Runtime, open_runtime, open_store
 from intake.entrypoints.cli.output import Output
 from intake.logs import log_to_stderr
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
+from intake.resources import open_store
+
+if TYPE_CHECKING:
+    from intake.containers import Runtime
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
 T = TypeVar("T")
-RuntimeCommand: TypeAlias = Callable[[Runtime, argparse.Namespace, Output], Awaitable[None]]
+AdminCommand: TypeAlias = Callable[[AdminRuntime, argparse.Namespace, Output], Awaitable[None]]
+RelayCommand: TypeAlias = Callable[["Runtime", argparse.Namespace, Output], Awaitable[None]]
 
 
 class CommandError(Exception):
@@ -27,8 +33,8 @@ class CommandError(Exception):
     write, a refused combination of options); the message says why. Exit code 1."""
 
 
-def with_runtime(command: RuntimeCommand, *, opening: StoreOpening = StoreOpening.WRITE) -> Handler:
-    """A handler that runs `command` inside a runtime opened for it and closed after.
+def with_runtime(command: AdminCommand, *, opening: StoreOpening = StoreOpening.WRITE) -> Handler:
+    """A handler that runs `command` on an `AdminRuntime` opened for it and closed after.
     A command that only reads says so (StoreOpening.READ): it then makes nothing, and
     a database that does not exist or is not migrated is refused."""
 
@@ -38,21 +44,34 @@ def with_runtime(command: RuntimeCommand, *, opening: StoreOpening = StoreOpenin
     return handler
 
 
-def read_only(command: RuntimeCommand) -> Handler:
+def read_only(command: AdminCommand) -> Handler:
     """`with_runtime` for a command that only reads: it makes no database, and says so
     when there is none, or one not migrated, rather than answer from an empty one."""
     return with_runtime(command, opening=StoreOpening.READ)
 
 
 async def _run(
-    command: RuntimeCommand,
+    command: AdminCommand,
     opening: StoreOpening,
     args: argparse.Namespace,
     settings: Settings,
     out: Output,
 ) -> None:
-    async with opened_runtime(settings, opening) as runtime:
+    async with _database_url_checked(open_admin_runtime(settings, opening)) as runtime:
         await command(runtime, args, out)
+
+
+def with_relay(command: RelayCommand) -> Handler:
+    """A handler that runs `command` on the whole runtime a relay needs (its senders)."""
+
+    async def run(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+        async with opened_runtime(settings) as runtime:
+            await command(runtime, args, out)
+
+    def handler(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+        asyncio.run(run(args, settings, out))
+
+    return handler
 
 
 @asynccontextmanager
@@ -60,6 +79,10 @@ async def opened_runtime(
     settings: Settings, opening: StoreOpening = StoreOpening.WRITE
 ) -> AsyncIterator[Runtime]:
     """`open_runtime`, with a database URL the store cannot use reported as configuration."""
+    # The serving process's composition root loads the HTTP clients and Redis: only the
+    # commands that run the service or the relay import it.
+    from intake.containers import open_runtime  # noqa: PLC0415
+
     async with _database_url_checked(open_runtime(settings, store_opening=opening)) as runtime:
         yield runtime
 

@@ -13,7 +13,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Submission, SubmissionStatus
 from intake.entrypoints.cli.files import FileExport, file_export, require_blob_store
 from intake.entrypoints.cli.output import Output, table
@@ -59,7 +59,7 @@ def _status(args: argparse.Namespace) -> SubmissionStatus | None:
     return SubmissionStatus(args.status) if args.status else None
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     # A bounded deque keeps only the newest N while the store streams oldest first.
     rows: deque[Submission] = deque(maxlen=args.limit)
     async for submission in runtime.admin.submissions(args.form, _status(args)):
@@ -89,7 +89,7 @@ def _brief(submission: Submission) -> str:
     return data if len(data) <= _DATA_WIDTH else data[: _DATA_WIDTH - 3] + "..."
 
 
-async def _export(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _export(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
     if args.files is not None:
         require_blob_store(admin)  # a configuration error first, whatever the form

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
@@ -42,7 +42,7 @@ def register(commands: Subparsers) -> None:
     remove.add_argument("endpoint_id", metavar="ENDPOINT_ID")
 
 
-async def _add(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     created = await runtime.admin.add_webhook(
         args.form, args.url, include_flagged=args.include_flagged
     )
@@ -59,7 +59,7 @@ async def _add(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
     )
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     endpoints = await runtime.admin.webhooks(args.form)
     rows = (
         (
@@ -76,7 +76,7 @@ async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     )
 
 
-async def _remove(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     await runtime.admin.remove_webhook(args.endpoint_id)
     out.result(
         {"endpoint_id": args.endpoint_id, "removed": True},

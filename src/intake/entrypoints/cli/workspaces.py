@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from intake.containers import Runtime
+from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Plan
 from intake.domain.quota import storage_ceiling
 from intake.entrypoints.cli.output import Output, key_values, table
@@ -66,7 +66,7 @@ def register(commands: Subparsers) -> None:
     add_command(group, "list", help="list every workspace", handler=read_only(_list))
 
 
-async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     if not args.name.strip():
         raise CommandError("--name cannot be empty")
     workspace = await runtime.admin.create_workspace(
@@ -79,7 +79,7 @@ async def _create(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
     out.result(view, [f"workspace {workspace.workspace_id} created", *key_values(view)])
 
 
-async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
     plan = Plan(args.plan) if args.plan is not None else None
     monthly_limit: int | Unset | None = UNSET
@@ -101,7 +101,7 @@ async def _update(runtime: Runtime, args: argparse.Namespace, out: Output) -> No
 
 
 async def _set_active(
-    runtime: Runtime, args: argparse.Namespace, out: Output, active: bool
+    runtime: AdminRuntime, args: argparse.Namespace, out: Output, active: bool
 ) -> None:
     workspace = await runtime.admin.set_workspace_active(args.workspace_id, active)
     view = workspace_view(workspace)
@@ -109,15 +109,15 @@ async def _set_active(
     out.result(view, [f"workspace {workspace.workspace_id} {state}"])
 
 
-async def _suspend(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _suspend(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     await _set_active(runtime, args, out, active=False)
 
 
-async def _activate(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _activate(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     await _set_active(runtime, args, out, active=True)
 
 
-async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     usage = await runtime.admin.usage(args.workspace_id)
     view = workspace_view(usage.workspace)
     storage_limit = storage_ceiling(usage.workspace, runtime.settings.workspace_storage_limit)
@@ -131,7 +131,7 @@ async def _show(runtime: Runtime, args: argparse.Namespace, out: Output) -> None
     )
 
 
-async def _list(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     workspaces = await runtime.admin.workspaces()
     views = [workspace_view(w) for w in workspaces]
     rows = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Unpack
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from intake.config import Settings
-from intake.containers import Runtime, open_runtime
+from intake.containers import PortOverrides, Runtime, open_runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http import files, metrics, submissions
 from intake.entrypoints.http.middleware import (
@@ -73,7 +73,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(settings: Settings | None = None, **overrides: Any) -> Starlette:
+def create_app(settings: Settings | None = None, **overrides: Unpack[PortOverrides]) -> Starlette:
     """The ASGI application. `overrides` replace ports, as `open_runtime` takes them."""
     settings = settings if settings is not None else Settings.from_env()
 

@@ -1,0 +1,72 @@
+"""What a management command runs on: the store, the blob store and the download-link
+signer, and the `Admin` use cases made of them.
+
+A command opens nothing else: no rate limiter (and so no Redis), no challenge client, no
+relay senders, none of which it uses; a serving process and the relay are built by
+containers.py. Nothing is built at import time, and what only some commands use (the
+HTTP client behind a webhook's host check, a database driver) is imported when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from attrs import frozen
+
+from intake.adapters.system import SecureIdSource, SystemClock
+from intake.config import Settings
+from intake.domain.signing import DownloadSigner
+from intake.ports.blobs import BlobStore
+from intake.ports.clock import Clock
+from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
+from intake.resources import blobs_resource, signer_resource, store_resource
+from intake.service.admin import Admin
+
+
+@frozen
+class AdminRuntime:
+    """The parts a management command holds while it runs."""
+
+    settings: Settings
+    store: Store
+    clock: Clock
+    blobs: BlobStore | None
+    signer: DownloadSigner
+    admin: Admin
+
+
+async def _resolve_host(host: str, port: int) -> list[str]:
+    # The resolver lives with the webhook sender, whose module loads an HTTP client:
+    # only the commands that add a webhook pay for it.
+    from intake.adapters.webhook_http import system_resolver  # noqa: PLC0415
+
+    return await system_resolver(host, port)
+
+
+@asynccontextmanager
+async def open_admin_runtime(
+    settings: Settings, opening: StoreOpening = StoreOpening.WRITE
+) -> AsyncIterator[AdminRuntime]:
+    """Opens the store as `opening` says (ports/store_opening.py), then the blob store
+    and the signer, and closes them in the opposite order on exit."""
+    clock = SystemClock()
+    async with AsyncExitStack() as stack:
+        enter = stack.enter_async_context
+        store = await enter(asynccontextmanager(store_resource)(settings, opening))
+        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
+        signer = await enter(asynccontextmanager(signer_resource)(settings, store))
+        admin = Admin(
+            store,
+            clock,
+            SecureIdSource(),
+            settings.plans,
+            webhook_allow_private=settings.webhook_allow_private,
+            webhook_resolver=_resolve_host,
+            blobs=blobs,
+            signer=signer,
+        )
+        yield AdminRuntime(
+            settings=settings, store=store, clock=clock, blobs=blobs, signer=signer, admin=admin
+        )

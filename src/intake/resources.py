@@ -1,0 +1,170 @@
+"""The resources every use of intake may open, each an async generator that opens one
+port and closes it: the store, the blob store that keeps uploaded files (INTAKE_BLOB_URL;
+None when unset, and then no form can take files) and the signer of download links,
+whose secret every process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one
+made once and kept in the database.
+
+Each use's bootstrap (containers.py for a serving process and the relay,
+admin_runtime.py for a management command) opens only the ones it needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+
+from intake.config import ConfigError, Settings
+from intake.domain.errors import StorageUnavailable
+from intake.domain.signing import DownloadLink, DownloadSigner
+from intake.ports.blobs import BlobStore
+from intake.ports.clock import Clock
+from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
+
+log = logging.getLogger("intake")
+
+# The name under which the store keeps the download-link secret.
+DOWNLOAD_SECRET_NAME = "download-links"  # noqa: S105 - a name, not the secret
+DOWNLOAD_SECRET_BYTES = 32
+
+
+async def store_resource(
+    settings: Settings, opening: StoreOpening = StoreOpening.PREPARE
+) -> AsyncIterator[Store]:
+    # Imported only when chosen: a deployment loads the drivers it uses.
+    store: Store
+    if settings.is_sqlite:
+        from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
+
+        store = await open_sqlite_store(
+            settings.database_url, create=opening is not StoreOpening.READ
+        )
+    elif settings.is_postgres:
+        from intake.adapters.postgres import open_postgres_store  # noqa: PLC0415
+
+        store = await open_postgres_store(
+            settings.database_url,
+            max_size=settings.database_pool_size,
+            pool_timeout=settings.database_pool_timeout,
+            wait_for_server=opening is StoreOpening.SERVE,
+            require_schema=opening in (StoreOpening.WRITE, StoreOpening.READ),
+        )
+    else:
+        raise ConfigError(
+            f"INTAKE_DATABASE_URL: unsupported database {settings.database_url.split(':')[0]!r}"
+        )
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+# The store alone, for what needs nothing else: `intake migrate` opens no runtime, whose
+# parts would read tables the migration is about to make.
+open_store = asynccontextmanager(store_resource)
+
+
+async def blobs_resource(settings: Settings, clock: Clock) -> AsyncIterator[BlobStore | None]:
+    if settings.blob_url is None:
+        yield None
+        return
+    from intake.adapters.blobs.factory import open_blob_store  # noqa: PLC0415 - only when used
+
+    try:
+        blobs = open_blob_store(settings.blob_url, clock=clock)
+    except ValueError as error:  # its message names no credentials: the URL holds none
+        raise ConfigError(f"INTAKE_BLOB_URL: {error}") from None
+    try:
+        yield blobs
+    finally:
+        await blobs.aclose()
+
+
+_UNREAD = "the download-link secret has not been read from the database yet"
+# How often a process that could not read the secret as it started tries again.
+SECRET_RETRY_SECONDS = 1.0
+
+
+class _PendingSigner(DownloadSigner):
+    """Stands in while the stored secret cannot be read (a database not yet migrated, or
+    unreachable as the process started): until a background task has read it, it makes
+    and accepts no link, and says so as a storage failure (a 503, a delivery tried again
+    later), never with a link that no other process would accept. Once read, it signs
+    as the others do."""
+
+    def loaded(self) -> DownloadSigner | None:
+        signer: DownloadSigner | None = self.__dict__.get("_loaded")
+        return signer
+
+    def load(self, secret: bytes) -> None:
+        # The class is frozen; the one late value lives outside its fields.
+        self.__dict__["_loaded"] = DownloadSigner(secret, self.base_url, self.ttl)
+
+    def link(self, submission_id: str, index: int, now: datetime) -> DownloadLink:
+        signer = self.loaded()
+        if signer is None:
+            raise StorageUnavailable(_UNREAD)
+        return signer.link(submission_id, index, now)
+
+    def verify(
+        self,
+        submission_id: str,
+        index: int,
+        expires: str | None,
+        signature: str | None,
+        now: datetime,
+    ) -> bool:
+        signer = self.loaded()
+        if signer is None:
+            raise StorageUnavailable(_UNREAD)
+        return signer.verify(submission_id, index, expires, signature, now)
+
+
+async def _read_secret(store: Store) -> bytes:
+    return await store.secrets.get_or_create(
+        DOWNLOAD_SECRET_NAME, os.urandom(DOWNLOAD_SECRET_BYTES)
+    )
+
+
+async def _load_later(store: Store, pending: _PendingSigner) -> None:
+    while True:
+        await asyncio.sleep(SECRET_RETRY_SECONDS)
+        try:
+            pending.load(await _read_secret(store))
+        except StorageUnavailable:
+            continue
+        log.info("download-link secret read; download links are available")
+        return
+
+
+async def signer_resource(settings: Settings, store: Store) -> AsyncIterator[DownloadSigner]:
+    base_url = settings.public_base_url
+    ttl = timedelta(seconds=settings.download_ttl)
+    if settings.download_secret is not None:
+        yield DownloadSigner(settings.download_secret.encode("utf-8"), base_url, ttl)
+        return
+    try:
+        secret = await _read_secret(store)
+    except StorageUnavailable as error:
+        # A serving worker may open before the database answers, or before it is
+        # migrated: it must still open, and read the secret once it can.
+        log.info(
+            "download links wait for the database: %s",
+            _UNREAD,
+            extra={"error": str(error) or type(error).__name__},
+        )
+        pending = _PendingSigner(os.urandom(DOWNLOAD_SECRET_BYTES), base_url, ttl)
+        task = asyncio.create_task(_load_later(store, pending))
+        try:
+            yield pending
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return
+    yield DownloadSigner(secret, base_url, ttl)
