@@ -2,9 +2,10 @@
 signer, and the `Admin` use cases made of them.
 
 A command opens nothing else: no rate limiter (and so no Redis), no challenge client, no
-relay senders, none of which it uses; a serving process and the relay are built by
-containers.py. Nothing is built at import time, and what only some commands use (the
-HTTP client behind a webhook's host check, a database driver) is imported when used.
+relay senders, none of which it uses; the relay is built by relay_runtime.py, a serving
+process by containers.py. Nothing is built at import time, and what only some commands
+use (the HTTP client behind a webhook's host check, a database driver) is imported when
+used.
 """
 
 from __future__ import annotations

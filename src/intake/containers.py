@@ -1,4 +1,4 @@
-"""The composition root of a serving process and of the relay: one container builds
+"""The composition root of a serving process and of the library: one container builds
 intake for each of its uses.
 
 - embedded (the default): SQLite and the in-process rate limiter;
@@ -6,20 +6,18 @@ intake for each of its uses.
   (each independently: SQLite with Redis works for several workers on one host);
 - tests and library users: any port replaced by a fake through `open_runtime(...)`.
 
-The relay's senders are built here too: a webhook sender with its own HTTP client, and
-a mailer when INTAKE_SMTP_URL is set (None otherwise: mail deliveries are then parked).
-The store, the blob store and the download-link signer come from resources.py, which a
-management command opens without the rest (admin_runtime.py).
+The store, the blob store and the download-link signer come from resources.py, and the
+relay's senders from relay_runtime.py: a management command (admin_runtime.py) and
+`intake relay` (relay_runtime.py) each open only the ones they use.
 
 Nothing is built at import time; `open_runtime` opens the resources and closes them.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any, TypedDict
+from typing import TypedDict, TypeVar
 
 import httpx
 from attrs import frozen
@@ -31,8 +29,8 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.adapters.user_agent import USER_AGENT
-from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender, system_resolver
-from intake.config import ConfigError, Settings
+from intake.adapters.webhook_http import system_resolver
+from intake.config import Settings
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
@@ -42,6 +40,7 @@ from intake.ports.rate_limiter import RateLimiter
 from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
+from intake.relay_runtime import open_mailer, webhook_sender_resource
 from intake.resources import (
     DOWNLOAD_SECRET_NAME,
     blobs_resource,
@@ -52,6 +51,8 @@ from intake.resources import (
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.relay import Relay
+
+T = TypeVar("T")
 
 __all__ = [
     "DOWNLOAD_SECRET_NAME",
@@ -84,29 +85,6 @@ async def _challenge_resource(settings: Settings) -> AsyncIterator[ChallengeVeri
         )
 
 
-async def _webhook_sender_resource(settings: Settings) -> AsyncIterator[WebhookSender]:
-    # A client of its own, apart from the challenge providers': receivers are many
-    # hosts, each answering within the sender's timeout, and none follows redirects.
-    async with httpx.AsyncClient(
-        follow_redirects=False,
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-    ) as client:
-        yield HttpWebhookSender(
-            client, timeout=DEFAULT_TIMEOUT, allow_private=settings.webhook_allow_private
-        )
-
-
-def _mailer(settings: Settings) -> Mailer | None:
-    if settings.smtp_url is None:
-        return None
-    from intake.adapters.mail_smtp import SmtpMailer  # noqa: PLC0415 - only when mailing
-
-    try:
-        return SmtpMailer(settings.smtp_url)
-    except ValueError as error:  # its message names INTAKE_SMTP_URL, never the password
-        raise ConfigError(str(error)) from None
-
-
 def _pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         limits=settings.limits,
@@ -121,8 +99,9 @@ class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     store_opening = providers.Dependency(instance_of=StoreOpening, default=StoreOpening.PREPARE)
 
-    clock = providers.Singleton(SystemClock)
-    id_source = providers.Singleton(SecureIdSource)
+    # Typed as their ports, which a test or a library user may put in their place.
+    clock = providers.Singleton[Clock](SystemClock)
+    id_source = providers.Singleton[IdSource](SecureIdSource)
     store = providers.Resource(store_resource, settings=settings, opening=store_opening)
     rate_limiter = providers.Resource(_rate_limiter_resource, settings=settings)
     challenge = providers.Resource(_challenge_resource, settings=settings)
@@ -151,8 +130,8 @@ class Container(containers.DeclarativeContainer):
         blobs=blobs,
         signer=signer,
     )
-    webhook_sender = providers.Resource(_webhook_sender_resource, settings=settings)
-    mailer = providers.Singleton(_mailer, settings=settings)
+    webhook_sender = providers.Resource(webhook_sender_resource, settings=settings)
+    mailer = providers.Singleton(open_mailer, settings=settings)
     relay = providers.Singleton(
         Relay,
         store=store,
@@ -198,8 +177,18 @@ class Runtime:
     signer: DownloadSigner
 
 
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+async def _provided(provider: providers.Provider[T]) -> T:
+    # A provider that depends on a resource answers with an awaitable once the
+    # container's resources are async; the others answer with the object.
+    value: T | Awaitable[T] = provider()
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+
+
+def _override(provider: providers.Provider[T], replacement: T | None) -> None:
+    if replacement is not None:
+        provider.override(providers.Object(replacement))
 
 
 @asynccontextmanager
@@ -220,35 +209,35 @@ async def open_runtime(
     or blob store passed in stays open: whoever made it closes it. `store_opening` says
     what the store may make and must find (ports/store_opening.py)."""
     container = Container(settings=settings or Settings.from_env(), store_opening=store_opening)
-    overrides: Mapping[providers.Provider[Any], object | None] = {
-        container.store: store,
-        container.clock: clock,
-        container.id_source: id_source,
-        container.rate_limiter: rate_limiter,
-        container.challenge: challenge,
-        container.webhook_sender: webhook_sender,
-        container.mailer: mailer,
-        container.blobs: blobs,
-    }
-    for provider, replacement in overrides.items():
-        if replacement is not None:
-            provider.override(providers.Object(replacement))
+    _override(container.store, store)
+    _override(container.clock, clock)
+    _override(container.id_source, id_source)
+    _override(container.rate_limiter, rate_limiter)
+    _override(container.challenge, challenge)
+    _override(container.webhook_sender, webhook_sender)
+    _override(container.mailer, mailer)
+    _override(container.blobs, blobs)
     try:
-        await _resolve(container.init_resources())
+        # The container's resources are async: opening and closing them are awaitables.
+        opened = container.init_resources()
+        if opened is not None:
+            await opened
         yield Runtime(
             settings=container.settings(),
-            store=await _resolve(container.store()),
-            clock=await _resolve(container.clock()),
-            id_source=await _resolve(container.id_source()),
-            rate_limiter=await _resolve(container.rate_limiter()),
-            challenge=await _resolve(container.challenge()),
-            pipeline=await _resolve(container.pipeline()),
-            admin=await _resolve(container.admin()),
-            webhook_sender=await _resolve(container.webhook_sender()),
-            mailer=await _resolve(container.mailer()),
-            relay=await _resolve(container.relay()),
-            blobs=await _resolve(container.blobs()),
-            signer=await _resolve(container.signer()),
+            store=await _provided(container.store),
+            clock=await _provided(container.clock),
+            id_source=await _provided(container.id_source),
+            rate_limiter=await _provided(container.rate_limiter),
+            challenge=await _provided(container.challenge),
+            pipeline=await _provided(container.pipeline),
+            admin=await _provided(container.admin),
+            webhook_sender=await _provided(container.webhook_sender),
+            mailer=await _provided(container.mailer),
+            relay=await _provided(container.relay),
+            blobs=await _provided(container.blobs),
+            signer=await _provided(container.signer),
         )
     finally:
-        await _resolve(container.shutdown_resources())
+        closed = container.shutdown_resources()
+        if closed is not None:
+            await closed

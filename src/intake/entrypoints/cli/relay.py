@@ -7,18 +7,23 @@ import logging
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio import CancelScope
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.process_collector import ProcessCollector
 
-from intake.containers import Runtime
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
 from intake.entrypoints.cli.runner import CommandError, with_relay
 from intake.metrics import RelayMetrics
 from intake.service.relay import Relay, RelayRound
+
+if TYPE_CHECKING:
+    # Only named: the relay's bootstrap loads an HTTP client, which the commands
+    # registered beside this one do not need.
+    from intake.relay_runtime import RelayRuntime
 
 log = logging.getLogger("intake.relay")
 
@@ -44,7 +49,7 @@ def register(commands: Subparsers) -> None:
     )
 
 
-async def _relay(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _relay(runtime: RelayRuntime, args: argparse.Namespace, out: Output) -> None:
     if args.metrics_port is None:
         await _deliver(runtime, args, out)
         return
@@ -72,7 +77,7 @@ def _metrics_server(relay: Relay, host: str, port: int) -> Iterator[None]:
         thread.join()
 
 
-async def _deliver(runtime: Runtime, args: argparse.Namespace, out: Output) -> None:
+async def _deliver(runtime: RelayRuntime, args: argparse.Namespace, out: Output) -> None:
     if args.once:
         _print(out, await runtime.relay.run_once(), "")
         return

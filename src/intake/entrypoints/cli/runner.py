@@ -1,6 +1,7 @@
 """Running a command: one event loop, what the command runs on (a management command's
-`AdminRuntime`, the relay's whole runtime), and the mapping of known failures to exit
-codes. The composition root of a serving process is imported only by what needs it."""
+`AdminRuntime`, the relay's `RelayRuntime`), and the mapping of known failures to exit
+codes. The relay's bootstrap and the composition root of a serving process load HTTP
+clients (and Redis): each is imported only by what needs it."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ from intake.resources import open_store
 
 if TYPE_CHECKING:
     from intake.containers import Runtime
+    from intake.relay_runtime import RelayRuntime
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
 T = TypeVar("T")
 AdminCommand: TypeAlias = Callable[[AdminRuntime, argparse.Namespace, Output], Awaitable[None]]
-RelayCommand: TypeAlias = Callable[["Runtime", argparse.Namespace, Output], Awaitable[None]]
+RelayCommand: TypeAlias = Callable[["RelayRuntime", argparse.Namespace, Output], Awaitable[None]]
 
 
 class CommandError(Exception):
@@ -62,10 +64,13 @@ async def _run(
 
 
 def with_relay(command: RelayCommand) -> Handler:
-    """A handler that runs `command` on the whole runtime a relay needs (its senders)."""
+    """A handler that runs `command` on a `RelayRuntime` opened for it and closed after."""
 
     async def run(args: argparse.Namespace, settings: Settings, out: Output) -> None:
-        async with opened_runtime(settings) as runtime:
+        # Imported here: the relay's senders load an HTTP client no other command needs.
+        from intake.relay_runtime import open_relay_runtime  # noqa: PLC0415
+
+        async with _database_url_checked(open_relay_runtime(settings)) as runtime:
             await command(runtime, args, out)
 
     def handler(args: argparse.Namespace, settings: Settings, out: Output) -> None:

@@ -1,0 +1,100 @@
+"""What the relay runs on: the store, the blob store, the download-link signer, the
+webhook sender and the mailer, and the `Relay` made of them.
+
+The relay opens nothing else: no rate limiter (and so no Redis), no challenge client and
+no submission pipeline, none of which it uses. The webhook sender has an HTTP client of
+its own; the mailer is there when INTAKE_SMTP_URL is set (None otherwise: mail
+deliveries are then parked). A serving process builds the same senders (containers.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import httpx
+from attrs import frozen
+
+from intake.adapters.system import SystemClock
+from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
+from intake.config import ConfigError, Settings
+from intake.domain.signing import DownloadSigner
+from intake.ports.blobs import BlobStore
+from intake.ports.clock import Clock
+from intake.ports.senders import Mailer, WebhookSender
+from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
+from intake.resources import blobs_resource, signer_resource, store_resource
+from intake.service.relay import Relay
+
+
+async def webhook_sender_resource(settings: Settings) -> AsyncIterator[WebhookSender]:
+    # A client of its own, apart from the challenge providers': receivers are many
+    # hosts, each answering within the sender's timeout, and none follows redirects.
+    async with httpx.AsyncClient(
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+    ) as client:
+        yield HttpWebhookSender(
+            client, timeout=DEFAULT_TIMEOUT, allow_private=settings.webhook_allow_private
+        )
+
+
+def open_mailer(settings: Settings) -> Mailer | None:
+    if settings.smtp_url is None:
+        return None
+    from intake.adapters.mail_smtp import SmtpMailer  # noqa: PLC0415 - only when mailing
+
+    try:
+        return SmtpMailer(settings.smtp_url)
+    except ValueError as error:  # its message names INTAKE_SMTP_URL, never the password
+        raise ConfigError(str(error)) from None
+
+
+@frozen
+class RelayRuntime:
+    """The parts the relay holds while it runs."""
+
+    settings: Settings
+    store: Store
+    clock: Clock
+    blobs: BlobStore | None
+    signer: DownloadSigner
+    webhook_sender: WebhookSender
+    mailer: Mailer | None
+    relay: Relay
+
+
+@asynccontextmanager
+async def open_relay_runtime(
+    settings: Settings, opening: StoreOpening = StoreOpening.WRITE
+) -> AsyncIterator[RelayRuntime]:
+    """Opens the store as `opening` says (ports/store_opening.py), then the blob store,
+    the signer and the webhook sender, and closes them in the opposite order on exit."""
+    clock = SystemClock()
+    async with AsyncExitStack() as stack:
+        enter = stack.enter_async_context
+        store = await enter(asynccontextmanager(store_resource)(settings, opening))
+        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
+        signer = await enter(asynccontextmanager(signer_resource)(settings, store))
+        sender = await enter(asynccontextmanager(webhook_sender_resource)(settings))
+        mail = open_mailer(settings)
+        relay = Relay(
+            store,
+            sender,
+            mail,
+            clock,
+            mail_from=settings.mail_from,
+            base_url=settings.base_url,
+            signer=signer,
+        )
+        yield RelayRuntime(
+            settings=settings,
+            store=store,
+            clock=clock,
+            blobs=blobs,
+            signer=signer,
+            webhook_sender=sender,
+            mailer=mail,
+            relay=relay,
+        )
