@@ -4,8 +4,8 @@ None when unset, and then no form can take files) and the signer of download lin
 whose secret every process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one
 made once and kept in the database.
 
-Each use's bootstrap (containers.py for a serving process and the relay,
-admin_runtime.py for a management command) opens only the ones it needs.
+Each use's bootstrap (containers.py for a serving process, relay_runtime.py for the
+relay, admin_runtime.py for a management command) opens only the ones it needs.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
-from intake.domain.signing import DownloadLink, DownloadSigner
+from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.store import Store
@@ -105,24 +105,11 @@ class _PendingSigner(DownloadSigner):
         # The class is frozen; the one late value lives outside its fields.
         self.__dict__["_loaded"] = DownloadSigner(secret, self.base_url, self.ttl)
 
-    def link(self, submission_id: str, index: int, now: datetime) -> DownloadLink:
+    def signing_secret(self) -> bytes:
         signer = self.loaded()
         if signer is None:
             raise StorageUnavailable(_UNREAD)
-        return signer.link(submission_id, index, now)
-
-    def verify(
-        self,
-        submission_id: str,
-        index: int,
-        expires: str | None,
-        signature: str | None,
-        now: datetime,
-    ) -> bool:
-        signer = self.loaded()
-        if signer is None:
-            raise StorageUnavailable(_UNREAD)
-        return signer.verify(submission_id, index, expires, signature, now)
+        return signer.secret
 
 
 async def _read_secret(store: Store) -> bytes:

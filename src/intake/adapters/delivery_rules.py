@@ -5,11 +5,12 @@ attempt."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from intake.domain import ids
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
-from intake.domain.model import EventType
+from intake.domain.model import EventType, OutboxEvent
 
 # A receiver's error text is kept this long at most: enough to tell what went wrong.
 ERROR_LIMIT = 500
@@ -19,6 +20,11 @@ ERROR_LIMIT = 500
 ENDPOINT_REMOVED = "endpoint removed"
 ENDPOINT_DISABLED = "endpoint disabled"
 RECIPIENT_REMOVED = "recipient removed"
+
+# How a store writes a time: a datetime for PostgreSQL, ISO text for SQLite.
+_Time = TypeVar("_Time")
+# A form's webhook endpoints and notification recipients.
+FormDestinations = tuple[Sequence[WebhookEndpoint], Sequence[NotificationRecipient]]
 
 _DELIVERY_ID_BYTES = 16  # 128 bits of a hash: no two deliveries ever share one
 
@@ -47,3 +53,24 @@ def error_text(error: str) -> str:
     """An error as kept: cut to ERROR_LIMIT, NUL (which PostgreSQL text cannot hold,
     and a receiver's answer may) replaced, in every store alike."""
     return error.replace("\x00", "\ufffd")[:ERROR_LIMIT]
+
+
+def fan_out_rows(
+    events: Iterable[OutboxEvent],
+    forms: Mapping[str, FormDestinations],
+    fanned_out_at: _Time,
+) -> list[tuple[str, str, str, str, _Time, _Time]]:
+    """The deliveries a fan-out makes, as INSERT_DELIVERY's parameters: one for each
+    event and destination of its form that wants it, due at once."""
+    return [
+        (
+            delivery_id(event.event_id, kind, destination_id),
+            event.event_id,
+            kind.value,
+            destination_id,
+            fanned_out_at,
+            fanned_out_at,
+        )
+        for event in events
+        for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
+    ]

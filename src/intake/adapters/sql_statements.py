@@ -181,6 +181,29 @@ REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
 
 # Deliveries
 
+# That the event of a submission (s) is still on its way: its outbox row unpublished,
+# or a delivery of it not delivered (pending, or dead and waiting for a retry).
+EVENT_UNDER_WAY = """EXISTS (
+        SELECT 1 FROM outbox AS o
+        WHERE o.submission_id = s.submission_id
+            AND (o.published_at IS NULL OR EXISTS (
+                SELECT 1 FROM deliveries AS d
+                WHERE d.event_id = o.event_id AND d.state <> 'delivered'
+            ))
+    )"""
+# What a claimed delivery (d, or c in PostgreSQL's claim) is sent with: its outbox event
+# (o) and its endpoint (e) or recipient (r), named by prefix as sql_rows reads them.
+CLAIMED_WITH = """
+        o.event_id AS o_event_id, o.event_type AS o_event_type,
+        o.submission_id AS o_submission_id, o.form_id AS o_form_id,
+        o.workspace_id AS o_workspace_id, o.payload AS o_payload,
+        o.created_at AS o_created_at, o.published_at AS o_published_at,
+        e.endpoint_id AS e_endpoint_id, e.form_id AS e_form_id, e.url AS e_url,
+        e.secret AS e_secret, e.include_flagged AS e_include_flagged,
+        e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
+        r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
+        r.created_at AS r_created_at"""
+
 INSERT_DELIVERY = """
     INSERT INTO deliveries (
         delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,

@@ -12,9 +12,8 @@ from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
-    delivery_id,
-    destinations,
     error_text,
+    fan_out_rows,
 )
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
@@ -108,7 +107,7 @@ _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 # The two UPDATEs touch different rows (sendable or not, in the one snapshot). Then the
 # leased rows with their event and destination, joined by kind, each with the count of
 # those parked; one row of NULLs but that count when none was leased.
-_CLAIM = """
+_CLAIM_HEAD = """
     WITH head AS (
         SELECT h.delivery_id,
             CASE
@@ -164,15 +163,8 @@ _CLAIM = """
     SELECT c.delivery_id, c.event_id, c.kind, c.destination_id, c.state, c.attempts,
         c.next_attempt_at, c.leased_until, c.last_error, c.delivered_at, c.dead_at,
         c.created_at,
-        o.event_id AS o_event_id, o.event_type AS o_event_type,
-        o.submission_id AS o_submission_id, o.form_id AS o_form_id,
-        o.workspace_id AS o_workspace_id, o.payload AS o_payload,
-        o.created_at AS o_created_at, o.published_at AS o_published_at,
-        e.endpoint_id AS e_endpoint_id, e.form_id AS e_form_id, e.url AS e_url,
-        e.secret AS e_secret, e.include_flagged AS e_include_flagged,
-        e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
-        r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
-        r.created_at AS r_created_at,
+"""
+_CLAIM_TAIL = """,
         p.parked
     FROM (SELECT count(*) AS parked FROM parked) AS p
     LEFT JOIN (
@@ -185,6 +177,7 @@ _CLAIM = """
     ) ON true
     ORDER BY c.next_attempt_at, c.delivery_id
 """
+_CLAIM = _CLAIM_HEAD + sql.CLAIMED_WITH + _CLAIM_TAIL
 _SUCCEEDED = for_psycopg(sql.SUCCEEDED)
 _FAILED_AGAIN = for_psycopg(sql.FAILED_AGAIN)
 _FAILED_DEAD = for_psycopg(sql.FAILED_DEAD)
@@ -225,18 +218,7 @@ class PostgresDeliveries:
             cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
             for row in await cursor.fetchall():
                 forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
-            rows = [
-                (
-                    delivery_id(event.event_id, kind, destination_id),
-                    event.event_id,
-                    kind.value,
-                    destination_id,
-                    fanned_out_at,
-                    fanned_out_at,
-                )
-                for event in events
-                for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
-            ]
+            rows = fan_out_rows(events, forms, fanned_out_at)
             if rows:
                 async with conn.cursor() as many:
                     await many.executemany(_INSERT_DELIVERY, rows)

@@ -23,18 +23,12 @@ _STORAGE_USED = for_psycopg(sql.STORAGE_USED)
 # SKIP LOCKED: two erases at once take each submission once, and neither waits. The
 # rows' deliveries go with them (ON DELETE CASCADE); the bytes of their files are given
 # back to each workspace in one update.
-_ERASE_FLAGGED = """
+_ERASE_FLAGGED_HEAD = """
     WITH doomed AS (
         SELECT s.submission_id FROM submissions AS s
         WHERE s.status IN ('spam', 'unverified') AND s.created_at <= %(cutoff)s
-            AND NOT EXISTS (
-                SELECT 1 FROM outbox AS o
-                WHERE o.submission_id = s.submission_id
-                    AND (o.published_at IS NULL OR EXISTS (
-                        SELECT 1 FROM deliveries AS d
-                        WHERE d.event_id = o.event_id AND d.state <> 'delivered'
-                    ))
-            )
+            AND NOT """
+_ERASE_FLAGGED_TAIL = """
         ORDER BY s.created_at, s.submission_id
         LIMIT %(limit)s
         FOR UPDATE OF s SKIP LOCKED
@@ -59,6 +53,7 @@ _ERASE_FLAGGED = """
     )
     SELECT submission_id, files FROM gone ORDER BY created_at, submission_id
 """
+_ERASE_FLAGGED = _ERASE_FLAGGED_HEAD + sql.EVENT_UNDER_WAY + _ERASE_FLAGGED_TAIL
 
 
 async def storage_used(db: Database, workspace_id: str) -> int:

@@ -13,9 +13,8 @@ from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
-    delivery_id,
-    destinations,
     error_text,
+    fan_out_rows,
 )
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
@@ -148,19 +147,12 @@ _PARK = """
     WHERE delivery_id = ?
 """
 # The first `limit` due that can be sent, with their event and destination.
-_CLAIMABLE = """
+_CLAIMABLE_HEAD = """
     SELECT d.delivery_id, d.event_id, d.kind, d.destination_id, d.state, d.attempts,
         d.next_attempt_at, d.leased_until, d.last_error, d.delivered_at, d.dead_at,
         d.created_at,
-        o.event_id AS o_event_id, o.event_type AS o_event_type,
-        o.submission_id AS o_submission_id, o.form_id AS o_form_id,
-        o.workspace_id AS o_workspace_id, o.payload AS o_payload,
-        o.created_at AS o_created_at, o.published_at AS o_published_at,
-        e.endpoint_id AS e_endpoint_id, e.form_id AS e_form_id, e.url AS e_url,
-        e.secret AS e_secret, e.include_flagged AS e_include_flagged,
-        e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
-        r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
-        r.created_at AS r_created_at
+"""
+_CLAIMABLE_TAIL = """
     FROM deliveries AS d
     JOIN outbox AS o ON o.event_id = d.event_id
     LEFT JOIN webhook_endpoints AS e
@@ -172,6 +164,7 @@ _CLAIMABLE = """
             OR r.recipient_id IS NOT NULL)
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
 """
+_CLAIMABLE = _CLAIMABLE_HEAD + sql.CLAIMED_WITH + _CLAIMABLE_TAIL
 _LEASE = "UPDATE deliveries SET leased_until = ? WHERE delivery_id = ?"
 _SUCCEEDED = sql.SUCCEEDED
 _FAILED_AGAIN = sql.FAILED_AGAIN
@@ -208,18 +201,7 @@ def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
                     for row in conn.execute(_FORM_RECIPIENTS, (form_id,))
                 ],
             )
-        rows = [
-            (
-                delivery_id(event.event_id, kind, destination_id),
-                event.event_id,
-                kind.value,
-                destination_id,
-                fanned_out_at,
-                fanned_out_at,
-            )
-            for event in events
-            for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
-        ]
+        rows = fan_out_rows(events, forms, fanned_out_at)
         conn.executemany(_INSERT_DELIVERY, rows)
         conn.executemany(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
     return len(events)

@@ -27,19 +27,14 @@ _CHARGE = """
 # submissions_flagged), but for one whose event is still on its way: an outbox row
 # unpublished, or a delivery not delivered (pending, or dead and waiting for `intake
 # outbox retry`). The outbox rows are found by outbox_submission.
-_FLAGGED = """
+_FLAGGED_HEAD = """
     SELECT s.submission_id, s.workspace_id, s.files FROM submissions AS s
     WHERE s.status IN ('spam', 'unverified') AND s.created_at <= :cutoff
-        AND NOT EXISTS (
-            SELECT 1 FROM outbox AS o
-            WHERE o.submission_id = s.submission_id
-                AND (o.published_at IS NULL OR EXISTS (
-                    SELECT 1 FROM deliveries AS d
-                    WHERE d.event_id = o.event_id AND d.state <> 'delivered'
-                ))
-        )
+        AND NOT """
+_FLAGGED_TAIL = """
     ORDER BY s.created_at, s.submission_id LIMIT :limit
 """
+_FLAGGED = _FLAGGED_HEAD + sql.EVENT_UNDER_WAY + _FLAGGED_TAIL
 # Their deliveries go with the rows (ON DELETE CASCADE).
 _DELETE_EVENTS = "DELETE FROM outbox WHERE submission_id = ?"
 _DELETE_SUBMISSION = "DELETE FROM submissions WHERE submission_id = ?"

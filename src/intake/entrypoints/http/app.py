@@ -29,6 +29,7 @@ from intake.entrypoints.http.openapi import openapi_document
 from intake.entrypoints.http.rendering import error_response
 from intake.metrics import ServiceMetrics
 from intake.ports.store_opening import StoreOpening
+from intake.service.health import Readiness
 
 log = logging.getLogger("intake.http")
 
@@ -40,7 +41,7 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     try:
-        await runtime.store.ping()
+        await Readiness(runtime.store).check()
     except StorageUnavailable:
         return error_response(
             Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1), request.state.request_id

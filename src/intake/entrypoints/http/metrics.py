@@ -21,7 +21,8 @@ from starlette.responses import Response
 from intake.containers import Runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http.rendering import error_response
-from intake.metrics import ServiceMetrics, StoreFigures, read_store_figures
+from intake.metrics import ServiceMetrics, StoreFigures
+from intake.service.health import store_figures
 
 log = logging.getLogger("intake.http")
 
@@ -52,9 +53,7 @@ async def metrics(request: Request) -> Response:
         )
     figures: StoreFigures | None
     try:
-        figures = await read_store_figures(
-            runtime.store, runtime.clock.now(), runtime.settings.plans
-        )
+        figures = await store_figures(runtime.store, runtime.clock, runtime.settings.plans)
     except StorageUnavailable:
         # The process's own counts are still worth a scrape; intake_store_up says 0.
         log.warning("metrics scraped without the store's figures: the store is unavailable")
