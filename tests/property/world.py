@@ -26,6 +26,7 @@ from intake.domain.quota import ceiling, period
 from intake.domain.ratelimit import RateLimits, RateRule, Window
 from intake.ports.challenge import ChallengeVerdict
 from intake.service.admin import Admin
+from intake.service.commit_timing import CommitTiming
 from intake.service.messages import (
     FieldsBody,
     Outcome,
@@ -92,7 +93,9 @@ class World:
     settings: PipelineSettings
 
     @classmethod
-    def build(cls, settings: PipelineSettings | None = None) -> World:
+    def build(
+        cls, settings: PipelineSettings | None = None, commit_timing: CommitTiming | None = None
+    ) -> World:
         settings = settings or PipelineSettings()
         store = InMemoryStore()
         clock = FakeClock()
@@ -108,6 +111,7 @@ class World:
             clock=clock,
             id_source=ids,
             settings=settings,
+            commit_timing=commit_timing,
         )
         admin = Admin(store, clock, ids, plans=settings.plans)
         return cls(store, clock, limiter, verifier, admin, pipeline, settings)

@@ -45,6 +45,7 @@ from intake.ports.store import Store
 from intake.ports.submissions import CommitPlan, CommitResult, Committed, HoneypotResult
 from intake.service.body import check_declared, read_body
 from intake.service.commit_plan import answer, commit_plan, honeypot_hit
+from intake.service.commit_timing import CommitTiming
 from intake.service.idempotency_claim import IdempotencyClaim
 from intake.service.messages import (
     FieldsBody,
@@ -137,7 +138,9 @@ class SubmissionPipeline:
         settings: PipelineSettings | None = None,
         blobs: BlobStore | None = None,
         signer: DownloadSigner | None = None,
+        commit_timing: CommitTiming | None = None,
     ) -> None:
+        self._commit_timing = commit_timing or CommitTiming()
         self._blobs = blobs
         self._signer = signer
         self._store = store
@@ -363,11 +366,16 @@ class SubmissionPipeline:
     async def _commit(
         self, plan: CommitPlan, files: _RequestFiles, *, decoy: bool, now: datetime
     ) -> CommitResult | HoneypotResult:
+        started = self._commit_timing.start()
         if decoy:
-            return await self._store.submissions.record_honeypot(honeypot_hit(plan, now))
+            hit = await self._store.submissions.record_honeypot(honeypot_hit(plan, now))
+            await self._commit_timing.stretch_decoy(started)
+            return hit
         files.keep = True  # from here on, a failure may hide a stored submission
         result = await self._store.submissions.commit(plan)
         files.keep = isinstance(result, Committed)
+        if files.keep:
+            self._commit_timing.real_committed(started)
         return result
 
     def _new_submission_id(self, now: datetime) -> str:
