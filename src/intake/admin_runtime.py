@@ -22,7 +22,7 @@ from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import blobs_resource, signer_resource, store_resource
+from intake.resources import enter_storage
 from intake.service.admin import Admin
 
 
@@ -54,10 +54,8 @@ async def open_admin_runtime(
     and the signer, and closes them in the opposite order on exit."""
     clock = SystemClock()
     async with AsyncExitStack() as stack:
-        enter = stack.enter_async_context
-        store = await enter(asynccontextmanager(store_resource)(settings, opening))
-        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
-        signer = await enter(asynccontextmanager(signer_resource)(settings, store))
+        storage = await enter_storage(stack, settings, opening, clock)
+        store, blobs, signer = storage.store, storage.blobs, storage.signer
         admin = Admin(
             store,
             clock,

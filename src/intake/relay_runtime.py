@@ -24,7 +24,7 @@ from intake.ports.clock import Clock
 from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import blobs_resource, signer_resource, store_resource
+from intake.resources import enter_storage
 from intake.service.relay import Relay
 
 
@@ -73,11 +73,11 @@ async def open_relay_runtime(
     the signer and the webhook sender, and closes them in the opposite order on exit."""
     clock = SystemClock()
     async with AsyncExitStack() as stack:
-        enter = stack.enter_async_context
-        store = await enter(asynccontextmanager(store_resource)(settings, opening))
-        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
-        signer = await enter(asynccontextmanager(signer_resource)(settings, store))
-        sender = await enter(asynccontextmanager(webhook_sender_resource)(settings))
+        storage = await enter_storage(stack, settings, opening, clock)
+        store, blobs, signer = storage.store, storage.blobs, storage.signer
+        sender = await stack.enter_async_context(
+            asynccontextmanager(webhook_sender_resource)(settings)
+        )
         mail = open_mailer(settings)
         relay = Relay(
             store,

@@ -15,8 +15,10 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
+
+import attrs
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
@@ -155,3 +157,24 @@ async def signer_resource(settings: Settings, store: Store) -> AsyncIterator[Dow
                 await task
         return
     yield DownloadSigner(secret, base_url, ttl)
+
+
+@attrs.frozen
+class Storage:
+    """What every composition opens first: the store, the blob store and the signer."""
+
+    store: Store
+    blobs: BlobStore | None
+    signer: DownloadSigner
+
+
+async def enter_storage(
+    stack: AsyncExitStack, settings: Settings, opening: StoreOpening, clock: Clock
+) -> Storage:
+    """Opens the store as `opening` says (ports/store_opening.py), then the blob store and
+    the signer, each closed by `stack` in the opposite order."""
+    enter = stack.enter_async_context
+    store = await enter(asynccontextmanager(store_resource)(settings, opening))
+    blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
+    signer = await enter(asynccontextmanager(signer_resource)(settings, store))
+    return Storage(store, blobs, signer)
