@@ -30,6 +30,8 @@ class Options:
     admin_url: str
     redis_url: str
     quick: bool
+    listing_rows: int = 1_000_000
+    listing_only: bool = False
 
 
 def _positive(text: str) -> int:
@@ -100,6 +102,17 @@ def parser() -> argparse.ArgumentParser:
         "--skip-embedded", action="store_true", help="do not measure the embedded SQLite default"
     )
     p.add_argument(
+        "--listing-rows",
+        type=_not_negative,
+        help="submissions seeded in one form for the listing, search and export figures "
+        "(default 1,000,000; --quick 20,000; 0 skips them)",
+    )
+    p.add_argument(
+        "--listing-only",
+        action="store_true",
+        help="measure only the listing, search and export of a large form",
+    )
+    p.add_argument(
         "--profile",
         action="store_true",
         help="also sample the production worker with py-spy under load",
@@ -153,4 +166,6 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         admin_url=args.database_url,
         redis_url=args.redis_url,
         quick=quick,
+        listing_rows=int(pick(args.listing_rows, 1_000_000, 20_000)),
+        listing_only=args.listing_only,
     )

@@ -29,7 +29,7 @@ from typing import Any
 
 from attrs import define, field
 
-from bench import cli_startup, keepalive, machine, profiling
+from bench import cli_startup, keepalive, listing, machine, profiling
 from bench.options import Options
 from bench.servers import MemorySampler, Server, console_script, free_port
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
@@ -342,9 +342,12 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     if full is not None:
         results["production_prefilled"]["stored"] = stored
     results["production_statuses"] = empty_db.statuses()
+    listing.measure(options, production_env, bench.workdir, results)
 
 
 def run(options: Options, say: Callable[[str], None] = print) -> int:
+    if options.listing_only:
+        return listing.alone(options, production_env, say)
     started = time.monotonic()
     wrk = find_wrk()
     results: dict[str, Any] = {
@@ -378,6 +381,7 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
     say("")
     say(report(figures, checks))
     say("")
+    listing_met = listing.say_figures(results, say)
     others = results["machine_during_measurement"]["others"]
     if others > BUSY_CORES:
         say(
@@ -390,4 +394,4 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
     say(f"results: {options.output}; {results['elapsed_s']:.0f} s in all")
     if "profile" in results:
         say(f"profile: {results['profile']['directory']}")
-    return 1 if failed(checks) else 0
+    return 1 if failed(checks) or not listing_met else 0

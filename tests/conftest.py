@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,3 +33,32 @@ def unavailable(reason: str) -> None:
     if services_required():
         pytest.fail(f"required service unavailable: {reason}")
     pytest.skip(reason)
+
+
+@contextmanager
+def new_postgres_database() -> Iterator[str]:
+    """A new empty database of its own on the test server (INTAKE_TEST_DATABASE_URL), as
+    a URL, dropped after whatever a test left open; skips, or fails when the services
+    are required, while the server does not answer."""
+    # Imported here: the server's helpers live with the contract suites, which import
+    # this module, and only the tests that use PostgreSQL load its driver.
+    import psycopg
+
+    from tests.contract.conftest import (
+        admin_url,
+        create_database,
+        database_url,
+        drop_database,
+    )
+
+    admin = admin_url()
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.OperationalError as error:
+        unavailable(f"PostgreSQL is not reachable: {error}")
+    name = create_database(admin)
+    try:
+        yield database_url(admin, name)
+    finally:
+        drop_database(admin, name)

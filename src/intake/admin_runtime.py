@@ -3,7 +3,7 @@ signer, and the `Admin` use cases made of them.
 
 A command opens nothing else: no rate limiter (and so no Redis), no challenge client, no
 relay senders, none of which it uses; the relay is built by relay_runtime.py, a serving
-process by containers.py. Nothing is built at import time, and what only some commands
+process by serve_runtime.py. Nothing is built at import time, and what only some commands
 use (the HTTP client behind a webhook's host check, a database driver) is imported when
 used.
 """
@@ -20,9 +20,10 @@ from intake.config import Settings
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import enter_storage
+from intake.resources import Storage, enter_storage
 from intake.service.admin import Admin
 
 
@@ -55,17 +56,25 @@ async def open_admin_runtime(
     clock = SystemClock()
     async with AsyncExitStack() as stack:
         storage = await enter_storage(stack, settings, opening, clock)
-        store, blobs, signer = storage.store, storage.blobs, storage.signer
-        admin = Admin(
-            store,
-            clock,
-            SecureIdSource(),
-            settings.plans,
-            webhook_allow_private=settings.webhook_allow_private,
-            webhook_resolver=_resolve_host,
-            blobs=blobs,
-            signer=signer,
-        )
         yield AdminRuntime(
-            settings=settings, store=store, clock=clock, blobs=blobs, signer=signer, admin=admin
+            settings=settings,
+            store=storage.store,
+            clock=clock,
+            blobs=storage.blobs,
+            signer=storage.signer,
+            admin=make_admin(settings, storage, clock, SecureIdSource()),
         )
+
+
+def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: IdSource) -> Admin:
+    """The owner-side use cases on `storage`, as every composition builds them."""
+    return Admin(
+        storage.store,
+        clock,
+        id_source,
+        settings.plans,
+        webhook_allow_private=settings.webhook_allow_private,
+        webhook_resolver=_resolve_host,
+        blobs=storage.blobs,
+        signer=storage.signer,
+    )

@@ -29,7 +29,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from intake.domain.errors import ErrorCode
+from intake.domain.errors import SUBMISSION_CODES, ErrorCode
 from intake.domain.model import Plan
 from intake.domain.quota import PlanTerms, ceiling, period
 from intake.ports.deliveries import DeliveryCounts
@@ -42,7 +42,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 DURATION_BUCKETS = (
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )  # fmt: skip
-OUTCOMES = ("accepted", "replayed", *(code.value for code in ErrorCode))
+OUTCOMES = ("accepted", "replayed", *(code.value for code in SUBMISSION_CODES))
 # Any other method is one label value, so a client cannot mint series.
 _METHODS = frozenset({"GET", "HEAD", "POST", "OPTIONS", "PUT", "PATCH", "DELETE"})
 # A workspace this far up its monthly ceiling counts as near it.

@@ -4,7 +4,7 @@ webhook sender and the mailer, and the `Relay` made of them.
 The relay opens nothing else: no rate limiter (and so no Redis), no challenge client and
 no submission pipeline, none of which it uses. The webhook sender has an HTTP client of
 its own; the mailer is there when INTAKE_SMTP_URL is set (None otherwise: mail
-deliveries are then parked). A serving process builds the same senders (containers.py).
+deliveries are then parked). The library builds the same relay (library_runtime.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from intake.ports.clock import Clock
 from intake.ports.senders import Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import enter_storage
+from intake.resources import Storage, enter_storage
 from intake.service.relay import Relay
 
 
@@ -65,6 +65,43 @@ class RelayRuntime:
     relay: Relay
 
 
+@frozen
+class Senders:
+    """How the relay delivers: webhooks, and mail when a mailer is set."""
+
+    webhook_sender: WebhookSender
+    mailer: Mailer | None
+
+
+async def enter_senders(
+    stack: AsyncExitStack,
+    settings: Settings,
+    *,
+    webhook_sender: WebhookSender | None = None,
+    mailer: Mailer | None = None,
+) -> Senders:
+    """The senders given, else the ones the settings choose; an opened webhook sender
+    is closed by `stack`."""
+    if webhook_sender is None:
+        webhook_sender = await stack.enter_async_context(
+            asynccontextmanager(webhook_sender_resource)(settings)
+        )
+    return Senders(webhook_sender, mailer if mailer is not None else open_mailer(settings))
+
+
+def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Senders) -> Relay:
+    """The relay on `storage`, as every composition that delivers builds it."""
+    return Relay(
+        storage.store,
+        senders.webhook_sender,
+        senders.mailer,
+        clock,
+        mail_from=settings.mail_from,
+        base_url=settings.base_url,
+        signer=storage.signer,
+    )
+
+
 @asynccontextmanager
 async def open_relay_runtime(
     settings: Settings, opening: StoreOpening = StoreOpening.WRITE
@@ -74,27 +111,14 @@ async def open_relay_runtime(
     clock = SystemClock()
     async with AsyncExitStack() as stack:
         storage = await enter_storage(stack, settings, opening, clock)
-        store, blobs, signer = storage.store, storage.blobs, storage.signer
-        sender = await stack.enter_async_context(
-            asynccontextmanager(webhook_sender_resource)(settings)
-        )
-        mail = open_mailer(settings)
-        relay = Relay(
-            store,
-            sender,
-            mail,
-            clock,
-            mail_from=settings.mail_from,
-            base_url=settings.base_url,
-            signer=signer,
-        )
+        senders = await enter_senders(stack, settings)
         yield RelayRuntime(
             settings=settings,
-            store=store,
+            store=storage.store,
             clock=clock,
-            blobs=blobs,
-            signer=signer,
-            webhook_sender=sender,
-            mailer=mail,
-            relay=relay,
+            blobs=storage.blobs,
+            signer=storage.signer,
+            webhook_sender=senders.webhook_sender,
+            mailer=senders.mailer,
+            relay=make_relay(settings, storage, clock, senders),
         )

@@ -4,8 +4,9 @@ None when unset, and then no form can take files) and the signer of download lin
 whose secret every process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one
 made once and kept in the database.
 
-Each use's bootstrap (containers.py for a serving process, relay_runtime.py for the
-relay, admin_runtime.py for a management command) opens only the ones it needs.
+Each use's bootstrap (serve_runtime.py for a serving process, relay_runtime.py for the
+relay, admin_runtime.py for a management command, library_runtime.py for the library)
+opens only the ones it needs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
+from intake.service.schema import Schema
 
 log = logging.getLogger("intake")
 
@@ -66,9 +68,15 @@ async def store_resource(
         await store.close()
 
 
-# The store alone, for what needs nothing else: `intake migrate` opens no runtime, whose
-# parts would read tables the migration is about to make.
 open_store = asynccontextmanager(store_resource)
+
+
+@asynccontextmanager
+async def open_schema(settings: Settings) -> AsyncIterator[Schema]:
+    """The store alone, made if missing, for bringing its schema up to date: `intake
+    migrate` opens nothing else, whose parts would read tables not made yet."""
+    async with open_store(settings, StoreOpening.PREPARE) as store:
+        yield Schema(store)
 
 
 async def blobs_resource(settings: Settings, clock: Clock) -> AsyncIterator[BlobStore | None]:
@@ -169,12 +177,21 @@ class Storage:
 
 
 async def enter_storage(
-    stack: AsyncExitStack, settings: Settings, opening: StoreOpening, clock: Clock
+    stack: AsyncExitStack,
+    settings: Settings,
+    opening: StoreOpening,
+    clock: Clock,
+    *,
+    store: Store | None = None,
+    blobs: BlobStore | None = None,
 ) -> Storage:
     """Opens the store as `opening` says (ports/store_opening.py), then the blob store and
-    the signer, each closed by `stack` in the opposite order."""
+    the signer, each closed by `stack` in the opposite order. A store or blob store given
+    is used as it is and stays open: whoever made it closes it."""
     enter = stack.enter_async_context
-    store = await enter(asynccontextmanager(store_resource)(settings, opening))
-    blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
+    if store is None:
+        store = await enter(open_store(settings, opening))
+    if blobs is None:
+        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
     signer = await enter(asynccontextmanager(signer_resource)(settings, store))
     return Storage(store, blobs, signer)

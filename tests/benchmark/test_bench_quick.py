@@ -344,6 +344,8 @@ def test_quick_defaults_are_short_and_full_defaults_meet_the_targets_preconditio
     assert full.connections == 32
     assert full.threads == 2
     assert parse(["--quick", "--prefill", "0"]).prefill == 0
+    assert (quick.listing_rows, full.listing_rows) == (20_000, 1_000_000)
+    assert parse(["--listing-rows", "0"]).listing_rows == 0
 
 
 def _services() -> tuple[str, str]:
@@ -405,6 +407,9 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(tmp_path: Pa
         "keep-alive p50, two workers, one connection",
     }
     assert "production p99 latency" in done.stdout
+    # The listing figures: every seeded row came back through the export.
+    assert results["listing"]["export_csv"]["rows"] == results["listing"]["rows"]
+    assert "listing and search" in done.stdout
     # The run's databases are dropped and its rate-limit windows deleted.
     made = results["databases"].values()
     assert {made["database"] for made in made}.isdisjoint(_bench_databases(admin))

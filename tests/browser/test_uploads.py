@@ -17,8 +17,8 @@ import pytest
 from playwright.sync_api import Page
 
 from intake.config import Settings
-from intake.containers import Runtime, open_runtime
 from intake.domain.model import Form
+from intake.library_runtime import Runtime, open_runtime
 from intake.presentation.views import submission_view
 from intake.service.admin import UploadChanges
 from tests.browser.conftest import Service, Site, click_send, posted_request, snippet

@@ -63,3 +63,73 @@ def test_key_commands_refuse_unknown_ids(cli: Cli) -> None:
 
 def test_key_list_needs_a_workspace(cli: Cli) -> None:
     assert cli("key", "list").code == 2
+
+
+def test_a_key_created_without_a_scope_only_submits(cli: Cli) -> None:
+    workspace_id, _ = _workspace_and_form(cli)
+
+    created = cli.json("key", "create", "--workspace", workspace_id)
+
+    assert created["scopes"] == ["submit"]
+    (listed,) = cli.json("key", "list", "--workspace", workspace_id)["keys"]
+    assert listed["scopes"] == ["submit"]
+
+
+def test_scopes_are_repeatable_and_printed_in_their_order(cli: Cli) -> None:
+    workspace_id, _ = _workspace_and_form(cli)
+
+    created = cli.json(
+        "key", "create", "--workspace", workspace_id,
+        "--scope", "manage", "--scope", "submit", "--scope", "manage",
+    )  # fmt: skip
+
+    assert created["scopes"] == ["submit", "manage"]
+    (listed,) = cli.json("key", "list", "--workspace", workspace_id)["keys"]
+    assert listed["scopes"] == ["submit", "manage"]
+    revoked = cli.json("key", "revoke", created["key_id"])
+    assert revoked["scopes"] == ["submit", "manage"]
+
+
+def test_key_list_shows_each_keys_scopes(cli: Cli) -> None:
+    workspace_id, _ = _workspace_and_form(cli)
+    cli.json("key", "create", "--workspace", workspace_id, "--scope", "read")
+    cli.json("key", "create", "--workspace", workspace_id)
+
+    lines = cli("key", "list", "--workspace", workspace_id).out.splitlines()
+
+    assert "SCOPES" in lines[0]
+    assert [line.split()[3] for line in lines[1:]] == ["read", "submit"]
+
+
+def test_an_unknown_scope_is_a_usage_error_and_creates_nothing(cli: Cli) -> None:
+    workspace_id, _ = _workspace_and_form(cli)
+
+    result = cli("key", "create", "--workspace", workspace_id, "--scope", "admin")
+
+    assert result.code == 2
+    assert "admin" in result.err
+    assert "submit" in result.err  # the choices are named
+    assert cli.json("key", "list", "--workspace", workspace_id)["keys"] == []
+
+
+def test_a_read_key_cannot_submit(cli: Cli, http: TestClient) -> None:
+    workspace_id, form_id = _workspace_and_form(cli)
+    created = cli.json("key", "create", "--workspace", workspace_id, "--scope", "read")
+
+    response = http.post(
+        f"/v1/forms/{form_id}/submissions",
+        json={"message": "hi"},
+        headers={"Authorization": f"Bearer {created['api_key']}"},
+    )
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_key_revoke_prints_the_scopes(cli: Cli) -> None:
+    workspace_id, _ = _workspace_and_form(cli)
+    created = cli.json("key", "create", "--workspace", workspace_id, "--scope", "read")
+
+    lines = cli("key", "revoke", created["key_id"]).out.splitlines()
+
+    assert "scopes=read" in lines

@@ -12,7 +12,7 @@ from standardwebhooks import Webhook
 from starlette.testclient import TestClient
 
 from intake.config import Settings
-from intake.containers import open_runtime
+from intake.library_runtime import open_runtime
 from tests.cli.conftest import Cli, submit
 from tests.support.names import own_private_name
 from tests.support.receiver import Receiver
@@ -355,7 +355,7 @@ def test_outbox_list_reports_the_true_totals_beyond_the_limit(
     assert "2 events waiting for the relay to fan them out" in text
 
 
-def test_relay_once_counts_a_delivery_parked_without_an_attempt_as_dead(
+def test_removing_an_endpoint_drops_its_undelivered_deliveries(
     cli: Cli, form: dict[str, str], http: TestClient, private_allowed: None, receiver: Receiver
 ) -> None:
     added = cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
@@ -365,10 +365,57 @@ def test_relay_once_counts_a_delivery_parked_without_an_attempt_as_dead(
 
     counts = cli.json("relay", "--once")
 
-    assert counts == {"delivered": 0, "failed": 0, "dead": 1, "fanned_out": 0}
-    (dead,) = cli.json("outbox", "list", "--dead")["deliveries"]
-    assert (dead["attempts"], dead["last_error"]) == (0, "endpoint removed")
+    assert counts == {"delivered": 0, "failed": 0, "dead": 0, "fanned_out": 0}
+    assert cli.json("outbox", "list")["deliveries"] == []
     assert receiver.requests == []
+
+
+def test_webhook_test_reaches_that_endpoint_only_through_the_relay_signed(
+    cli: Cli, form: dict[str, str], private_allowed: None, receiver: Receiver
+) -> None:
+    added = cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    other = cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url("/b"))
+
+    queued = cli.json("webhook", "test", added["endpoint_id"])
+    counts = cli.json("relay", "--once")
+    listed = cli.json("webhook", "deliveries", added["endpoint_id"])
+    none = cli.json("webhook", "deliveries", other["endpoint_id"])
+    dead = cli.json("webhook", "deliveries", added["endpoint_id"], "--state", "dead")
+
+    assert (queued["event_type"], queued["state"]) == ("webhook.test", "pending")
+    assert counts == {"delivered": 1, "failed": 0, "dead": 0, "fanned_out": 0}
+    (request,) = receiver.requests
+    payload = Webhook(added["secret"]).verify(request.body, dict(request.headers))
+    assert payload["type"] == "webhook.test"
+    assert payload["endpoint_id"] == added["endpoint_id"]
+    (delivery,) = listed["deliveries"]
+    assert delivery["delivery_id"] == queued["delivery_id"]
+    assert delivery["state"] == "delivered"
+    [attempt] = delivery["attempt_log"]
+    assert (attempt["outcome"], attempt["status_code"]) == ("delivered", 200)
+    assert none["deliveries"] == [] == dead["deliveries"]
+
+
+def test_outbox_retry_of_one_delivery(
+    cli: Cli, form: dict[str, str], private_allowed: None, receiver: Receiver
+) -> None:
+    added = cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    receiver.status = 500
+    queued = cli.json("webhook", "test", added["endpoint_id"])
+    cli.json("relay", "--once")
+
+    retried = cli.json("outbox", "retry", queued["delivery_id"])
+    receiver.status = 200
+    counts = cli.json("relay", "--once")
+    refused = cli("outbox", "retry", queued["delivery_id"], "--json")
+    unknown = cli("outbox", "retry", "dlv_nope", "--json")
+
+    assert retried == {"delivery_id": queued["delivery_id"], "retried": 1}
+    assert counts["delivered"] == 1  # due at once, not after the 5 s of the schedule
+    assert refused.code != 0
+    assert "delivered already" in refused.document["error"]
+    assert unknown.code != 0
+    assert len(receiver.requests) == 2
 
 
 def fan_out() -> None:

@@ -10,13 +10,10 @@ from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tests.cli.conftest import Cli
-from tests.conftest import unavailable
-from tests.contract.conftest import admin_url, create_database, drop_database
-from tests.contract.conftest import database_url as with_database
+from tests.conftest import new_postgres_database
 
 READ_ONLY = [
     ["workspace", "list"],
@@ -99,19 +96,9 @@ def test_a_command_that_writes_still_prepares_the_embedded_store(
 def empty_postgres(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A new database with nothing in it, as INTAKE_DATABASE_URL (in place of the cli
     fixture's SQLite file, once it has cleaned the environment)."""
-    admin = admin_url()
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as error:
-        unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
-    url = with_database(admin, name)
-    monkeypatch.setenv("INTAKE_DATABASE_URL", url)
-    try:
+    with new_postgres_database() as url:
+        monkeypatch.setenv("INTAKE_DATABASE_URL", url)
         yield url
-    finally:
-        drop_database(admin, name)
 
 
 @pytest.mark.services

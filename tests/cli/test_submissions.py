@@ -211,3 +211,33 @@ def test_export_into_a_missing_directory_is_refused(cli: Cli, made: Made, tmp_pa
 
     assert result.code == 1
     assert "cannot write" in result.document["error"]
+
+
+def test_submissions_list_and_export_take_the_api_filters(cli: Cli, made: Made) -> None:
+    base = ("--form", made.form_id)
+    listed = cli.json("submissions", "list", *base, "--status", "spam", "--status", "unverified")
+    assert [s["submission_id"] for s in listed["submissions"]] == [made.spam, made.unverified]
+
+    found = cli.json("submissions", "list", *base, "--q", "CASINO")["submissions"]
+    assert [s["submission_id"] for s in found] == [made.spam]
+    future = cli.json("submissions", "list", *base, "--since", "2999-01-01T00:00:00Z")
+    assert future["submissions"] == []
+    past = cli.json("submissions", "list", *base, "--until", "2000-01-01T00:00:00+02:00")
+    assert past["submissions"] == []
+
+    exported = cli("submissions", "export", *base, "--format", "jsonl", "--q", "hello")
+    assert exported.code == 0, exported.err
+    assert [json.loads(line)["submission_id"] for line in exported.out.splitlines()] == [
+        made.accepted
+    ]
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [["--since", "yesterday"], ["--until", "2026-01-01T00:00:00"], ["--q", ""], ["--q", "x" * 201]],
+)
+def test_a_wrong_filter_is_a_usage_error(cli: Cli, wrong: list[str]) -> None:
+    result = cli("submissions", "list", "--form", "frm_nope", *wrong)
+
+    assert result.code == 2
+    assert wrong[0] in result.err

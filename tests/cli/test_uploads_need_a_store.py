@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 
 from tests.cli.conftest import Cli
-from tests.conftest import unavailable
-from tests.contract.conftest import admin_url, create_database, drop_database
-from tests.contract.conftest import database_url as with_database
+from tests.conftest import new_postgres_database
 
 pytestmark = pytest.mark.services
 
@@ -21,19 +18,9 @@ pytestmark = pytest.mark.services
 def postgres_without_store(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A new database as INTAKE_DATABASE_URL (in place of the cli fixture's SQLite file),
     no INTAKE_BLOB_URL (the cli fixture has cleared every INTAKE_ setting)."""
-    admin = admin_url()
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as error:
-        unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
-    url = with_database(admin, name)
-    monkeypatch.setenv("INTAKE_DATABASE_URL", url)
-    try:
+    with new_postgres_database() as url:
+        monkeypatch.setenv("INTAKE_DATABASE_URL", url)
         yield url
-    finally:
-        drop_database(admin, name)
 
 
 @pytest.fixture

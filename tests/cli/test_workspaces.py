@@ -3,10 +3,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from starlette.testclient import TestClient
 
 from intake.adapters.sqlite import open_sqlite_store
 from intake.domain.model import SubmissionStatus
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, submit
 from tests.contract.builders import WORKSPACE_ID, plan, seed, submission
 
 
@@ -38,8 +39,10 @@ def test_workspace_show_gives_this_months_usage(cli: Cli) -> None:
 
     usage = cli.json("workspace", "show", workspace_id)["usage"]
 
-    assert set(usage) == {"period", "used", "ceiling"}
+    assert set(usage) == {"period", "used", "ceiling", "limit", "forms"}
     assert usage["ceiling"] == 50  # free: the plan limit, no overage
+    assert usage["limit"] == 50
+    assert usage["forms"] == []
     assert len(usage["period"]) == len("2025-01")
 
 
@@ -170,3 +173,26 @@ def test_a_bad_storage_limit_is_a_usage_error(cli: Cli) -> None:
 
     assert result.code == 2
     assert "--storage-limit" in result.err
+
+
+def test_workspace_show_gives_each_forms_share_of_the_month(cli: Cli, http: TestClient) -> None:
+    workspace_id = cli.json("workspace", "create", "--name", "Acme")["workspace_id"]
+    busy = cli.json("form", "create", "--workspace", workspace_id, "--name", "Busy")
+    quiet = cli.json("form", "create", "--workspace", workspace_id, "--name", "Quiet")
+    for n in range(3):
+        submit(http, busy["public_form_key"], {"message": f"hello {n}"})
+    answer = http.post(f"/f/{busy['public_form_key']}", json={"message": "x", "_gotcha": "bot"})
+    assert answer.status_code == 201  # a honeypot looks like a success
+
+    usage = cli.json("workspace", "show", workspace_id)["usage"]
+
+    assert usage["used"] == 3
+    assert usage["forms"] == sorted(
+        [
+            {"form_id": busy["form_id"], "used": 3, "honeypot_hits": 1},
+            {"form_id": quiet["form_id"], "used": 0, "honeypot_hits": 0},
+        ],
+        key=lambda form: str(form["form_id"]),
+    )
+    lines = cli("workspace", "show", workspace_id).out.splitlines()
+    assert f"form {busy['form_id']}: used=3 honeypot_hits=1" in lines

@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 from attrs import evolve
 
-from intake.domain.deliveries import DeliveryState
 from intake.ports.store import Store
 from tests.contract.builders import (
     FORM_ID,
@@ -76,16 +75,14 @@ async def test_removing_an_endpoint_says_whether_it_was_there(seeded: Store) -> 
     assert await seeded.destinations.list_endpoints(FORM_ID) == []
 
 
-async def test_removing_an_endpoint_leaves_its_past_deliveries(seeded: Store) -> None:
+async def test_removing_an_endpoint_drops_its_undelivered_deliveries(seeded: Store) -> None:
     await seeded.destinations.add_endpoint(endpoint())
     await seeded.submissions.commit(plan(submission(1)))
     await seeded.deliveries.fan_out(T0, 10)
 
     await seeded.destinations.remove_endpoint("whk_1")
 
-    [delivery] = await seeded.deliveries.list_deliveries()
-    assert delivery.destination_id == "whk_1"
-    assert delivery.state is DeliveryState.PENDING
+    assert await seeded.deliveries.list_deliveries() == []
 
 
 async def test_disabling_an_endpoint_keeps_the_first_time(seeded: Store) -> None:

@@ -16,9 +16,13 @@ import pytest
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import repositories as sql
 from intake.adapters.sqlite import submissions as sql_submissions
+from intake.adapters.sqlite.mapping import time_text
 from intake.adapters.sqlite.migrations import MIGRATIONS
+from intake.adapters.submission_pages import page_statement
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import RETENTION
+from intake.domain.listing import SubmissionFilter, SubmissionQuery
+from intake.domain.model import SubmissionStatus
 from intake.ports.forms import FormContext
 from intake.ports.store_opening import StoreNotPrepared
 from intake.ports.submissions import Committed, OutboxRow, QuotaReached
@@ -254,6 +258,14 @@ async def test_stored_times_sort_as_text_in_time_order(store: SqliteStore, path:
     assert rows == [("2026-01-15T09:00:00.000005Z",), ("2026-01-15T10:00:00.000000Z",)]
 
 
+def _page(query: SubmissionQuery) -> tuple[str, tuple[object, ...]]:
+    statement, params = page_statement(query, time_text, sql_submissions._SEARCH)
+    return statement, tuple(params)
+
+
+ONLY_SPAM = SubmissionFilter(frozenset({SubmissionStatus.SPAM}))
+
+
 # Each hot query seeks with an index; listing the outbox walks its primary key in order.
 HOT_QUERIES = {
     "resolve_public_key": (sql._RESOLVE_PUBLIC_KEY, ("pk",), "SEARCH"),
@@ -261,8 +273,12 @@ HOT_QUERIES = {
     "find_by_hash": (sql._FIND_API_KEY, (b"h",), "SEARCH"),
     "find_idempotency": (sql_submissions._FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
     "usage": (sql._USAGE, (WORKSPACE_ID, PERIOD), "SEARCH"),
-    "iterate": (sql_submissions._PAGE, (FORM_ID, "", 500), "SEARCH"),
-    "iterate_by_status": (sql_submissions._PAGE_WITH_STATUS, (FORM_ID, "spam", "", 500), "SEARCH"),
+    "iterate": (*_page(SubmissionQuery(FORM_ID, after="", limit=500, oldest_first=True)), "SEARCH"),
+    "page": (*_page(SubmissionQuery(FORM_ID, after="sub_z")), "SEARCH"),
+    "page_by_status": (
+        *_page(SubmissionQuery(FORM_ID, ONLY_SPAM)),
+        "SEARCH",
+    ),
     "outbox": (sql_submissions._OUTBOX, (100,), "SCAN outbox USING INDEX"),
 }
 

@@ -22,6 +22,7 @@ from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.errors import StorageUnavailable
+from intake.domain.listing import SubmissionFilter
 from intake.domain.model import SubmissionStatus
 from intake.domain.uploads import UploadPolicy
 from intake.ports.forms import FormContext
@@ -130,7 +131,12 @@ async def test_a_submission_with_files_reads_back_through_get_and_iterate(store:
     for sub in (one, three, none):
         assert await store.submissions.get(sub.submission_id) == sub
     assert await stored(store) == [one, three, none]
-    spam = [s async for s in store.submissions.iterate(FORM_ID, SubmissionStatus.SPAM)]
+    spam = [
+        s
+        async for s in store.submissions.iterate(
+            FORM_ID, SubmissionFilter(frozenset({SubmissionStatus.SPAM}))
+        )
+    ]
     assert spam == [three]
     small = [s async for s in store.submissions.iterate(FORM_ID, batch_size=1)]
     assert small == [one, three, none]

@@ -34,10 +34,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 from intake.config import Settings
-from intake.containers import open_runtime
 from intake.domain.model import Form, Plan
 from intake.entrypoints.cli import main
 from intake.entrypoints.http.app import create_app
+from intake.library_runtime import open_runtime
 from tests.conftest import unavailable
 from tests.support.processes import (
     IntakeProcess,

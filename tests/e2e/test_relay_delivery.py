@@ -17,21 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import psycopg
 import pytest
 from standardwebhooks import Webhook
 from starlette.testclient import TestClient
 
 from intake.adapters.memory import FakeClock
 from intake.config import Settings
-from intake.containers import open_runtime
 from intake.domain.deliveries import RETRY_SCHEDULE
 from intake.entrypoints.http.app import create_app
 from intake.entrypoints.library import Intake
+from intake.library_runtime import open_runtime
 from intake.service.relay import RelayRound
-from tests.conftest import unavailable
-from tests.contract.conftest import admin_url, create_database, drop_database
-from tests.contract.conftest import database_url as with_database
+from tests.conftest import new_postgres_database
 from tests.support.processes import (
     IntakeProcess,
     clean_env,
@@ -50,17 +47,8 @@ MAIL_TO = "owner@example.com"
 
 
 def _postgres_database() -> Iterator[str]:
-    admin = admin_url()
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as error:
-        unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
-    try:
-        yield with_database(admin, name)
-    finally:
-        drop_database(admin, name)
+    with new_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.services)])

@@ -12,14 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import psycopg
 import pytest
 
 from intake.config import Settings
-from intake.containers import open_runtime
 from intake.entrypoints.library import Intake
-from tests.conftest import unavailable
-from tests.contract.conftest import admin_url, create_database, database_url, drop_database
+from intake.library_runtime import open_runtime
+from tests.conftest import new_postgres_database
 from tests.support.processes import IntakeProcess, clean_env, console_script, wait_for
 from tests.support.receiver import Receiver
 from tests.support.smtp_server import SmtpServer
@@ -107,18 +105,9 @@ def test_relay_once_logs_no_url_recipient_or_contents(
 def test_relay_once_on_postgresql_logs_no_url_recipient_or_contents(
     receiver: Receiver, smtp: SmtpServer
 ) -> None:
-    admin = admin_url()
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as error:
-        unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
-    try:
-        env = prepared(database_url(admin, name), receiver, smtp, "trace")
+    with new_postgres_database() as url:
+        env = prepared(url, receiver, smtp, "trace")
         assert_relay_once_is_clean(env, receiver, smtp)
-    finally:
-        drop_database(admin, name)
 
 
 def assert_relay_once_is_clean(env: dict[str, str], receiver: Receiver, smtp: SmtpServer) -> None:

@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 import psutil
-import psycopg
 import pytest
 from attrs import define
 from standardwebhooks import Webhook
@@ -36,13 +35,12 @@ from standardwebhooks import Webhook
 from intake.adapters.blobs.local import LocalBlobStore
 from intake.adapters.postgres import open_postgres_store
 from intake.config import Settings
-from intake.containers import Runtime, open_runtime
 from intake.domain import ids
 from intake.domain.uploads import file_key
+from intake.library_runtime import Runtime, open_runtime
 from intake.ports.blobs import INCOMING_PREFIX, BlobStore
 from intake.service.admin import UploadChanges
-from tests.conftest import unavailable
-from tests.contract.conftest import admin_url, create_database, database_url, drop_database
+from tests.conftest import new_postgres_database
 from tests.support.processes import ServedProcess, clean_env, run_cli, wait_for
 from tests.support.receiver import Receiver
 from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
@@ -130,19 +128,9 @@ async def _migrate(url: str) -> None:
 @contextmanager
 def _postgres_database() -> Iterator[str]:
     """A database of the test's own on INTAKE_TEST_DATABASE_URL's server, migrated."""
-    admin = admin_url()
-    try:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as error:
-        unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
-    try:
-        url = database_url(admin, name)
+    with new_postgres_database() as url:
         anyio.run(_migrate, url)
         yield url
-    finally:
-        drop_database(admin, name)
 
 
 def _embedded(tmp_path: Path) -> Deployment:

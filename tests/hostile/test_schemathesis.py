@@ -192,7 +192,13 @@ def test_every_other_documented_operation_answers_as_documented(
     results = list(schema.get_all_operations())
     operations = [result.ok() for result in results if isinstance(result, Ok)]
     assert len(operations) == len(results), "an operation of the document is invalid"
-    others = [op for op in operations if (op.path, op.method.upper()) not in submissions]
+    # The management API's operations have a run of their own, with keys and real ids
+    # (test_schemathesis_management.py).
+    others = [
+        op
+        for op in operations
+        if (op.path, op.method.upper()) not in submissions and "x-scopes" not in op.definition.raw
+    ]
 
     for operation in others:
         statuses = _run(live, operation.as_strategy(), st.none(), examples=20)

@@ -29,16 +29,18 @@ from starlette.types import Message, Scope
 from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import FakeChallengeVerifier, FakeClock, InMemoryStore, SeededIdSource
 from intake.config import Settings
-from intake.containers import DOWNLOAD_SECRET_NAME, Runtime, open_runtime
 from intake.domain import ids
 from intake.domain.errors import StorageUnavailable
 from intake.domain.model import Form, OutboxEvent, Submission, SubmissionStatus
 from intake.domain.signing import DownloadSigner
 from intake.domain.uploads import StoredFile, file_key
 from intake.entrypoints.http import create_app
+from intake.library_runtime import open_runtime
 from intake.logs import JsonFormatter
 from intake.ports.blobs import validate_content_type
 from intake.ports.submissions import CommitPlan, Committed
+from intake.resources import DOWNLOAD_SECRET_NAME
+from intake.serve_runtime import ServeRuntime
 from intake.service.admin import Admin
 from tests.http.conftest import (
     BROWSER_ACCEPT,
@@ -74,9 +76,9 @@ class Downloads:
         self.form: Form = self.run(self.admin.create_form, workspace.workspace_id, name="Jobs")
 
     @property
-    def runtime(self) -> Runtime:
+    def runtime(self) -> ServeRuntime:
         app = self.client.app
-        runtime: Runtime = app.state.runtime  # type: ignore[attr-defined]
+        runtime: ServeRuntime = app.state.runtime  # type: ignore[attr-defined]
         return runtime
 
     @property
@@ -687,7 +689,7 @@ def test_a_runtime_opens_without_the_stored_secret_and_refuses_links_until_it_re
     with ExitStack() as stack:
         store.secrets = _SecretsDown()  # type: ignore[assignment]
         client = _serve(stack, Settings(blob_url=None), store, clock, blobs=blobs)
-        runtime: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+        runtime: ServeRuntime = client.app.state.runtime  # type: ignore[attr-defined]
         with pytest.raises(StorageUnavailable):
             runtime.signer.link("sub_1", 0, clock.now())
         url = urlsplit(working.link("sub_1", 0, clock.now()).url)

@@ -77,7 +77,7 @@ def test_an_unknown_path_answers_in_the_envelope(svc: Service) -> None:
     [
         ("GET", "/f/somekey"),
         ("PUT", "/f/somekey"),
-        ("GET", "/v1/forms/frm_x/submissions"),
+        ("PUT", "/v1/forms/frm_x/submissions"),
         ("POST", "/healthz"),
         ("POST", "/f/somekey/thanks"),
     ],

@@ -22,9 +22,9 @@ from intake.adapters.postgres import PostgresStore
 from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_redis import DEFAULT_PREFIX
 from intake.config import Settings
-from intake.containers import Runtime
 from intake.domain.model import Form, SubmissionStatus
 from intake.entrypoints.http import create_app
+from intake.serve_runtime import ServeRuntime
 from tests.http.conftest import assert_error, empty_postgres
 
 pytestmark = pytest.mark.services
@@ -41,8 +41,8 @@ class Production:
         self.forms: list[Form] = []
 
     @property
-    def runtime(self) -> Runtime:
-        runtime: Runtime = self.app.state.runtime
+    def runtime(self) -> ServeRuntime:
+        runtime: ServeRuntime = self.app.state.runtime
         return runtime
 
     def form(self) -> Form:
@@ -70,7 +70,7 @@ def workers(postgres_url: str, redis_url: str) -> Iterator[Callable[[], Producti
         stack.callback(lambda: _delete_windows(redis_url, [f for s in started for f in s.forms]))
 
         def start() -> Production:
-            app = create_app(settings)  # no port replaced: the container chooses them all
+            app = create_app(settings)  # no port replaced: the bootstrap chooses them all
             service = Production(app, TestClient(app, follow_redirects=False))
             stack.enter_context(service.client)
             started.append(service)

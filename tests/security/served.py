@@ -17,8 +17,8 @@ import anyio
 import psutil
 
 from intake.config import Settings
-from intake.containers import open_runtime
 from intake.domain.model import FormMode
+from intake.library_runtime import open_runtime
 from tests.support.processes import ServedProcess, clean_env
 
 

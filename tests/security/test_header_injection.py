@@ -22,9 +22,9 @@ from standardwebhooks import Webhook
 from starlette.testclient import TestClient
 
 from intake.config import Settings
-from intake.containers import open_runtime
 from intake.domain.model import Submission
 from intake.entrypoints.http.app import create_app
+from intake.library_runtime import open_runtime
 from tests.http.conftest import BROWSER_ACCEPT, Seeded, assert_error
 from tests.support.receiver import ReceivedRequest, Receiver
 from tests.support.smtp_server import ReceivedMail, SmtpServer

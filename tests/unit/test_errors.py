@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from intake.domain.errors import ERRORS, ErrorCode, IntakeError, Rejection
+from intake.domain.errors import (
+    ERRORS,
+    MANAGEMENT_ONLY,
+    SUBMISSION_CODES,
+    ErrorCode,
+    IntakeError,
+    Rejection,
+)
 
 # Copied from interface-spec.md part 7: code, HTTP status, public message.
 SPEC_TABLE: list[tuple[str, int, str]] = [
@@ -30,8 +37,17 @@ SPEC_TABLE: list[tuple[str, int, str]] = [
 
 def test_the_table_holds_exactly_the_thirteen_codes_of_the_spec() -> None:
     assert len(SPEC_TABLE) == 13
-    assert {code.value for code in ErrorCode} == {code for code, _, _ in SPEC_TABLE}
+    assert {code.value for code in SUBMISSION_CODES} == {code for code, _, _ in SPEC_TABLE}
     assert set(ERRORS) == set(ErrorCode)
+
+
+def test_the_management_api_adds_its_two_codes_with_the_contracts_words() -> None:
+    # management-api.md "Conventions", verbatim.
+    assert {code: (ERRORS[code].status, ERRORS[code].message) for code in MANAGEMENT_ONLY} == {
+        ErrorCode.FORBIDDEN: (403, "This key cannot do that."),
+        ErrorCode.NOT_FOUND: (404, "Not found."),
+    }
+    assert set(SUBMISSION_CODES) | MANAGEMENT_ONLY == set(ErrorCode)
 
 
 @pytest.mark.parametrize(("code", "status", "message"), SPEC_TABLE)

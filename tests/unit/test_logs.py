@@ -4,6 +4,7 @@ import asyncio
 import json
 import logging
 import logging.config
+from collections.abc import Iterator
 
 import pytest
 from starlette.testclient import TestClient
@@ -85,6 +86,25 @@ TOKEN = "challenge-token-55d0"
 JSON = {"Content-Type": "application/json"}
 
 
+@pytest.fixture
+def loggers_restored() -> Iterator[None]:
+    """dictConfig sets intake's and uvicorn's loggers for the whole process: they are put
+    back after the test, so that no later test in this process logs at its levels."""
+    configured = logging_config(logging.INFO)["loggers"]
+    assert isinstance(configured, dict)
+    names = [*configured, "httpcore.http11"]
+    saved = [
+        (logger, logger.level, logger.handlers[:], logger.propagate)
+        for logger in map(logging.getLogger, names)
+    ]
+    yield
+    for logger, level, handlers, propagate in saved:
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+
+
+@pytest.mark.usefixtures("loggers_restored")
 def test_the_serve_logging_config_sends_uvicorn_and_intake_through_one_json_handler(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -110,6 +130,7 @@ def test_the_serve_logging_config_sends_uvicorn_and_intake_through_one_json_hand
 URL = "https://user:pw@hooks.example.com/in?token=t0ken-3e1a"
 
 
+@pytest.mark.usefixtures("loggers_restored")
 def test_other_libraries_write_nothing_of_their_text_at_any_level(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

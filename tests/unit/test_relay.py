@@ -266,7 +266,8 @@ async def test_a_delivery_parked_without_an_attempt_counts_as_dead(world: World)
     assert await relay.run_once() == RelayRound(fanned_out=1, delivered=2)
     await world.commit()
     await world.store.deliveries.fan_out(world.clock.now(), 100)  # to both, not yet sent
-    await world.admin.remove_webhook(removed.endpoint_id)
+    # Disabled, not removed: a removed endpoint's undelivered deliveries go with it.
+    await world.store.destinations.disable_endpoint(removed.endpoint_id, world.clock.now())
     reported: list[RelayRound] = []
     relay.report_progress(reported.append)
 

@@ -15,6 +15,8 @@ from anyio.from_thread import start_blocking_portal
 from attrs import define
 
 from intake.config import Settings
+from intake.domain.listing import SubmissionFilter
+from intake.domain.triage import TriageStatus
 from intake.entrypoints.library import Intake, SyncIntake
 from intake.service.admin import Admin, AdminError, FormChanges, UploadChanges, WorkspaceChanges
 
@@ -122,6 +124,69 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
     "workspaces": (lambda w: w.admin.workspaces(), VALUE),
+    # Webhooks, notification recipients and deliveries, through the key's workspace.
+    "owned_endpoint": (lambda w: w.admin.owned_endpoint(w.workspace_id, w.endpoint_id), VALUE),
+    "owned_recipient": (
+        lambda w: w.admin.owned_recipient(w.workspace_id, w.recipient_id),
+        VALUE,
+    ),
+    "owned_delivery": (lambda w: w.admin.owned_delivery(w.workspace_id, "dlv_none"), RAISES),
+    "owned_webhooks": (lambda w: w.admin.owned_webhooks(w.workspace_id, w.form_id), VALUE),
+    "owned_recipients": (lambda w: w.admin.owned_recipients(w.workspace_id, w.form_id), VALUE),
+    "add_owned_webhook": (
+        lambda w: w.admin.add_owned_webhook(w.workspace_id, w.form_id, "https://h.example.com"),
+        VALUE,
+    ),
+    "add_owned_recipient": (
+        lambda w: w.admin.add_owned_recipient(w.workspace_id, w.form_id, "c@example.com"),
+        VALUE,
+    ),
+    "remove_owned_webhook": (
+        lambda w: w.admin.remove_owned_webhook(w.workspace_id, w.endpoint_id),
+        VALUE,
+    ),
+    "remove_owned_recipient": (
+        lambda w: w.admin.remove_owned_recipient(w.workspace_id, w.recipient_id),
+        VALUE,
+    ),
+    "test_webhook": (lambda w: w.admin.test_webhook(w.workspace_id, w.endpoint_id), VALUE),
+    "test_endpoint": (lambda w: w.admin.test_endpoint(w.endpoint_id), VALUE),
+    "endpoint_deliveries": (lambda w: w.admin.endpoint_deliveries(w.endpoint_id), VALUE),
+    "endpoint_delivery_page": (
+        lambda w: w.admin.endpoint_delivery_page(w.workspace_id, w.endpoint_id),
+        VALUE,
+    ),
+    "retry_delivery": (lambda w: w.admin.retry_delivery("dlv_none"), RAISES),
+    "retry_owned_delivery": (
+        lambda w: w.admin.retry_owned_delivery(w.workspace_id, "dlv_none"),
+        RAISES,
+    ),
+    "submission_detail": (
+        lambda w: w.admin.submission_detail(w.workspace_id, w.submission.submission_id),
+        VALUE,
+    ),
+    "form_page": (lambda w: w.admin.form_page(w.workspace_id, 10, None), VALUE),
+    "submission_page": (
+        lambda w: w.admin.submission_page(w.workspace_id, w.form_id, SubmissionFilter()),
+        VALUE,
+    ),
+    "workspace_form": (lambda w: w.admin.workspace_form(w.workspace_id, w.form_id), VALUE),
+    "owned_form": (lambda w: w.admin.owned_form(w.workspace_id, w.form_id), VALUE),
+    "update_owned_form": (
+        lambda w: w.admin.update_owned_form(w.workspace_id, w.form_id, FormChanges(name="B")),
+        VALUE,
+    ),
+    "rotate_owned_key": (lambda w: w.admin.rotate_owned_key(w.workspace_id, w.form_id), VALUE),
+    # Triage: a submission by its id, or through the key's workspace.
+    "submission": (lambda w: w.admin.submission(w.submission.submission_id), VALUE),
+    "owned_submission": (
+        lambda w: w.admin.owned_submission(w.workspace_id, w.submission.submission_id),
+        VALUE,
+    ),
+    "release": (lambda w: w.admin.release(w.submission), VALUE),
+    "mark_spam": (lambda w: w.admin.mark_spam(w.submission), VALUE),
+    "set_status": (lambda w: w.admin.set_status(w.submission, TriageStatus.SPAM), VALUE),
+    "delete_submission": (lambda w: w.admin.delete_submission(w.submission), VALUE),
 }
 
 

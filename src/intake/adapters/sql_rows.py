@@ -35,9 +35,11 @@ from intake.domain.model import (
     OutboxEvent,
     Plan,
     RuleKind,
+    Scope,
     Submission,
     SubmissionStatus,
     Workspace,
+    scopes_in_order,
 )
 from intake.domain.uploads import UploadPolicy, files_from_json, files_to_json
 from intake.ports.submissions import MAX_EXISTING_IDS, OutboxRow
@@ -190,6 +192,7 @@ class RowMapper:
                 "prefix": key.prefix,
                 "created_at": self.codec.time(key.created_at),
                 "revoked_at": self.optional_time(key.revoked_at),
+                "scopes": " ".join(scopes_in_order(key.scopes)),
             }
         )
 
@@ -201,6 +204,7 @@ class RowMapper:
             prefix=row["prefix"],
             created_at=self.codec.read_time(row["created_at"]),
             revoked_at=self.read_optional_time(row["revoked_at"]),
+            scopes=frozenset(Scope(name) for name in row["scopes"].split()),
         )
 
     # Submissions

@@ -62,6 +62,31 @@ USAGE_IN_PERIOD = """
     ORDER BY w.workspace_id
 """
 STORAGE_USED = "SELECT bytes FROM workspace_storage WHERE workspace_id = ?"
+# Each form's month: its charged submissions (the partial index submissions_form_charged)
+# and its honeypot hits on the month's days (`first_day` to `last_day`, YYYY-MM-DD).
+FORM_USAGE = """
+    SELECT f.form_id,
+        (SELECT count(*) FROM submissions AS s
+            WHERE s.form_id = f.form_id AND s.charged_period = :period) AS used,
+        (SELECT coalesce(sum(h.count), 0) FROM honeypot_hits AS h
+            WHERE h.form_id = f.form_id AND h.day BETWEEN :first_day AND :last_day)
+            AS honeypot_hits
+    FROM forms AS f
+    WHERE f.workspace_id = :workspace_id
+    ORDER BY f.form_id
+"""
+
+
+def form_usage_params(workspace_id: str, period: str) -> dict[str, str]:
+    """FORM_USAGE's parameters: the period and its days (a day past the month's last
+    matches no row, so the 31st bounds every month)."""
+    return {
+        "workspace_id": workspace_id,
+        "period": period,
+        "first_day": f"{period}-01",
+        "last_day": f"{period}-31",
+    }
+
 
 # Forms
 
@@ -109,11 +134,13 @@ RESOLVE_ID = SELECT_CONTEXT + " WHERE f.form_id = ?"
 # API keys
 
 INSERT_API_KEY = """
-    INSERT INTO api_keys (key_id, workspace_id, key_hash, prefix, created_at, revoked_at)
-    VALUES (:key_id, :workspace_id, :key_hash, :prefix, :created_at, :revoked_at)
+    INSERT INTO api_keys
+        (key_id, workspace_id, key_hash, prefix, created_at, revoked_at, scopes)
+    VALUES (:key_id, :workspace_id, :key_hash, :prefix, :created_at, :revoked_at, :scopes)
 """
 SELECT_API_KEY = """
-    SELECT key_id, workspace_id, key_hash, prefix, created_at, revoked_at FROM api_keys
+    SELECT key_id, workspace_id, key_hash, prefix, created_at, revoked_at, scopes
+    FROM api_keys
 """
 FIND_API_KEY = SELECT_API_KEY + " WHERE key_hash = ?"
 GET_API_KEY = SELECT_API_KEY + " WHERE key_id = ?"
@@ -129,12 +156,15 @@ SELECT_SUBMISSION = """
     FROM submissions
 """
 GET_SUBMISSION = SELECT_SUBMISSION + " WHERE submission_id = ?"
-# Keyset pagination: each batch starts after the last id of the one before, an index seek.
-PAGE = SELECT_SUBMISSION + " WHERE form_id = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
-PAGE_WITH_STATUS = (
-    SELECT_SUBMISSION
-    + " WHERE form_id = ? AND status = ? AND submission_id > ? ORDER BY submission_id LIMIT ?"
-)
+INSERT_EVENT = """
+    INSERT INTO outbox (
+        event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
+        next_attempt_at
+    ) VALUES (
+        :event_id, :event_type, :submission_id, :form_id, :workspace_id, :payload, :created_at,
+        :next_attempt_at
+    )
+"""
 OUTBOX = """
     SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
         published_at

@@ -3,13 +3,15 @@ events"; the Standard Webhooks retry schedule)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import math
 from datetime import datetime, timedelta
 
 from attrs import field, frozen
 
-from intake.domain.model import EventType
+from intake.domain.model import EventType, OutboxEvent
 
 # Standard Webhooks: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after
 # the attempt before. After the last one the delivery is parked as dead.
@@ -42,6 +44,23 @@ class DeliveryState(enum.StrEnum):
     DEAD = "dead"
 
 
+class AttemptOutcome(enum.StrEnum):
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+@frozen
+class DeliveryAttempt:
+    """One attempt at a delivery: when, how it ended, and the receiver's HTTP status
+    (webhooks) or a short error. Never the destination's URL nor the payload."""
+
+    delivery_id: str
+    attempted_at: datetime
+    outcome: AttemptOutcome
+    status_code: int | None = None
+    error: str | None = None
+
+
 @frozen
 class WebhookEndpoint:
     endpoint_id: str
@@ -57,6 +76,9 @@ class WebhookEndpoint:
         return self.disabled_at is None
 
     def wants(self, event_type: EventType) -> bool:
+        # A deletion goes to every endpoint, so that any receiver that kept a copy erases it.
+        if event_type is EventType.DELETED:
+            return self.enabled
         return self.enabled and (event_type is EventType.CREATED or self.include_flagged)
 
 
@@ -106,3 +128,66 @@ def next_attempt_at(
     if retry_after is not None and math.isfinite(retry_after) and retry_after > delay:
         delay = min(retry_after, MAX_RETRY_AFTER.total_seconds())
     return now + timedelta(seconds=delay)
+
+
+def webhook_test_event(
+    event_id: str, endpoint: WebhookEndpoint, workspace_id: str, now: datetime
+) -> OutboxEvent:
+    """A `webhook.test` event for one endpoint: ids and the time, nothing submitted (no
+    submission: its submission id is empty)."""
+    payload: dict[str, object] = {
+        "type": EventType.WEBHOOK_TEST.value,
+        "endpoint_id": endpoint.endpoint_id,
+        "form_id": endpoint.form_id,
+        "workspace_id": workspace_id,
+        "created_at": now.isoformat(),
+    }
+    return OutboxEvent(
+        event_id=event_id,
+        event_type=EventType.WEBHOOK_TEST,
+        submission_id="",
+        form_id=endpoint.form_id,
+        workspace_id=workspace_id,
+        payload=payload,
+        created_at=now,
+    )
+
+
+@frozen
+class DeliveryPosition:
+    """Where a page of deliveries newest first ended: the last one's fan-out time and
+    id. The next page holds those strictly older (or as old, with a smaller id), so rows
+    added or deleted meanwhile move no row across pages."""
+
+    created_at: datetime
+    delivery_id: str
+
+
+class DeliveryCursorError(ValueError):
+    pass
+
+
+_CURSOR_VERSION = "d1"
+
+
+def encode_delivery_cursor(position: DeliveryPosition) -> str:
+    """Opaque to clients: base64url of a versioned text naming the last delivery seen."""
+    text = f"{_CURSOR_VERSION}|{position.created_at.isoformat()}|{position.delivery_id}"
+    return base64.urlsafe_b64encode(text.encode()).decode("ascii").rstrip("=")
+
+
+def decode_delivery_cursor(cursor: str) -> DeliveryPosition:
+    """The position a cursor names; DeliveryCursorError for anything
+    `encode_delivery_cursor` did not make."""
+    refused = DeliveryCursorError("is not a cursor of this listing")
+    if not 1 <= len(cursor) <= 200 or not cursor.isascii():
+        raise refused
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        version, moment, delivery_id = text.split("|")
+        created_at = datetime.fromisoformat(moment)
+    except (binascii.Error, ValueError):
+        raise refused from None
+    if version != _CURSOR_VERSION or created_at.utcoffset() is None or not delivery_id:
+        raise refused
+    return DeliveryPosition(created_at, delivery_id)

@@ -23,6 +23,14 @@ class ErrorCode(enum.StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
+    # The management API's own (management-api.md), never a submission endpoint's.
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+
+
+# The codes only the management API gives; the submission endpoints' table is the rest.
+MANAGEMENT_ONLY = frozenset({ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND})
+SUBMISSION_CODES = tuple(code for code in ErrorCode if code not in MANAGEMENT_ONLY)
 
 
 @frozen
@@ -70,6 +78,8 @@ ERRORS: Mapping[ErrorCode, ErrorSpec] = {
             503,
             "We could not accept that submission. Please try again.",
         ),
+        ErrorSpec(ErrorCode.FORBIDDEN, 403, "This key cannot do that."),
+        ErrorSpec(ErrorCode.NOT_FOUND, 404, "Not found."),
     )
 }
 

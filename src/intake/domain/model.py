@@ -41,6 +41,9 @@ class SubmissionStatus(enum.StrEnum):
 class EventType(enum.StrEnum):
     CREATED = "submission.created"
     FLAGGED = "submission.flagged"
+    DELETED = "submission.deleted"  # ids and time only: receivers erase their copies
+    # Queued by an owner to one webhook endpoint only: ids and a time, no submission.
+    WEBHOOK_TEST = "webhook.test"
 
 
 class Plan(enum.StrEnum):
@@ -108,6 +111,23 @@ class Form:
         return bool(self.allowed_origins)
 
 
+class Scope(enum.StrEnum):
+    """What an API key may do (management-api.md): `submit` to the server-side submission
+    endpoint, `read` the workspace's objects, `manage` them (which implies `read`)."""
+
+    SUBMIT = "submit"
+    READ = "read"
+    MANAGE = "manage"
+
+
+SUBMIT_ONLY = frozenset({Scope.SUBMIT})
+
+
+def scopes_in_order(scopes: frozenset[Scope]) -> list[Scope]:
+    """The scopes as they are printed and stored: submit, read, manage."""
+    return [scope for scope in Scope if scope in scopes]
+
+
 @frozen
 class ApiKey:
     key_id: str
@@ -116,10 +136,17 @@ class ApiKey:
     prefix: str  # the first characters, so an operator can tell keys apart
     created_at: datetime
     revoked_at: datetime | None = None
+    # Keys made before scopes existed submit, as they always did.
+    scopes: frozenset[Scope] = SUBMIT_ONLY
 
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+    def allows(self, scope: Scope) -> bool:
+        if scope is Scope.READ:
+            return bool(self.scopes & {Scope.READ, Scope.MANAGE})
+        return scope in self.scopes
 
 
 @frozen

@@ -29,11 +29,17 @@ DEFAULT_STORAGE_LIMIT = 1 << 30  # 1 GiB
 DEFAULT_SPAM_RETENTION_DAYS = 30
 
 
+def monthly_limit(workspace: Workspace, plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS) -> int:
+    """The workspace's monthly limit: its own, else its plan's."""
+    if workspace.monthly_limit is not None:
+        return workspace.monthly_limit
+    return plans[workspace.plan].monthly_limit
+
+
 def ceiling(workspace: Workspace, plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS) -> int:
     """The most accepted submissions the workspace may have in one calendar month."""
-    terms = plans[workspace.plan]
-    limit = workspace.monthly_limit if workspace.monthly_limit is not None else terms.monthly_limit
-    return limit * 2 if terms.overage else limit
+    limit = monthly_limit(workspace, plans)
+    return limit * 2 if plans[workspace.plan].overage else limit
 
 
 def storage_ceiling(workspace: Workspace, default: int = DEFAULT_STORAGE_LIMIT) -> int:

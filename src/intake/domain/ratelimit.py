@@ -34,6 +34,9 @@ class RateLimits:
     public_form: RateRule = RateRule(600, 600)
     server_burst: RateRule = RateRule(50, 30)
     server_sustained: RateRule = RateRule(600, 600)
+    # Per API key, over the whole management API (management-api.md).
+    management_burst: RateRule = RateRule(100, 10)
+    management_sustained: RateRule = RateRule(3_000, 600)
     # The public route (its limits and its idempotency keys) counts an IPv6 client by
     # its network of this many bits: domain/client_network.py.
     ipv6_prefix: int = field(default=DEFAULT_IPV6_PREFIX, kw_only=True)
@@ -67,6 +70,13 @@ def server_windows(limits: RateLimits, form_id: str, key_id: str) -> tuple[Windo
     return (
         Window(f"srv:b:{{{form_id}}}:{key_id}", limits.server_burst),
         Window(f"srv:s:{{{form_id}}}:{key_id}", limits.server_sustained),
+    )
+
+
+def management_windows(limits: RateLimits, key_id: str) -> tuple[Window, ...]:
+    return (
+        Window(f"mgmt:b:{{{key_id}}}", limits.management_burst),
+        Window(f"mgmt:s:{{{key_id}}}", limits.management_sustained),
     )
 
 

@@ -13,8 +13,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from attrs import evolve, frozen
 
 from intake.config import Settings
-from intake.containers import PortOverrides, Runtime, open_runtime
 from intake.domain.model import FieldData
+from intake.library_runtime import PortOverrides, Runtime, open_runtime
 from intake.service.admin import Admin
 from intake.service.messages import (
     Accepted,

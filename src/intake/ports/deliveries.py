@@ -5,8 +5,15 @@ from typing import Protocol
 
 from attrs import frozen
 
-from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.domain.model import OutboxEvent
+from intake.domain.deliveries import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryPosition,
+    DeliveryState,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
+from intake.domain.model import EventType, OutboxEvent
 
 
 @frozen
@@ -40,6 +47,19 @@ class DeliveryCounts:
     dead: int = 0
 
 
+@frozen
+class DeliveryRecord:
+    """A delivery as an owner reads it: with its event's type and ids (the workspace
+    tells whose it is) and every attempt, oldest first."""
+
+    delivery: Delivery
+    event_type: EventType
+    submission_id: str  # "" for a webhook.test event
+    form_id: str
+    workspace_id: str
+    attempts: tuple[DeliveryAttempt, ...] = ()
+
+
 class DeliveryRepository(Protocol):
     async def fan_out(self, now: datetime, limit: int) -> int:
         """Takes up to `limit` unpublished outbox rows, creates one pending delivery
@@ -59,17 +79,57 @@ class DeliveryRepository(Protocol):
         claim says how many. So a short batch means nothing else sendable was due."""
         ...
 
-    async def record_success(self, delivery_id: str, now: datetime) -> None:
+    async def record_success(
+        self, delivery_id: str, now: datetime, status_code: int | None = None
+    ) -> None:
         """Delivered: once (a second report counts no second attempt), whatever the
-        delivery's state before; the lease ends."""
+        delivery's state before; the lease ends. The attempt is kept (a
+        `DeliveryAttempt`, with the receiver's status) in the same transaction."""
         ...
 
     async def record_failure(
-        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+        self,
+        delivery_id: str,
+        now: datetime,
+        error: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None = None,
     ) -> None:
         """Counts the attempt and ends the lease; None parks the delivery as dead.
         Only a pending delivery changes: a relay whose lease ran out cannot undo what
-        the relay that took over recorded. The error is kept to 500 characters."""
+        the relay that took over recorded. The error is kept to 500 characters, and
+        the attempt (error and status) in the same transaction."""
+        ...
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        """The delivery with its event's ids and its attempts, or None."""
+        ...
+
+    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
+        """Every delivery of the submission's events, with attempts, oldest first."""
+        ...
+
+    async def endpoint_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: DeliveryState | None = None,
+        after: DeliveryPosition | None = None,
+        limit: int = 50,
+    ) -> list[DeliveryRecord]:
+        """A webhook endpoint's deliveries (in `state`, if given), newest first by
+        fan-out time then id, those past `after` only, with attempts."""
+        ...
+
+    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+        """Keeps `event` as an outbox row already published (so no fan-out takes it) and
+        one pending delivery of it to that endpoint, due now, in one transaction."""
+        ...
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        """A dead delivery pending again, due now, its attempts counted afresh (as
+        `retry_dead`); a pending one due now (a lease held stays held). A delivered one
+        is left as it is. Returns the delivery as it is after, or None if unknown."""
         ...
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:

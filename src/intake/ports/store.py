@@ -9,6 +9,7 @@ from intake.ports.forms import FormRepository
 from intake.ports.new_events import NewEvents
 from intake.ports.secrets import SecretRepository
 from intake.ports.submissions import SubmissionRepository
+from intake.ports.users import UserRepository
 from intake.ports.workspaces import WorkspaceRepository
 
 
@@ -35,6 +36,11 @@ class Store(Protocol):
 
     @property
     def secrets(self) -> SecretRepository: ...
+
+    @property
+    def users(self) -> UserRepository:
+        """Workspace users, their sign-in links and dashboard sessions."""
+        ...
 
     @property
     def new_events(self) -> NewEvents:

@@ -8,7 +8,9 @@ from attrs import frozen
 
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
-from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
+from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
+from intake.domain.model import FormMode, OutboxEvent, Submission
+from intake.ports.triage import Erased, Erasure, Release, Released
 
 # Ids per call of `SubmissionRepository.existing`, in every store alike: the caller
 # batches by it, and each store answers a batch in one query.
@@ -203,13 +205,16 @@ class SubmissionRepository(Protocol):
         ...
 
     def iterate(
-        self,
-        form_id: str,
-        status: SubmissionStatus | None = None,
-        *,
-        batch_size: int = 500,
+        self, form_id: str, chosen: SubmissionFilter = ALL, *, batch_size: int = 500
     ) -> AsyncIterator[Submission]:
-        """Every submission of a form, oldest first."""
+        """Every submission of a form that `chosen` matches, oldest first, `batch_size` per
+        query (ValueError below 1)."""
+        ...
+
+    async def page(self, query: SubmissionQuery) -> SubmissionPage:
+        """Up to `query.limit` submissions of the form that `query.filter` matches
+        (SubmissionFilter.matches is the rule), in the query's order after `query.after`,
+        and whether more follow. One query, led by the form's id index."""
         ...
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]: ...
@@ -239,4 +244,20 @@ class SubmissionRepository(Protocol):
         one transaction. Never a submission with an outbox row unpublished, or a
         delivery pending or dead. Fewer than `limit` erased: none was left (a
         concurrent erase may have taken some). ValueError for a limit below 1."""
+        ...
+
+    async def release(self, release: Release) -> Released | None:
+        """Accepts a spam or unverified submission (Release), atomically; one already
+        accepted is answered as it is, nothing written, so concurrent releases of one
+        submission queue one event. None: no such submission."""
+        ...
+
+    async def mark_spam(self, submission_id: str) -> Submission | None:
+        """Sets the status to spam, and nothing else: no event, the month's count kept.
+        None: no such submission."""
+        ...
+
+    async def erase(self, erasure: Erasure) -> Erased | None:
+        """Erases a submission (Erasure), atomically. None: no such submission (an
+        erasure before this one's took it), and nothing written."""
         ...

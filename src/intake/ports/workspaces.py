@@ -3,7 +3,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from attrs import frozen
+
 from intake.domain.model import Workspace
+
+
+@frozen
+class FormUsage:
+    """One form's month: the submissions charged to its workspace's quota in it (those
+    still stored: an erased one no longer counts), and its filled honeypots."""
+
+    form_id: str
+    used: int
+    honeypot_hits: int
 
 
 class WorkspaceRepository(Protocol):
@@ -22,6 +34,12 @@ class WorkspaceRepository(Protocol):
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         """Read only: every workspace with submissions counted against its quota in the
         period, with that count, by workspace id; one query, whatever their number."""
+        ...
+
+    async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
+        """Every form of the workspace, by form id, with its submissions charged in the
+        period (`YYYY-MM`: their `charged_period`) and its honeypot hits on the period's
+        days; one query, whatever the number of forms."""
         ...
 
     async def storage_used(self, workspace_id: str) -> int:

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.domain.model import ApiKey, Form, Submission, Workspace
+from intake.domain.deliveries import (
+    Delivery,
+    DeliveryAttempt,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
+from intake.domain.model import ApiKey, Form, Submission, Workspace, scopes_in_order
+from intake.ports.deliveries import DeliveryRecord
 from intake.ports.submissions import OutboxRow
-from intake.service.admin import CreatedEndpoint, CreatedKey, Outbox, WorkspaceUsage
+from intake.service.admin import (
+    CreatedEndpoint,
+    CreatedKey,
+    Outbox,
+    SubmissionDetail,
+    WorkspaceUsage,
+)
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -57,6 +69,7 @@ def key_view(key: ApiKey) -> dict[str, object]:
         "created_at": _time(key.created_at),
         "revoked_at": _time(key.revoked_at),
         "revoked": key.revoked,
+        "scopes": [scope.value for scope in scopes_in_order(key.scopes)],
     }
 
 
@@ -73,6 +86,7 @@ def submission_view(
         "data": submission.data,
         "files": files if files is not None else [f.describe(None) for f in submission.files],
         "created_at": submission.created_at.isoformat(),
+        "spam_score": submission.spam_score,
     }
 
 
@@ -114,6 +128,36 @@ def delivery_view(delivery: Delivery) -> dict[str, object]:
     }
 
 
+def attempt_view(attempt: DeliveryAttempt) -> dict[str, object]:
+    # Never the destination's URL nor the payload: the store keeps neither.
+    return {
+        "attempted_at": _time(attempt.attempted_at),
+        "outcome": attempt.outcome.value,
+        "status_code": attempt.status_code,
+        "error": attempt.error,
+    }
+
+
+def delivery_record_view(record: DeliveryRecord) -> dict[str, object]:
+    """A delivery as an owner reads it: `delivery_view`'s keys (`attempts` the count),
+    its event's type and ids, and `attempt_log`, each attempt oldest first."""
+    return {
+        **delivery_view(record.delivery),
+        "event_type": record.event_type.value,
+        "submission_id": record.submission_id or None,  # none for a webhook.test
+        "form_id": record.form_id,
+        "attempt_log": [attempt_view(a) for a in record.attempts],
+    }
+
+
+def submission_detail_view(detail: SubmissionDetail) -> dict[str, object]:
+    """A submission with its files' fresh links and every delivery of its events."""
+    return {
+        **submission_view(detail.submission, detail.files),
+        "deliveries": [delivery_record_view(r) for r in detail.deliveries],
+    }
+
+
 def outbox_event_view(row: OutboxRow) -> dict[str, object]:
     # The ids and times only; the payload holds what the visitor typed.
     event = row.event
@@ -133,9 +177,36 @@ def workspace_usage_view(usage: WorkspaceUsage, storage_ceiling: int) -> dict[st
     keeps against the most it may keep."""
     return {
         **workspace_view(usage.workspace),
-        "usage": {"period": usage.period, "used": usage.used, "ceiling": usage.ceiling},
+        "usage": {
+            "period": usage.period,
+            "used": usage.used,
+            "ceiling": usage.ceiling,
+            "limit": usage.limit,
+            "forms": _form_usage_views(usage),
+        },
         "storage": {"used": usage.storage_used, "ceiling": storage_ceiling},
     }
+
+
+def usage_view(usage: WorkspaceUsage) -> dict[str, object]:
+    """A workspace's month as the API answers it: its plan, its count against its limit
+    and ceiling, and each form's share."""
+    return {
+        "workspace_id": usage.workspace.workspace_id,
+        "plan": usage.workspace.plan.value,
+        "period": usage.period,
+        "used": usage.used,
+        "limit": usage.limit,
+        "ceiling": usage.ceiling,
+        "forms": _form_usage_views(usage),
+    }
+
+
+def _form_usage_views(usage: WorkspaceUsage) -> list[dict[str, object]]:
+    return [
+        {"form_id": f.form_id, "used": f.used, "honeypot_hits": f.honeypot_hits}
+        for f in usage.forms
+    ]
 
 
 def created_key_view(created: CreatedKey) -> dict[str, object]:

@@ -24,6 +24,7 @@ from intake.domain.model import (
     FormMode,
     OutboxEvent,
     Plan,
+    Scope,
     Submission,
     SubmissionStatus,
 )
@@ -43,6 +44,7 @@ from intake.ports.ids import IdSource
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.store import Store
 from intake.ports.submissions import CommitPlan, CommitResult, Committed, HoneypotResult
+from intake.service.api_access import live_key
 from intake.service.body import check_declared, read_body
 from intake.service.commit_plan import answer, commit_plan, honeypot_hit
 from intake.service.commit_timing import CommitTiming
@@ -232,22 +234,15 @@ class SubmissionPipeline:
             if context.form.mode is FormMode.PROTECTED:
                 raise IntakeError.of(ErrorCode.UNAUTHORIZED)
             return context, None
-        key = await self._authenticate(target.authorization)
+        key = await live_key(self._store.api_keys, target.authorization)
+        # A key that may not submit is refused as an unknown one is: the submission
+        # endpoint's key refusals are all alike (docs/api.md, "Keys and scopes").
+        if not key.allows(Scope.SUBMIT):
+            raise IntakeError.of(ErrorCode.UNAUTHORIZED)
         context = await self._store.forms.resolve_id(target.form_id)
         if context is None or context.form.workspace_id != key.workspace_id:
             raise IntakeError.of(ErrorCode.FORM_NOT_FOUND)
         return context, key
-
-    async def _authenticate(self, authorization: str | None) -> ApiKey:
-        scheme, _, secret = (authorization or "").strip().partition(" ")
-        secret = secret.strip()
-        if scheme.lower() != "bearer" or not ids.is_well_formed_api_key(secret):
-            raise IntakeError.of(ErrorCode.UNAUTHORIZED)
-        digest = ids.hash_secret(secret)
-        key = await self._store.api_keys.find_by_hash(digest)
-        if key is None or not ids.same_hash(key.key_hash, digest) or key.revoked:
-            raise IntakeError.of(ErrorCode.UNAUTHORIZED)
-        return key
 
     async def _rate_limit(
         self, form: Form, key: ApiKey | None, network: ClientNetwork, now: datetime

@@ -39,6 +39,7 @@ from intake.ports.store import Store
 log = logging.getLogger("intake.relay")
 
 NO_MAILER = "no SMTP server is configured (INTAKE_SMTP_URL)"
+GONE = "HTTP 410 Gone: the endpoint is now disabled"
 # The sender of notification mail when none is configured (INTAKE_MAIL_FROM).
 DEFAULT_MAIL_FROM = "intake@localhost"
 
@@ -274,16 +275,16 @@ class Relay:
         response = await self._webhooks.send(endpoint.url, headers, body)
         done = self._clock.now()
         if response.delivered:
-            return await self._succeeded(item, done, f"HTTP {response.status}")
+            return await self._succeeded(item, done, f"HTTP {response.status}", response.status)
         if response.gone:
             # 410 Gone: the receiver asks for no more, ever (Standard Webhooks).
             await self._store.destinations.disable_endpoint(endpoint.endpoint_id, done)
             log.warning("webhook endpoint disabled after 410 Gone", extra=_facts(item))
-            return await self._park(item, "HTTP 410 Gone: the endpoint is now disabled", done)
+            return await self._park(item, GONE, done)
         error = response.error or f"HTTP {response.status}"
         if response.error and response.status is not None:
             error = f"HTTP {response.status}: {response.error}"
-        return await self._failed(item, done, error, response.retry_after)
+        return await self._failed(item, done, error, response.retry_after, response.status)
 
     async def _email(self, item: ClaimedDelivery) -> _Outcome:
         recipient = item.recipient
@@ -318,18 +319,27 @@ class Relay:
             return payload
         return with_fresh_links(payload, self._signer, now)
 
-    async def _succeeded(self, item: ClaimedDelivery, now: datetime, result: str) -> _Outcome:
-        await self._store.deliveries.record_success(item.delivery.delivery_id, now)
+    async def _succeeded(
+        self, item: ClaimedDelivery, now: datetime, result: str, status: int | None = None
+    ) -> _Outcome:
+        await self._store.deliveries.record_success(item.delivery.delivery_id, now, status)
         log.info("delivered", extra={**_facts(item), "result": result})
         return _Outcome.DELIVERED
 
     async def _failed(
-        self, item: ClaimedDelivery, now: datetime, error: str, retry_after: float | None = None
+        self,
+        item: ClaimedDelivery,
+        now: datetime,
+        error: str,
+        retry_after: float | None = None,
+        status: int | None = None,
     ) -> _Outcome:
         # `attempts` counts the recorded attempts before this one.
         made = item.delivery.attempts + 1
         retry_at = next_attempt_at(made, now, self._jitter(), retry_after)
-        await self._store.deliveries.record_failure(item.delivery.delivery_id, now, error, retry_at)
+        await self._store.deliveries.record_failure(
+            item.delivery.delivery_id, now, error, retry_at, status
+        )
         if retry_at is None:
             log.warning(
                 "delivery dead after its last attempt", extra={**_facts(item), "error": error}

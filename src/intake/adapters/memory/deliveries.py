@@ -15,15 +15,25 @@ from intake.adapters.delivery_rules import (
     destinations,
     error_text,
 )
-from intake.adapters.memory.tables import Repository, Tables
+from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.domain.deliveries import (
+    AttemptOutcome,
     Delivery,
+    DeliveryAttempt,
+    DeliveryPosition,
     DeliveryState,
     DestinationKind,
     NotificationRecipient,
     WebhookEndpoint,
 )
-from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import (
+    Claim,
+    ClaimedDelivery,
+    DeliveryCounts,
+    DeliveryRecord,
+)
+from intake.ports.submissions import OutboxRow
 
 
 def _oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, datetime, str]:
@@ -46,7 +56,21 @@ class InMemoryDestinations(Repository):
         return sorted(endpoints, key=lambda e: _oldest_first(e.created_at, e.endpoint_id))
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
-        return self._t.endpoints.pop(endpoint_id, None) is not None
+        tables = self._t
+        if tables.endpoints.pop(endpoint_id, None) is None:
+            return False
+        undelivered = [
+            d.delivery_id
+            for d in tables.deliveries.values()
+            if d.kind is DestinationKind.WEBHOOK
+            and d.destination_id == endpoint_id
+            and d.state is not DeliveryState.DELIVERED
+        ]
+        for each in undelivered:
+            del tables.deliveries[each]
+            tables.leases.pop(each, None)
+            tables.attempts.pop(each, None)
+        return True
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         endpoint = self._t.endpoints.get(endpoint_id)
@@ -60,6 +84,9 @@ class InMemoryDestinations(Repository):
         ):
             raise ValueError("already a recipient")
         self._t.recipients[recipient.recipient_id] = recipient
+
+    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
+        return self._t.recipients.get(recipient_id)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         recipients = [r for r in self._t.recipients.values() if r.form_id == form_id]
@@ -160,10 +187,13 @@ class InMemoryDeliveries(Repository):
         )
         self._t.leases.pop(delivery.delivery_id, None)
 
-    async def record_success(self, delivery_id: str, now: datetime) -> None:
+    async def record_success(
+        self, delivery_id: str, now: datetime, status_code: int | None = None
+    ) -> None:
         delivery = self._t.deliveries.get(delivery_id)
         if delivery is None or delivery.state is DeliveryState.DELIVERED:
             return
+        self._attempted(delivery_id, now, AttemptOutcome.DELIVERED, status_code, None)
         self._t.deliveries[delivery_id] = evolve(
             delivery,
             state=DeliveryState.DELIVERED,
@@ -175,11 +205,17 @@ class InMemoryDeliveries(Repository):
         self._t.leases.pop(delivery_id, None)
 
     async def record_failure(
-        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+        self,
+        delivery_id: str,
+        now: datetime,
+        error: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None = None,
     ) -> None:
         delivery = self._t.deliveries.get(delivery_id)
         if delivery is None or delivery.state is not DeliveryState.PENDING:
             return
+        self._attempted(delivery_id, now, AttemptOutcome.FAILED, status_code, error_text(error))
         self._t.deliveries[delivery_id] = evolve(
             delivery,
             state=DeliveryState.PENDING if next_attempt_at is not None else DeliveryState.DEAD,
@@ -230,3 +266,97 @@ class InMemoryDeliveries(Repository):
             delivered=states.count(DeliveryState.DELIVERED),
             dead=states.count(DeliveryState.DEAD),
         )
+
+    def _attempted(
+        self,
+        delivery_id: str,
+        now: datetime,
+        outcome: AttemptOutcome,
+        status_code: int | None,
+        error: str | None,
+    ) -> None:
+        attempt = DeliveryAttempt(delivery_id, utc(now), outcome, status_code, error)
+        self._t.attempts.setdefault(delivery_id, []).append(attempt)
+
+    def _record(self, delivery: Delivery) -> DeliveryRecord:
+        event = self._t.outbox[delivery.event_id].event
+        return DeliveryRecord(
+            delivery=delivery,
+            event_type=event.event_type,
+            submission_id=event.submission_id,
+            form_id=event.form_id,
+            workspace_id=event.workspace_id,
+            attempts=tuple(self._t.attempts.get(delivery.delivery_id, ())),
+        )
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        delivery = self._t.deliveries.get(delivery_id)
+        return None if delivery is None else self._record(delivery)
+
+    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
+        tables = self._t
+        events = {
+            event_id
+            for event_id, row in tables.outbox.items()
+            if row.event.submission_id == submission_id
+        }
+        found = [d for d in tables.deliveries.values() if d.event_id in events]
+        found.sort(key=lambda d: (d.created_at, d.delivery_id))
+        return [self._record(d) for d in found]
+
+    async def endpoint_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: DeliveryState | None = None,
+        after: DeliveryPosition | None = None,
+        limit: int = 50,
+    ) -> list[DeliveryRecord]:
+        past = None if after is None else (after.created_at, after.delivery_id)
+        found = [
+            d
+            for d in self._t.deliveries.values()
+            if d.kind is DestinationKind.WEBHOOK
+            and d.destination_id == endpoint_id
+            and state in (None, d.state)
+            and (past is None or (d.created_at, d.delivery_id) < past)
+        ]
+        found.sort(key=lambda d: (d.created_at, d.delivery_id), reverse=True)
+        return [self._record(d) for d in found[:limit]]
+
+    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+        tables = self._t
+        at = utc(now)
+        stored = evolve(event, created_at=utc(event.created_at))
+        tables.outbox[event.event_id] = OutboxRow(stored, published_at=at)
+        kind = DestinationKind.WEBHOOK
+        new = delivery_id(event.event_id, kind, endpoint_id)
+        delivery = Delivery(
+            delivery_id=new,
+            event_id=event.event_id,
+            kind=kind,
+            destination_id=endpoint_id,
+            state=DeliveryState.PENDING,
+            attempts=0,
+            next_attempt_at=at,
+            created_at=at,
+        )
+        tables.deliveries[new] = delivery
+        tables.wakeup.ring()
+        return delivery
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        tables = self._t
+        delivery = tables.deliveries.get(delivery_id)
+        if delivery is None or delivery.state is DeliveryState.DELIVERED:
+            return delivery
+        if delivery.state is DeliveryState.DEAD:
+            tables.leases.pop(delivery_id, None)
+            again = evolve(
+                delivery, state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, dead_at=None
+            )
+        else:
+            again = evolve(delivery, next_attempt_at=now)
+        tables.deliveries[delivery_id] = again
+        tables.wakeup.ring()
+        return again

@@ -31,6 +31,7 @@ def erase_flagged(tables: Tables, cutoff: datetime, limit: int) -> ErasedBatch:
     for each in [d for d in tables.deliveries.values() if d.event_id in events]:
         del tables.deliveries[each.delivery_id]
         tables.leases.pop(each.delivery_id, None)
+        tables.attempts.pop(each.delivery_id, None)
     for sub in flagged:
         del tables.submissions[sub.submission_id]
         freed = sum(f.size for f in sub.files)

@@ -8,13 +8,16 @@ from datetime import datetime, timedelta
 
 from attrs import evolve
 
-from intake.adapters.memory import file_storage
+from intake.adapters.memory import file_storage, triage
 from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.adapters.sql_rows import existing_query_ids
+from intake.adapters.submission_pages import each_submission
 from intake.domain.deliveries import DeliveryState
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
-from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
+from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
+from intake.domain.model import ApiKey, Form, FormMode, Submission, Workspace
+from intake.domain.quota import period as quota_period
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -33,6 +36,8 @@ from intake.ports.submissions import (
     QuotaReached,
     StorageFull,
 )
+from intake.ports.triage import Erased, Erasure, Release, Released
+from intake.ports.workspaces import FormUsage
 
 
 class InMemoryWorkspaces(Repository):
@@ -58,6 +63,20 @@ class InMemoryWorkspaces(Repository):
 
     async def storage_used(self, workspace_id: str) -> int:
         return self._t.storage.get(workspace_id, 0)
+
+    async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
+        tables = self._t
+        forms = sorted(f.form_id for f in tables.forms.values() if f.workspace_id == workspace_id)
+        used = dict.fromkeys(forms, 0)
+        for submission_id, charged in tables.charged.items():
+            submission = tables.submissions.get(submission_id)
+            if charged == period and submission is not None and submission.form_id in used:
+                used[submission.form_id] += 1
+        hits = dict.fromkeys(forms, 0)
+        for (form_id, day), count in tables.honeypot_hits.items():
+            if form_id in hits and day.startswith(period + "-"):
+                hits[form_id] += count
+        return [FormUsage(form_id, used[form_id], hits[form_id]) for form_id in forms]
 
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         tables = self._t
@@ -170,6 +189,8 @@ class InMemorySubmissions(Repository):
         if record is not None:
             self._t.idempotency[(record.scope, record.key)] = record
         self._t.submissions[submission.submission_id] = submission
+        if submission.status.uses_quota:  # as the SQL stores' charged_period default
+            self._t.charged[submission.submission_id] = quota_period(submission.created_at)
         self._t.outbox[event.event_id] = OutboxRow(event)
         self._t.wakeup.ring()
         return Committed()
@@ -219,23 +240,24 @@ class InMemorySubmissions(Repository):
         submissions = self._t.submissions
         return {i for i in existing_query_ids(submission_ids) if i in submissions}
 
-    async def iterate(
-        self,
-        form_id: str,
-        status: SubmissionStatus | None = None,
-        *,
-        batch_size: int = 500,
+    def iterate(
+        self, form_id: str, chosen: SubmissionFilter = ALL, *, batch_size: int = 500
     ) -> AsyncIterator[Submission]:
+        return each_submission(self.page, form_id, chosen, batch_size)
+
+    async def page(self, query: SubmissionQuery) -> SubmissionPage:
         rows = sorted(
             (
                 s
                 for s in self._t.submissions.values()
-                if s.form_id == form_id and status in (None, s.status)
+                if s.form_id == query.form_id
+                and query.follows(s.submission_id)
+                and query.filter.matches(s)
             ),
             key=lambda s: s.submission_id,
+            reverse=not query.oldest_first,
         )
-        for row in rows:
-            yield row
+        return SubmissionPage(tuple(rows[: query.limit]), more=len(rows) > query.limit)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return sorted(self._t.outbox.values(), key=lambda r: r.event.event_id)[:limit]
@@ -266,6 +288,7 @@ class InMemorySubmissions(Repository):
         for each in [d for d in self._t.deliveries.values() if d.event_id in gone]:
             del self._t.deliveries[each.delivery_id]
             self._t.leases.pop(each.delivery_id, None)
+            self._t.attempts.pop(each.delivery_id, None)
         return PurgeCounts(idempotency=len(expired), outbox=len(published))
 
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
@@ -273,6 +296,15 @@ class InMemorySubmissions(Repository):
             raise ValueError("limit must be at least 1")
         cutoff = utc(created_before)
         return file_storage.erase_flagged(self._t, cutoff, limit)
+
+    async def release(self, release: Release) -> Released | None:
+        return triage.release(self._t, release)
+
+    async def mark_spam(self, submission_id: str) -> Submission | None:
+        return triage.mark_spam(self._t, submission_id)
+
+    async def erase(self, erasure: Erasure) -> Erased | None:
+        return triage.erase(self._t, erasure)
 
     def _deliveries_kept(self, event_id: str, cutoff: datetime) -> bool:
         """A delivery still to be made, or parked as dead after the cutoff, keeps its

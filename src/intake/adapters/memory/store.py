@@ -13,6 +13,7 @@ from intake.adapters.memory.repositories import (
 )
 from intake.adapters.memory.secrets import InMemorySecrets
 from intake.adapters.memory.tables import Tables
+from intake.adapters.memory.users import InMemoryUsers
 from intake.domain.errors import StorageUnavailable
 from intake.ports.submissions import OutboxRow
 
@@ -27,6 +28,7 @@ class InMemoryStore:
         self.destinations = InMemoryDestinations(self._tables)
         self.deliveries = InMemoryDeliveries(self._tables)
         self.secrets = InMemorySecrets(self._tables)
+        self.users = InMemoryUsers(self._tables)
         # Rung by this store's commits.
         self.new_events = self._tables.wakeup
 

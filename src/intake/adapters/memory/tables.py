@@ -5,7 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from intake.adapters.relay_wakeup import RelayWakeup
-from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import (
+    Delivery,
+    DeliveryAttempt,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, Workspace
@@ -22,6 +27,11 @@ class Tables:
         self.keys: dict[str, ApiKey] = {}
         self.key_by_hash: dict[bytes, str] = {}
         self.submissions: dict[str, Submission] = {}
+        # Submission id: the month (YYYY-MM) it was charged to its workspace's quota, as
+        # the SQL stores' submissions.charged_period: set by a commit of an accepted
+        # submission and by a release; kept when marked spam. Counted only while the
+        # submission is stored.
+        self.charged: dict[str, str] = {}
         self.outbox: dict[str, OutboxRow] = {}
         self.idempotency: dict[tuple[str, str], IdempotencyRecord] = {}
         self.honeypot_hits: dict[tuple[str, str], int] = {}  # (form_id, day): count
@@ -29,6 +39,7 @@ class Tables:
         self.recipients: dict[str, NotificationRecipient] = {}
         self.deliveries: dict[str, Delivery] = {}
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
+        self.attempts: dict[str, list[DeliveryAttempt]] = {}  # delivery id: oldest first
         self.secrets: dict[str, bytes] = {}
         # Rung by every commit, for a relay waiting on this store.
         self.wakeup = RelayWakeup()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
@@ -17,10 +18,28 @@ from intake.adapters.delivery_rules import (
 )
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.delivery_records import (
+    FAILED_AGAIN,
+    FAILED_DEAD,
+    SUCCEEDED,
+    PostgresDeliveryRecords,
+)
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
+from intake.domain.deliveries import (
+    Delivery,
+    DeliveryPosition,
+    DeliveryState,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import (
+    Claim,
+    ClaimedDelivery,
+    DeliveryCounts,
+    DeliveryRecord,
+)
 
 # Destinations
 
@@ -28,17 +47,18 @@ _INSERT_ENDPOINT = for_psycopg(sql.INSERT_ENDPOINT)
 _SELECT_ENDPOINT = for_psycopg(sql.SELECT_ENDPOINT)
 _GET_ENDPOINT = for_psycopg(sql.GET_ENDPOINT)
 _LIST_ENDPOINTS = for_psycopg(sql.LIST_ENDPOINTS)
-_REMOVE_ENDPOINT = for_psycopg(sql.REMOVE_ENDPOINT)
 _DISABLE_ENDPOINT = for_psycopg(sql.DISABLE_ENDPOINT)
 _INSERT_RECIPIENT = for_psycopg(sql.INSERT_RECIPIENT)
 _SELECT_RECIPIENT = for_psycopg(sql.SELECT_RECIPIENT)
 _LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
+_GET_RECIPIENT = for_psycopg(delivery_records.GET_RECIPIENT)
 _REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
 
 
 class PostgresDestinations:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._records = PostgresDeliveryRecords(db)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
         await self._db.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(endpoint))
@@ -52,7 +72,7 @@ class PostgresDestinations:
         return [ROW_MAPPER.endpoint_from_row(row) for row in rows]
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
-        return await self._db.execute(_REMOVE_ENDPOINT, (endpoint_id,)) > 0
+        return await self._records.remove_endpoint(endpoint_id)
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         await self._db.execute(_DISABLE_ENDPOINT, (mapping.moment(when), endpoint_id))
@@ -61,6 +81,10 @@ class PostgresDestinations:
         """ValueError when the form has a recipient with this address already."""
         if await self._db.execute(_INSERT_RECIPIENT, ROW_MAPPER.recipient_params(recipient)) == 0:
             raise ValueError("already a recipient")
+
+    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
+        row = await self._db.fetch_one(_GET_RECIPIENT, (recipient_id,))
+        return None if row is None else ROW_MAPPER.recipient_from_row(row)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
@@ -178,9 +202,6 @@ _CLAIM_TAIL = """,
     ORDER BY c.next_attempt_at, c.delivery_id
 """
 _CLAIM = _CLAIM_HEAD + sql.CLAIMED_WITH + _CLAIM_TAIL
-_SUCCEEDED = for_psycopg(sql.SUCCEEDED)
-_FAILED_AGAIN = for_psycopg(sql.FAILED_AGAIN)
-_FAILED_DEAD = for_psycopg(sql.FAILED_DEAD)
 _LIST_DELIVERIES = for_psycopg(sql.LIST_DELIVERIES)
 _LIST_DEAD = for_psycopg(sql.LIST_DEAD)
 _RETRY_DEAD = for_psycopg(sql.RETRY_DEAD)
@@ -200,6 +221,7 @@ _COUNTS = for_psycopg(sql.COUNTS)
 class PostgresDeliveries:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._records = PostgresDeliveryRecords(db)
 
     async def fan_out(self, now: datetime, limit: int) -> int:
         fanned_out_at = mapping.moment(now)
@@ -260,20 +282,49 @@ class PostgresDeliveries:
         ]
         return Claim(leased, parked=int(rows[0]["parked"]) if rows else 0)
 
-    async def record_success(self, delivery_id: str, now: datetime) -> None:
-        await self._db.execute(_SUCCEEDED, (mapping.moment(now), delivery_id))
+    async def record_success(
+        self, delivery_id: str, now: datetime, status_code: int | None = None
+    ) -> None:
+        at = mapping.moment(now)
+        await self._db.execute(SUCCEEDED, (at, delivery_id, at, status_code, None))
 
     async def record_failure(
-        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+        self,
+        delivery_id: str,
+        now: datetime,
+        error: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None = None,
     ) -> None:
+        at, kept = mapping.moment(now), error_text(error)
+        attempt = (at, status_code, kept)
         if next_attempt_at is None:
-            await self._db.execute(
-                _FAILED_DEAD, (error_text(error), mapping.moment(now), delivery_id)
-            )
+            await self._db.execute(FAILED_DEAD, (kept, at, delivery_id, *attempt))
         else:
-            await self._db.execute(
-                _FAILED_AGAIN, (mapping.moment(next_attempt_at), error_text(error), delivery_id)
-            )
+            again = mapping.moment(next_attempt_at)
+            await self._db.execute(FAILED_AGAIN, (again, kept, delivery_id, *attempt))
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        return await self._records.get(delivery_id)
+
+    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
+        return await self._records.of_submission(submission_id)
+
+    async def endpoint_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: DeliveryState | None = None,
+        after: DeliveryPosition | None = None,
+        limit: int = 50,
+    ) -> list[DeliveryRecord]:
+        return await self._records.of_endpoint(endpoint_id, state, after, limit)
+
+    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+        return await self._records.queue_direct(event, endpoint_id, now)
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        return await self._records.retry_one(delivery_id, now)
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))

@@ -48,6 +48,10 @@ TABLES = (
     "submissions",
     "api_keys",
     "forms",
+    "sessions",
+    "sign_in_tokens",
+    "memberships",
+    "users",
     "workspaces",
 )
 

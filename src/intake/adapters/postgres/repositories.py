@@ -15,6 +15,7 @@ from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
+from intake.ports.workspaces import FormUsage
 
 # Workspaces
 
@@ -28,6 +29,7 @@ _USAGE = """
     WHERE workspace_id = %s AND period = %s
 """
 _USAGE_IN_PERIOD = for_psycopg(sql.USAGE_IN_PERIOD)
+_FORM_USAGE = for_psycopg(sql.FORM_USAGE)
 
 
 class PostgresWorkspaces:
@@ -60,6 +62,12 @@ class PostgresWorkspaces:
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         rows = await self._db.fetch_all(_USAGE_IN_PERIOD, (period,))
         return [(ROW_MAPPER.workspace_from_row(row), int(row["count"])) for row in rows]
+
+    async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
+        rows = await self._db.fetch_all(_FORM_USAGE, sql.form_usage_params(workspace_id, period))
+        return [
+            FormUsage(row["form_id"], int(row["used"]), int(row["honeypot_hits"])) for row in rows
+        ]
 
     async def storage_used(self, workspace_id: str) -> int:
         return await file_storage.storage_used(self._db, workspace_id)

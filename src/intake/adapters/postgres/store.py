@@ -25,6 +25,7 @@ from intake.adapters.postgres.repositories import (
 )
 from intake.adapters.postgres.secrets import PostgresSecrets
 from intake.adapters.postgres.submissions import PostgresSubmissions
+from intake.adapters.postgres.users import PostgresUsers
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
@@ -50,6 +51,7 @@ class PostgresStore:
         self._outbox_listener = ChannelListener(db.url)
         self._deliveries = PostgresDeliveries(db)
         self._secrets = PostgresSecrets(db)
+        self._users = PostgresUsers(db)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -82,6 +84,10 @@ class PostgresStore:
     @property
     def secrets(self) -> PostgresSecrets:
         return self._secrets
+
+    @property
+    def users(self) -> PostgresUsers:
+        return self._users
 
     @property
     def new_events(self) -> ChannelListener:

@@ -9,15 +9,22 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from intake.adapters import sql_statements as sql
-from intake.adapters.postgres import file_storage, mapping, purge
+from intake.adapters.postgres import file_storage, mapping, purge, triage
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
+from intake.adapters.submission_pages import (
+    Search,
+    each_submission,
+    like_pattern,
+    page_statement,
+)
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
-from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
+from intake.domain.model import Submission
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -33,14 +40,26 @@ from intake.ports.submissions import (
     QuotaReached,
     StorageFull,
 )
+from intake.ports.triage import Erased, Erasure, Release, Released
 
 # The SQL is written out in full, with named parameters matching `mapping`'s params;
 # what SQLite sends too is in adapters/sql_statements.py, rendered for psycopg.
 
+# The idempotency record and the form check, passed alike to both SQL functions.
+_IDEMPOTENCY_ARGUMENTS = """
+        p_idem_scope => %(idem_scope)s::text,
+        p_idem_key => %(idem_key)s::text,
+        p_idem_fingerprint => %(idem_fingerprint)s::text,
+        p_idem_submission_id => %(idem_submission_id)s::text,
+        p_idem_created_at => %(idem_created_at)s::timestamptz,
+        p_idem_expired_at => %(idem_expired_at)s::timestamptz,"""
+_CHECK_ARGUMENTS = """
+        p_check_form_id => %(check_form_id)s::text,
+        p_check_public_key => %(check_public_key)s::text"""
 # One round trip: the function (migrations/README.md names its file) runs the whole
 # commit in this statement's own transaction. Explicit casts pick its one signature
 # whatever types the driver sends (an int may go as smallint, a None as unknown).
-_COMMIT = """
+_COMMIT = f"""
     SELECT outcome, held_fingerprint, held_submission_id, held_created_at
     FROM intake_commit(
         p_submission_id => %(submission_id)s::text,
@@ -59,40 +78,24 @@ _COMMIT = """
         p_event_form_id => %(event_form_id)s::text,
         p_event_workspace_id => %(event_workspace_id)s::text,
         p_payload => %(payload)s::json,
-        p_event_created_at => %(event_created_at)s::timestamptz,
-        p_idem_scope => %(idem_scope)s::text,
-        p_idem_key => %(idem_key)s::text,
-        p_idem_fingerprint => %(idem_fingerprint)s::text,
-        p_idem_submission_id => %(idem_submission_id)s::text,
-        p_idem_created_at => %(idem_created_at)s::timestamptz,
-        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
+        p_event_created_at => %(event_created_at)s::timestamptz,{_IDEMPOTENCY_ARGUMENTS}
         p_quota_workspace_id => %(quota_workspace_id)s::text,
         p_quota_period => %(quota_period)s::text,
-        p_quota_ceiling => %(quota_ceiling)s::bigint,
-        p_check_form_id => %(check_form_id)s::text,
-        p_check_public_key => %(check_public_key)s::text,
+        p_quota_ceiling => %(quota_ceiling)s::bigint,{_CHECK_ARGUMENTS},
         p_quota_exact => %(quota_exact)s::boolean,
         p_files => %(files)s::jsonb,
         p_storage_bytes => %(storage_bytes)s::bigint,
         p_storage_ceiling => %(storage_ceiling)s::bigint
     )
-"""
+"""  # noqa: S608 - made of constants only
 # One round trip, as _COMMIT (migrations/0007_honeypot_hits.sql).
-_RECORD_HONEYPOT = """
+_RECORD_HONEYPOT = f"""
     SELECT outcome, held_fingerprint, held_submission_id, held_created_at
     FROM intake_record_honeypot(
         p_form_id => %(form_id)s::text,
-        p_day => %(day)s::text,
-        p_idem_scope => %(idem_scope)s::text,
-        p_idem_key => %(idem_key)s::text,
-        p_idem_fingerprint => %(idem_fingerprint)s::text,
-        p_idem_submission_id => %(idem_submission_id)s::text,
-        p_idem_created_at => %(idem_created_at)s::timestamptz,
-        p_idem_expired_at => %(idem_expired_at)s::timestamptz,
-        p_check_form_id => %(check_form_id)s::text,
-        p_check_public_key => %(check_public_key)s::text
+        p_day => %(day)s::text,{_IDEMPOTENCY_ARGUMENTS}{_CHECK_ARGUMENTS}
     )
-"""
+"""  # noqa: S608 - made of constants only
 _HONEYPOT_HITS = """
     SELECT day, sum(count) AS count FROM honeypot_hits WHERE form_id = %s
     GROUP BY day ORDER BY day
@@ -101,8 +104,9 @@ _GET_SUBMISSION = for_psycopg(sql.GET_SUBMISSION)
 # One parameter whatever the number of ids: one statement to prepare. The primary key is
 # seeked once per id.
 _EXISTING = "SELECT submission_id FROM submissions WHERE submission_id = ANY(%s::text[])"
-_PAGE = for_psycopg(sql.PAGE)
-_PAGE_WITH_STATUS = for_psycopg(sql.PAGE_WITH_STATUS)
+# The trigram index of migration 0010 serves this LIKE on the lowered search text kept
+# with each row; the search is lowered by PostgreSQL too, so both fold case alike.
+_SEARCH = Search("search_text LIKE lower(?) ESCAPE '\\'", like_pattern)
 _OUTBOX = for_psycopg(sql.OUTBOX)
 _FIND_IDEMPOTENCY = for_psycopg(sql.FIND_IDEMPOTENCY)
 
@@ -228,31 +232,18 @@ class PostgresSubmissions:
         rows = await self._db.fetch_all(_EXISTING, (wanted,))
         return {row["submission_id"] for row in rows}
 
-    async def iterate(
-        self,
-        form_id: str,
-        status: SubmissionStatus | None = None,
-        *,
-        batch_size: int = 500,
+    def iterate(
+        self, form_id: str, chosen: SubmissionFilter = ALL, *, batch_size: int = 500
     ) -> AsyncIterator[Submission]:
         """A connection per batch, given back before the batch is yielded: a slow reader
         holds none of the pool."""
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        after = ""  # sorts before every id
-        while True:
-            rows = (
-                await self._db.fetch_all(_PAGE, (form_id, after, batch_size))
-                if status is None
-                else await self._db.fetch_all(
-                    _PAGE_WITH_STATUS, (form_id, status.value, after, batch_size)
-                )
-            )
-            for row in rows:
-                yield ROW_MAPPER.submission_from_row(row)
-            if len(rows) < batch_size:
-                return
-            after = rows[-1]["submission_id"]
+        return each_submission(self.page, form_id, chosen, batch_size)
+
+    async def page(self, query: SubmissionQuery) -> SubmissionPage:
+        statement, params = page_statement(query, mapping.moment, _SEARCH)
+        rows = await self._db.fetch_all(for_psycopg(statement), params)
+        found = [ROW_MAPPER.submission_from_row(row) for row in rows]
+        return SubmissionPage(tuple(found[: query.limit]), more=len(found) > query.limit)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return [
@@ -271,3 +262,18 @@ class PostgresSubmissions:
 
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         return await file_storage.erase_flagged(self._db, created_before, limit)
+
+    async def release(self, release: Release) -> Released | None:
+        released = await triage.release(self._db, release)
+        if released is not None and released.changed:
+            self._relay_notifier.ring()
+        return released
+
+    async def mark_spam(self, submission_id: str) -> Submission | None:
+        return await triage.mark_spam(self._db, submission_id)
+
+    async def erase(self, erasure: Erasure) -> Erased | None:
+        erased = await triage.erase(self._db, erasure)
+        if erased is not None:
+            self._relay_notifier.ring()
+        return erased

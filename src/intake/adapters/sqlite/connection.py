@@ -3,6 +3,7 @@ transactions."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from intake.domain.listing import search_text
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 log = logging.getLogger("intake.sqlite")
@@ -23,6 +25,14 @@ FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 # SQLite's companions of the database file, made with the database file's mode.
 _COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+# What a search of submissions looks in (domain.listing.search_text), for SQL.
+SEARCH_TEXT_FUNCTION = "intake_search_text"
+
+
+def _search_text(data: str) -> str:
+    return search_text(json.loads(data))
 
 
 def database_path(url: str) -> str:
@@ -55,6 +65,7 @@ def connect(
     conn = sqlite3.connect(target, isolation_level=None, timeout=busy_timeout, uri=True)
     try:
         conn.row_factory = sqlite3.Row
+        conn.create_function(SEARCH_TEXT_FUNCTION, 1, _search_text, deterministic=True)
         # WAL lets readers go on while one writer commits; FULL syncs the WAL on every
         # commit, so an accepted submission survives a power cut.
         conn.execute("PRAGMA journal_mode = WAL")

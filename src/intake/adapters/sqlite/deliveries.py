@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta
 
+from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
@@ -16,12 +17,26 @@ from intake.adapters.delivery_rules import (
     error_text,
     fan_out_rows,
 )
+from intake.adapters.sqlite import delivery_records as records
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
-from intake.domain.deliveries import Delivery, NotificationRecipient, WebhookEndpoint
-from intake.ports.deliveries import Claim, ClaimedDelivery, DeliveryCounts
+from intake.domain.deliveries import (
+    AttemptOutcome,
+    Delivery,
+    DeliveryPosition,
+    DeliveryState,
+    NotificationRecipient,
+    WebhookEndpoint,
+)
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import (
+    Claim,
+    ClaimedDelivery,
+    DeliveryCounts,
+    DeliveryRecord,
+)
 
 # Destinations
 
@@ -53,6 +68,14 @@ def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
     return conn.execute(query, (item_id,)).rowcount > 0
 
 
+def _remove_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> bool:
+    with transaction(conn):
+        if conn.execute(_REMOVE_ENDPOINT, (endpoint_id,)).rowcount == 0:
+            return False
+        conn.execute(delivery_records.DROP_UNDELIVERED, (endpoint_id,))
+    return True
+
+
 def _disable_endpoint(conn: sqlite3.Connection, endpoint_id: str, when: datetime) -> None:
     conn.execute(_DISABLE_ENDPOINT, (mapping.time_text(when), endpoint_id))
 
@@ -82,7 +105,7 @@ class SqliteDestinations:
         return await self._worker.run(_list_endpoints, form_id)
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
-        return await self._worker.run(_remove, _REMOVE_ENDPOINT, endpoint_id)
+        return await self._worker.run(_remove_endpoint, endpoint_id)
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         await self._worker.run(_disable_endpoint, endpoint_id, when)
@@ -90,6 +113,9 @@ class SqliteDestinations:
     async def add_recipient(self, recipient: NotificationRecipient) -> None:
         """ValueError when the form has a recipient with this address already."""
         await self._worker.run(_add_recipient, recipient)
+
+    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
+        return await self._worker.run(records.get_recipient, recipient_id)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         return await self._worker.run(_list_recipients, form_id)
@@ -248,8 +274,11 @@ def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
     )
 
 
-def _record_success(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> None:
-    conn.execute(_SUCCEEDED, (mapping.time_text(now), delivery_id))
+def _record_success(
+    conn: sqlite3.Connection, delivery_id: str, now: datetime, status_code: int | None
+) -> None:
+    attempt = records.attempt(delivery_id, now, AttemptOutcome.DELIVERED, status_code, None)
+    records.recorded(conn, _SUCCEEDED, (mapping.time_text(now), delivery_id), attempt)
 
 
 def _record_failure(
@@ -258,13 +287,17 @@ def _record_failure(
     now: datetime,
     error: str,
     next_attempt_at: datetime | None,
+    *,
+    status_code: int | None,
 ) -> None:
+    kept = error_text(error)
+    attempt = records.attempt(delivery_id, now, AttemptOutcome.FAILED, status_code, kept)
     if next_attempt_at is None:
-        conn.execute(_FAILED_DEAD, (error_text(error), mapping.time_text(now), delivery_id))
+        params: tuple[object, ...] = (kept, mapping.time_text(now), delivery_id)
+        records.recorded(conn, _FAILED_DEAD, params, attempt)
     else:
-        conn.execute(
-            _FAILED_AGAIN, (mapping.time_text(next_attempt_at), error_text(error), delivery_id)
-        )
+        params = (mapping.time_text(next_attempt_at), kept, delivery_id)
+        records.recorded(conn, _FAILED_AGAIN, params, attempt)
 
 
 def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> list[Delivery]:
@@ -311,13 +344,44 @@ class SqliteDeliveries:
         was removed, and leases the first `limit` of the others."""
         return await self._worker.run(_claim_due, now, lease, limit)
 
-    async def record_success(self, delivery_id: str, now: datetime) -> None:
-        await self._worker.run(_record_success, delivery_id, now)
+    async def record_success(
+        self, delivery_id: str, now: datetime, status_code: int | None = None
+    ) -> None:
+        await self._worker.run(_record_success, delivery_id, now, status_code)
 
     async def record_failure(
-        self, delivery_id: str, now: datetime, error: str, next_attempt_at: datetime | None
+        self,
+        delivery_id: str,
+        now: datetime,
+        error: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None = None,
     ) -> None:
-        await self._worker.run(_record_failure, delivery_id, now, error, next_attempt_at)
+        await self._worker.run(
+            _record_failure, delivery_id, now, error, next_attempt_at, status_code=status_code
+        )
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        return await self._worker.run(records.get_record, delivery_id)
+
+    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
+        return await self._worker.run(records.submission_records, submission_id)
+
+    async def endpoint_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: DeliveryState | None = None,
+        after: DeliveryPosition | None = None,
+        limit: int = 50,
+    ) -> list[DeliveryRecord]:
+        return await self._worker.run(records.endpoint_records, endpoint_id, state, after, limit)
+
+    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+        return await self._worker.run(records.queue_direct, event, endpoint_id, now)
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        return await self._worker.run(records.retry_one, delivery_id, now)
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         return await self._worker.run(_list_deliveries, dead_only, limit)

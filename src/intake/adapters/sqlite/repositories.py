@@ -13,6 +13,7 @@ from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
+from intake.ports.workspaces import FormUsage
 
 # The statements are the ones PostgreSQL sends too (adapters/sql_statements.py), in
 # sqlite3's own placeholder styles: sent as written.
@@ -25,6 +26,7 @@ _GET_WORKSPACE = sql.GET_WORKSPACE
 _LIST_WORKSPACES = sql.LIST_WORKSPACES
 _USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
 _USAGE_IN_PERIOD = sql.USAGE_IN_PERIOD
+_FORM_USAGE = sql.FORM_USAGE
 
 
 def _add_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
@@ -56,6 +58,11 @@ def _usage_in_period(conn: sqlite3.Connection, period: str) -> list[tuple[Worksp
     ]
 
 
+def _form_usage(conn: sqlite3.Connection, workspace_id: str, period: str) -> list[FormUsage]:
+    rows = conn.execute(_FORM_USAGE, sql.form_usage_params(workspace_id, period))
+    return [FormUsage(row["form_id"], int(row["used"]), int(row["honeypot_hits"])) for row in rows]
+
+
 class SqliteWorkspaces:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
@@ -77,6 +84,9 @@ class SqliteWorkspaces:
 
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         return await self._worker.run(_usage_in_period, period)
+
+    async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
+        return await self._worker.run(_form_usage, workspace_id, period)
 
     async def storage_used(self, workspace_id: str) -> int:
         return await self._worker.run(file_storage.storage_used, workspace_id)

@@ -11,6 +11,7 @@ from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
 from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.submissions import SqliteSubmissions
+from intake.adapters.sqlite.users import SqliteUsers
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
@@ -32,6 +33,7 @@ class SqliteStore:
         self._destinations = SqliteDestinations(worker)
         self._deliveries = SqliteDeliveries(worker)
         self._secrets = SqliteSecrets(worker)
+        self._users = SqliteUsers(worker)
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -60,6 +62,10 @@ class SqliteStore:
     @property
     def secrets(self) -> SqliteSecrets:
         return self._secrets
+
+    @property
+    def users(self) -> SqliteUsers:
+        return self._users
 
     @property
     def new_events(self) -> RelayWakeup:

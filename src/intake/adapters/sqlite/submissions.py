@@ -11,13 +11,15 @@ from datetime import datetime, timedelta
 from intake.adapters import sql_statements as sql
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql_rows import existing_query_ids
-from intake.adapters.sqlite import file_storage, mapping, purge
-from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite import file_storage, mapping, purge, triage
+from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION, transaction
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
+from intake.adapters.submission_pages import Search, each_submission, page_statement
 from intake.domain.errors import ErrorCode
 from intake.domain.idempotency import IdempotencyRecord
-from intake.domain.model import FormMode, Submission, SubmissionStatus
+from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
+from intake.domain.model import FormMode, Submission
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -35,6 +37,7 @@ from intake.ports.submissions import (
     QuotaReached,
     StorageFull,
 )
+from intake.ports.triage import Erased, Erasure, Release, Released
 
 # The SQL is written out in full, with named parameters matching `mapping`'s params;
 # what PostgreSQL sends too is in adapters/sql_statements.py, sent as written.
@@ -51,17 +54,7 @@ _INSERT_SUBMISSION = """
 _GET_SUBMISSION = sql.GET_SUBMISSION
 # Seeks the primary key once per id; {} is the ids' placeholders.
 _EXISTING = "SELECT submission_id FROM submissions WHERE submission_id IN ({})"
-_PAGE = sql.PAGE
-_PAGE_WITH_STATUS = sql.PAGE_WITH_STATUS
-_INSERT_EVENT = """
-    INSERT INTO outbox (
-        event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
-        next_attempt_at
-    ) VALUES (
-        :event_id, :event_type, :submission_id, :form_id, :workspace_id, :payload, :created_at,
-        :next_attempt_at
-    )
-"""
+_INSERT_EVENT = sql.INSERT_EVENT
 _OUTBOX = sql.OUTBOX
 _INSERT_IDEMPOTENCY = """
     INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
@@ -116,14 +109,9 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
     key next, so a retry gets its answer even when the month's quota is spent; then the
     count; then the rows. A refusal discards whatever was written before it."""
     with transaction(conn) as tx:
-        if plan.check is not None and (refused := _form_refusal(conn, plan.check)):
+        if (refusal := _check_and_claim(conn, plan.check, plan.idempotency)) is not None:
             tx.discard()
-            return FormRefused(refused)
-        if plan.idempotency is not None:
-            holder = _claim_key(conn, plan.idempotency)
-            if holder is not None:
-                tx.discard()
-                return IdempotencyTaken(holder)
+            return refusal
         if plan.quota is not None and not _charge(conn, plan.quota):
             tx.discard()
             return QuotaReached()
@@ -133,6 +121,18 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
         conn.execute(_INSERT_SUBMISSION, ROW_MAPPER.submission_params(plan.submission))
         conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(plan.event))
     return Committed()
+
+
+def _check_and_claim(
+    conn: sqlite3.Connection, check: FormCheck | None, idempotency: IdempotencyRecord | None
+) -> FormRefused | IdempotencyTaken | None:
+    """What a commit and a honeypot's hit both do first: the form check, then the key's
+    claim. The refusal, if any; the caller discards the transaction."""
+    if check is not None and (refused := _form_refusal(conn, check)):
+        return FormRefused(refused)
+    if idempotency is not None and (holder := _claim_key(conn, idempotency)) is not None:
+        return IdempotencyTaken(holder)
+    return None
 
 
 def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
@@ -157,14 +157,9 @@ def _record_honeypot(conn: sqlite3.Connection, hit: HoneypotHit) -> HoneypotResu
     """As `_commit`, with the day's count in place of the quota and the rows: the same
     write lock, and a commit that reaches the disk as durably."""
     with transaction(conn) as tx:
-        if hit.check is not None and (refused := _form_refusal(conn, hit.check)):
+        if (refusal := _check_and_claim(conn, hit.check, hit.idempotency)) is not None:
             tx.discard()
-            return FormRefused(refused)
-        if hit.idempotency is not None:
-            holder = _claim_key(conn, hit.idempotency)
-            if holder is not None:
-                tx.discard()
-                return IdempotencyTaken(holder)
+            return refusal
         conn.execute(_COUNT_HONEYPOT, (hit.form_id, hit.day))
     return Committed()
 
@@ -206,19 +201,16 @@ def _existing(conn: sqlite3.Connection, submission_ids: list[str]) -> set[str]:
     return {row["submission_id"] for row in conn.execute(query, submission_ids)}
 
 
-def _page(
-    conn: sqlite3.Connection,
-    form_id: str,
-    status: SubmissionStatus | None,
-    after: str,
-    limit: int,
-) -> list[Submission]:
-    rows = (
-        conn.execute(_PAGE, (form_id, after, limit))
-        if status is None
-        else conn.execute(_PAGE_WITH_STATUS, (form_id, status.value, after, limit))
-    )
-    return [ROW_MAPPER.submission_from_row(row) for row in rows]
+# A scan of the form's rows in id order, the text of each looked for in Python's lower
+# case (the connection's function): no index of its own, so nothing more is written per
+# commit. docs/api.md, "Listing and search", says why.
+_SEARCH = Search(f"instr({SEARCH_TEXT_FUNCTION}(data), ?) > 0", str.lower)
+
+
+def _page(conn: sqlite3.Connection, query: SubmissionQuery) -> SubmissionPage:
+    statement, params = page_statement(query, mapping.time_text, _SEARCH)
+    rows = [ROW_MAPPER.submission_from_row(row) for row in conn.execute(statement, params)]
+    return SubmissionPage(tuple(rows[: query.limit]), more=len(rows) > query.limit)
 
 
 def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
@@ -259,23 +251,13 @@ class SqliteSubmissions:
             return set()
         return await self._worker.run(_existing, wanted)
 
-    async def iterate(
-        self,
-        form_id: str,
-        status: SubmissionStatus | None = None,
-        *,
-        batch_size: int = 500,
+    def iterate(
+        self, form_id: str, chosen: SubmissionFilter = ALL, *, batch_size: int = 500
     ) -> AsyncIterator[Submission]:
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        after = ""  # sorts before every id
-        while True:
-            batch = await self._worker.run(_page, form_id, status, after, batch_size)
-            for submission in batch:
-                yield submission
-            if len(batch) < batch_size:
-                return
-            after = batch[-1].submission_id
+        return each_submission(self.page, form_id, chosen, batch_size)
+
+    async def page(self, query: SubmissionQuery) -> SubmissionPage:
+        return await self._worker.run(_page, query)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return await self._worker.run(_outbox, limit)
@@ -293,3 +275,18 @@ class SqliteSubmissions:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         return await self._worker.run(file_storage.erase_flagged, created_before, limit)
+
+    async def release(self, release: Release) -> Released | None:
+        released = await self._worker.run(triage.release, release)
+        if released is not None and released.changed:
+            self._wakeup.ring()
+        return released
+
+    async def mark_spam(self, submission_id: str) -> Submission | None:
+        return await self._worker.run(triage.mark_spam, submission_id)
+
+    async def erase(self, erasure: Erasure) -> Erased | None:
+        erased = await self._worker.run(triage.erase, erasure)
+        if erased is not None:
+            self._wakeup.ring()
+        return erased

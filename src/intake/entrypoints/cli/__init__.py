@@ -40,6 +40,7 @@ COMMANDS = {
     "workspace": "workspaces",
     "form": "forms",
     "key": "keys",
+    "user": "users",
     "submissions": "submissions",
     "webhook": "webhooks",
     "notify": "notify",

@@ -1,10 +1,11 @@
-"""`intake key ...`: secret API keys for the server-side endpoint."""
+"""`intake key ...`: secret API keys for the server-side endpoint and the management API."""
 
 from __future__ import annotations
 
 import argparse
 
 from intake.admin_runtime import AdminRuntime
+from intake.domain.model import SUBMIT_ONLY, Scope
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
@@ -21,6 +22,13 @@ def register(commands: Subparsers) -> None:
         handler=with_runtime(_create),
     )
     create.add_argument("--workspace", required=True, metavar="ID")
+    create.add_argument(
+        "--scope",
+        action="append",
+        choices=[scope.value for scope in Scope],
+        dest="scopes",
+        help="what the key may do (repeatable): submit (the default), read, manage",
+    )
 
     revoke = add_command(group, "revoke", help="revoke an API key", handler=with_runtime(_revoke))
     revoke.add_argument("key_id", metavar="KEY_ID")
@@ -32,7 +40,8 @@ def register(commands: Subparsers) -> None:
 
 
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    created = await runtime.admin.create_api_key(args.workspace)
+    scopes = frozenset(Scope(name) for name in args.scopes) if args.scopes else SUBMIT_ONLY
+    created = await runtime.admin.create_api_key(args.workspace, scopes=scopes)
     # The one place a secret is printed: it is kept only as a hash from here on.
     out.result(
         created_key_view(created),
@@ -52,8 +61,14 @@ async def _revoke(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     keys = await runtime.admin.api_keys(args.workspace)
     rows = (
-        (k.key_id, k.prefix + "...", "revoked" if k.revoked else "active", k.created_at.isoformat())
+        (
+            k.key_id,
+            k.prefix + "...",
+            "revoked" if k.revoked else "active",
+            key_view(k)["scopes"],
+            k.created_at.isoformat(),
+        )
         for k in keys
     )
-    lines = table(("KEY", "PREFIX", "STATE", "CREATED"), rows) if keys else []
+    lines = table(("KEY", "PREFIX", "STATE", "SCOPES", "CREATED"), rows) if keys else []
     out.result({"keys": [key_view(k) for k in keys]}, lines or ["no API keys"])

@@ -8,8 +8,7 @@ import asyncio
 from intake.config import Settings
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
-from intake.entrypoints.cli.runner import opened_store
-from intake.ports.store_opening import StoreOpening
+from intake.entrypoints.cli.runner import opened_schema
 
 
 def register(commands: Subparsers) -> None:
@@ -24,5 +23,5 @@ def _migrate(args: argparse.Namespace, settings: Settings, out: Output) -> None:
 
 async def _apply(settings: Settings) -> list[str]:
     # The store alone: the rest of a runtime would read tables not made yet.
-    async with opened_store(settings, StoreOpening.PREPARE) as store:
-        return await store.migrate()
+    async with opened_schema(settings) as schema:
+        return await schema.migrate()

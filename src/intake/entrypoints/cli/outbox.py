@@ -10,6 +10,9 @@ from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, po
 from intake.entrypoints.cli.runner import read_only, with_runtime
 from intake.presentation.views import outbox_view
 
+# A delivery's id (delivery_rules.delivery_id); an event's starts with evt_.
+DELIVERY_PREFIX = "dlv_"
+
 
 def register(commands: Subparsers) -> None:
     group = add_group(commands, "outbox", help="inspect deliveries and retry dead ones")
@@ -30,10 +33,11 @@ def register(commands: Subparsers) -> None:
     retry = add_command(
         group,
         "retry",
-        help="make an event's dead deliveries due now, with a fresh round of attempts",
+        help="make an event's dead deliveries (or one delivery, by its dlv_ id) due now, "
+        "with a fresh round of attempts",
         handler=with_runtime(_retry),
     )
-    retry.add_argument("event_id", metavar="EVENT_ID")
+    retry.add_argument("event_id", metavar="EVENT_ID|DELIVERY_ID")
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
@@ -66,6 +70,13 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _retry(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    if args.event_id.startswith(DELIVERY_PREFIX):
+        await runtime.admin.retry_delivery(args.event_id)
+        out.result(
+            {"delivery_id": args.event_id, "retried": 1},
+            [f"delivery {args.event_id} due again; the relay sends it on its next round"],
+        )
+        return
     count = await runtime.admin.retry(args.event_id)
     out.result(
         {"event_id": args.event_id, "retried": count},

@@ -1,7 +1,8 @@
 """Running a command: one event loop, what the command runs on (a management command's
-`AdminRuntime`, the relay's `RelayRuntime`), and the mapping of known failures to exit
-codes. The relay's bootstrap and the composition root of a serving process load HTTP
-clients (and Redis): each is imported only by what needs it."""
+`AdminRuntime`, the relay's `RelayRuntime`, `intake migrate`'s `Schema`, a serving
+process's `ServeRuntime`), and the mapping of known failures to exit codes. The relay's
+bootstrap and a serving process's load HTTP clients (and Redis): each is imported only by
+what needs it."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ from intake.admin_runtime import AdminRuntime, open_admin_runtime
 from intake.config import ConfigError, Settings
 from intake.entrypoints.cli.output import Output
 from intake.logs import log_to_stderr
-from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import open_store
+from intake.resources import open_schema
+from intake.service.schema import Schema
 
 if TYPE_CHECKING:
-    from intake.containers import Runtime
     from intake.relay_runtime import RelayRuntime
+    from intake.serve_runtime import ServeRuntime
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
 T = TypeVar("T")
@@ -80,23 +81,22 @@ def with_relay(command: RelayCommand) -> Handler:
 
 
 @asynccontextmanager
-async def opened_runtime(
-    settings: Settings, opening: StoreOpening = StoreOpening.WRITE
-) -> AsyncIterator[Runtime]:
-    """`open_runtime`, with a database URL the store cannot use reported as configuration."""
-    # The serving process's composition root loads the HTTP clients and Redis: only the
-    # commands that run the service or the relay import it.
-    from intake.containers import open_runtime  # noqa: PLC0415
+async def opened_serve_runtime(settings: Settings) -> AsyncIterator[ServeRuntime]:
+    """What a serving worker opens (`open_serve_runtime`), with a database URL the store
+    cannot use reported as configuration."""
+    # It loads the HTTP clients and Redis: only `intake serve` imports it.
+    from intake.serve_runtime import open_serve_runtime  # noqa: PLC0415
 
-    async with _database_url_checked(open_runtime(settings, store_opening=opening)) as runtime:
+    async with _database_url_checked(open_serve_runtime(settings)) as runtime:
         yield runtime
 
 
 @asynccontextmanager
-async def opened_store(settings: Settings, opening: StoreOpening) -> AsyncIterator[Store]:
-    """The store alone (`open_store`), its database URL checked as `opened_runtime` does."""
-    async with _database_url_checked(open_store(settings, opening)) as store:
-        yield store
+async def opened_schema(settings: Settings) -> AsyncIterator[Schema]:
+    """The store's schema alone (`open_schema`), its database URL checked as a runtime's
+    is."""
+    async with _database_url_checked(open_schema(settings)) as schema:
+        yield schema
 
 
 @asynccontextmanager

@@ -14,8 +14,7 @@ import time
 
 from intake.config import Settings
 from intake.domain.errors import StorageUnavailable
-from intake.entrypoints.cli.runner import opened_runtime, opened_store
-from intake.ports.store_opening import StoreOpening
+from intake.entrypoints.cli.runner import opened_schema, opened_serve_runtime
 
 log = logging.getLogger("intake.cli")
 
@@ -42,14 +41,14 @@ def prepare(settings: Settings) -> None:
 
 async def _migrate(settings: Settings) -> None:
     # The store alone: the rest of a runtime would read tables not made yet.
-    async with opened_store(settings, StoreOpening.PREPARE) as store:
-        applied = await store.migrate()
+    async with opened_schema(settings) as schema:
+        applied = await schema.migrate()
     for name in applied:
         log.info("applied migration %s", name)
 
 
 async def _open_once(settings: Settings) -> None:
-    async with opened_runtime(settings, StoreOpening.SERVE):
+    async with opened_serve_runtime(settings):
         pass
 
 

@@ -10,31 +10,34 @@ import tempfile
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from intake.admin_runtime import AdminRuntime
+from intake.domain.listing import SearchTextError, SubmissionFilter, check_search
 from intake.domain.model import Submission, SubmissionStatus
+from intake.entrypoints.cli import triage
 from intake.entrypoints.cli.files import FileExport, file_export, require_blob_store
 from intake.entrypoints.cli.output import Output, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import CommandError, read_only
 from intake.presentation.exports import csv_text, jsonl_line
 from intake.presentation.views import submission_view
-from intake.service.admin import Admin
+from intake.service.admin import Admin, submission_filter
 
 _STATUSES = [status.value for status in SubmissionStatus]
 _DATA_WIDTH = 60  # characters of data shown per line in a human listing
 
 
 def register(commands: Subparsers) -> None:
-    group = add_group(commands, "submissions", help="read a form's submissions")
+    group = add_group(commands, "submissions", help="read and triage a form's submissions")
 
     listing = add_command(
         group, "list", help="list a form's submissions, oldest first", handler=read_only(_list)
     )
     listing.add_argument("--form", required=True, metavar="ID")
-    listing.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
+    _add_filters(listing)
     listing.add_argument("--limit", type=positive_int, metavar="N", help="only the N most recent")
 
     export = add_command(
@@ -46,23 +49,63 @@ def register(commands: Subparsers) -> None:
     )
     export.add_argument("--form", required=True, metavar="ID")
     export.add_argument("--format", required=True, choices=["csv", "jsonl"])
-    export.add_argument("--status", choices=_STATUSES, help="only this status (default: all)")
+    _add_filters(export)
     export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument(
         "--files",
         metavar="DIR",
         help="also write each uploaded file to DIR/<submission_id>/<index>-<name>",
     )
+    triage.register(group)
 
 
-def _status(args: argparse.Namespace) -> SubmissionStatus | None:
-    return SubmissionStatus(args.status) if args.status else None
+def _add_filters(command: argparse.ArgumentParser) -> None:
+    """The filters of the management API's listing and export, the same service's."""
+    command.add_argument(
+        "--status",
+        choices=_STATUSES,
+        action="append",
+        help="only this status; repeat for several (default: all)",
+    )
+    command.add_argument(
+        "--since", type=_rfc3339, metavar="TIME", help="created at or after TIME (RFC 3339)"
+    )
+    command.add_argument(
+        "--until", type=_rfc3339, metavar="TIME", help="created before TIME (RFC 3339)"
+    )
+    command.add_argument(
+        "--q",
+        type=_search,
+        metavar="TEXT",
+        help="only those with TEXT in a field's value, whatever its case",
+    )
+
+
+def _rfc3339(raw: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"not a time with its offset (RFC 3339): {raw!r}")
+    return moment
+
+
+def _search(raw: str) -> str:
+    try:
+        return check_search(raw)
+    except SearchTextError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _filter(args: argparse.Namespace) -> SubmissionFilter:
+    return submission_filter(args.status or (), args.since, args.until, args.q)
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     # A bounded deque keeps only the newest N while the store streams oldest first.
     rows: deque[Submission] = deque(maxlen=args.limit)
-    async for submission in runtime.admin.submissions(args.form, _status(args)):
+    async for submission in runtime.admin.submissions(args.form, _filter(args)):
         rows.append(submission)
     lines = table(
         ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"),
@@ -104,7 +147,7 @@ async def _export(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
     with ExitStack() as stack:
         if args.files is not None:
             files = stack.enter_context(file_export(Path(args.files), admin, out))
-        lines = _lines(admin, args.form, args.format, _status(args), files)
+        lines = _lines(admin, args.form, args.format, _filter(args), files)
         if args.output is None:
             await _write(lines, out.stdout)
             out.stdout.flush()
@@ -128,18 +171,18 @@ def _lines(
     admin: Admin,
     form_id: str,
     fmt: str,
-    status: SubmissionStatus | None,
+    chosen: SubmissionFilter,
     files: FileExport | None,
 ) -> AsyncIterator[str]:
     if fmt == "csv":
-        return _csv(admin, form_id, status, files)
-    return _jsonl(admin, form_id, status, files)
+        return _csv(admin, form_id, chosen, files)
+    return _jsonl(admin, form_id, chosen, files)
 
 
 async def _csv(
-    admin: Admin, form_id: str, status: SubmissionStatus | None, files: FileExport | None
+    admin: Admin, form_id: str, chosen: SubmissionFilter, files: FileExport | None
 ) -> AsyncIterator[str]:
-    async for row in admin.export_csv_rows(form_id, status):
+    async for row in admin.export_csv_rows(form_id, chosen):
         if files is not None and row.submission is not None:
             # The row names the files; where they went follows from the names.
             await files.write(row.submission, [])
@@ -147,9 +190,9 @@ async def _csv(
 
 
 async def _jsonl(
-    admin: Admin, form_id: str, status: SubmissionStatus | None, files: FileExport | None
+    admin: Admin, form_id: str, chosen: SubmissionFilter, files: FileExport | None
 ) -> AsyncIterator[str]:
-    async for submission in admin.submissions(form_id, status):
+    async for submission in admin.submissions(form_id, chosen):
         entries = admin.files_view(submission)
         if files is not None:
             await files.write(submission, entries)

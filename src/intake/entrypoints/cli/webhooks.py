@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 
 from intake.admin_runtime import AdminRuntime
+from intake.domain.deliveries import DeliveryState
 from intake.entrypoints.cli.output import Output, key_values, table
-from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
+from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, positive_int
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.presentation.views import created_endpoint_view, endpoint_view
+from intake.presentation.views import (
+    created_endpoint_view,
+    delivery_record_view,
+    endpoint_view,
+)
 
 
 def register(commands: Subparsers) -> None:
@@ -36,10 +41,30 @@ def register(commands: Subparsers) -> None:
     remove = add_command(
         group,
         "remove",
-        help="remove a webhook endpoint; its pending deliveries are dropped as dead",
+        help="remove a webhook endpoint; its undelivered deliveries are dropped",
         handler=with_runtime(_remove),
     )
     remove.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    test = add_command(
+        group,
+        "test",
+        help="queue a signed webhook.test event to this endpoint only (the relay sends it)",
+        handler=with_runtime(_test),
+    )
+    test.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    deliveries = add_command(
+        group,
+        "deliveries",
+        help="an endpoint's deliveries, newest first, with their attempts",
+        handler=read_only(_deliveries),
+    )
+    deliveries.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+    deliveries.add_argument("--state", choices=[s.value for s in DeliveryState])
+    deliveries.add_argument(
+        "--limit", type=positive_int, default=50, metavar="N", help="at most N rows (50, max 200)"
+    )
 
 
 async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
@@ -82,3 +107,46 @@ async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
         {"endpoint_id": args.endpoint_id, "removed": True},
         [f"webhook endpoint {args.endpoint_id} removed"],
     )
+
+
+async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    record = await runtime.admin.test_endpoint(args.endpoint_id)
+    out.result(
+        delivery_record_view(record),
+        [
+            f"webhook.test queued to {args.endpoint_id}: delivery {record.delivery.delivery_id}",
+            "the relay sends it on its next round (intake webhook deliveries shows the result)",
+        ],
+    )
+
+
+async def _deliveries(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    page = await runtime.admin.endpoint_deliveries(
+        args.endpoint_id, state=args.state, limit=args.limit
+    )
+    rows = (
+        (
+            r.delivery.delivery_id,
+            r.event_type.value,
+            r.delivery.state.value,
+            r.delivery.attempts,
+            _last_attempt(r.attempts[-1].status_code, r.attempts[-1].error) if r.attempts else "",
+            r.delivery.created_at.isoformat(),
+        )
+        for r in page.deliveries
+    )
+    headers = ("DELIVERY", "EVENT", "STATE", "ATTEMPTS", "LAST ATTEMPT", "CREATED")
+    lines = table(headers, rows) if page.deliveries else ["no deliveries"]
+    if page.next_cursor is not None:
+        lines.append(f"the newest {len(page.deliveries)} shown (--limit)")
+    out.result(
+        {
+            "deliveries": [delivery_record_view(r) for r in page.deliveries],
+            "next_cursor": page.next_cursor,
+        },
+        lines,
+    )
+
+
+def _last_attempt(status_code: int | None, error: str | None) -> str:
+    return error or (f"HTTP {status_code}" if status_code is not None else "")

@@ -127,6 +127,10 @@ async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
             *key_values(view),
             f"usage={usage.used}/{usage.ceiling} in {usage.period}",
             f"storage={usage.storage_used}/{storage_limit} bytes",
+            *(
+                f"form {form.form_id}: used={form.used} honeypot_hits={form.honeypot_hits}"
+                for form in usage.forms
+            ),
         ],
     )
 

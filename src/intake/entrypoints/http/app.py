@@ -15,9 +15,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from intake.config import Settings
-from intake.containers import PortOverrides, Runtime, open_runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
-from intake.entrypoints.http import files, metrics, submissions
+from intake.entrypoints.http import dashboard, files, management, metrics, submissions
 from intake.entrypoints.http.middleware import (
     PUBLIC_ROUTE,
     SERVER_ROUTE,
@@ -28,7 +27,7 @@ from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.openapi import openapi_document
 from intake.entrypoints.http.rendering import error_response
 from intake.metrics import ServiceMetrics
-from intake.ports.store_opening import StoreOpening
+from intake.serve_runtime import ServeOverrides, ServeRuntime, open_serve_runtime
 from intake.service.health import Readiness
 
 log = logging.getLogger("intake.http")
@@ -39,7 +38,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    runtime: Runtime = request.app.state.runtime
+    runtime: ServeRuntime = request.app.state.runtime
     try:
         await Readiness(runtime.store).check()
     except StorageUnavailable:
@@ -59,7 +58,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     browser = prefers_html(request.headers.get("accept"))
     request_id = request.state.request_id
     if exc.status_code == 404:
-        return error_response(Rejection(ErrorCode.FORM_NOT_FOUND), request_id, browser=browser)
+        # Under /v1 the management API's own code; elsewhere the submission endpoints'.
+        unknown = (
+            ErrorCode.NOT_FOUND
+            if request.url.path.startswith(management.PREFIX + "/")
+            else ErrorCode.FORM_NOT_FOUND
+        )
+        return error_response(Rejection(unknown), request_id, browser=browser)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         return error_response(
@@ -74,14 +79,15 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(settings: Settings | None = None, **overrides: Unpack[PortOverrides]) -> Starlette:
-    """The ASGI application. `overrides` replace ports, as `open_runtime` takes them."""
+def create_app(settings: Settings | None = None, **overrides: Unpack[ServeOverrides]) -> Starlette:
+    """The ASGI application. `overrides` replace ports, as `open_serve_runtime` takes
+    them."""
     settings = settings if settings is not None else Settings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # A database not reachable yet leaves the process up, not ready (/readyz 503).
-        async with open_runtime(settings, store_opening=StoreOpening.SERVE, **overrides) as runtime:
+        async with open_serve_runtime(settings, **overrides) as runtime:
             app.state.runtime = runtime
             yield
 
@@ -93,6 +99,8 @@ def create_app(settings: Settings | None = None, **overrides: Unpack[PortOverrid
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        *management.routes(),
+        *dashboard.routes(),
     ]
     # For the operator only: without a token to ask for, /metrics is an unknown path.
     if settings.metrics_token is not None:

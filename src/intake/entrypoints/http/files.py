@@ -24,7 +24,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from intake.containers import Runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
 from intake.domain.signing import DOWNLOAD_PATH
 from intake.domain.uploads import (
@@ -36,6 +35,7 @@ from intake.domain.uploads import (
 )
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.rendering import error_response, service_unavailable
+from intake.serve_runtime import ServeRuntime
 from intake.service.downloads import DownloadRefusal, Downloads, LinkedFile
 
 log = logging.getLogger("intake.http")
@@ -148,7 +148,7 @@ def _unavailable(request: Request) -> Response:
 
 
 def _downloads(request: Request) -> Downloads:
-    runtime: Runtime = request.app.state.runtime
+    runtime: ServeRuntime = request.app.state.runtime
     return Downloads(runtime.signer, runtime.clock, runtime.store.submissions, runtime.blobs)
 
 

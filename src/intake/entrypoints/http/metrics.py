@@ -18,10 +18,10 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from intake.containers import Runtime
 from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http.rendering import error_response
 from intake.metrics import ServiceMetrics, StoreFigures
+from intake.serve_runtime import ServeRuntime
 from intake.service.health import store_figures
 
 log = logging.getLogger("intake.http")
@@ -43,7 +43,7 @@ def authorized(authorization: str | None, token: str) -> bool:
 
 
 async def metrics(request: Request) -> Response:
-    runtime: Runtime = request.app.state.runtime
+    runtime: ServeRuntime = request.app.state.runtime
     token = runtime.settings.metrics_token
     if token is None or not authorized(request.headers.get("authorization"), token):
         return error_response(

@@ -7,24 +7,20 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from intake.domain.errors import DOWNLOAD_ERRORS, ERRORS, ErrorCode, ErrorSpec
+from intake.domain.errors import DOWNLOAD_ERRORS, ERRORS, SUBMISSION_CODES, ErrorCode
 from intake.entrypoints.http.cors import ALLOW_HEADERS
+from intake.entrypoints.http.openapi_envelope import HEADER_REQUEST_ID as _HEADER_REQUEST_ID
+from intake.entrypoints.http.openapi_envelope import HEADER_RETRY_AFTER as _HEADER_RETRY_AFTER
+from intake.entrypoints.http.openapi_envelope import error_schema as _error_schema
+from intake.entrypoints.http.openapi_management import with_management
 
-_PUBLIC_CODES = tuple(ErrorCode)
+_PUBLIC_CODES = SUBMISSION_CODES
 _SERVER_CODES = tuple(
-    c for c in ErrorCode if c not in (ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.CHALLENGE_FAILED)
+    c
+    for c in SUBMISSION_CODES
+    if c not in (ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.CHALLENGE_FAILED)
 )
 
-_HEADER_REQUEST_ID = {
-    "description": "The request's id, also in every error body; quote it when asking for help.",
-    "required": True,
-    "schema": {"type": "string"},
-}
-_HEADER_RETRY_AFTER = {
-    "description": "Whole seconds to wait before trying again.",
-    "required": True,
-    "schema": {"type": "string", "pattern": "^[0-9]+$"},
-}
 # A 429 is either the rate limiter's, which says when to come back, or the monthly
 # quota's, which has no such moment to offer.
 _HEADER_RETRY_AFTER_429 = {
@@ -32,34 +28,6 @@ _HEADER_RETRY_AFTER_429 = {
     "description": "On rate_limited: whole seconds until a request would be admitted.",
     "required": False,
 }
-
-
-def _error_schema(code: ErrorCode, spec: ErrorSpec | None = None) -> dict[str, Any]:
-    """The envelope of `code`, with the table's message unless `spec` words it."""
-    spec = spec or ERRORS[code]
-    error: dict[str, Any] = {
-        "type": "object",
-        "required": ["code", "message"],
-        "properties": {
-            "code": {"const": code.value},
-            "message": {"const": spec.message},
-        },
-    }
-    if code is ErrorCode.VALIDATION_FAILED:
-        error["required"].append("fields")
-        error["properties"]["fields"] = {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-        }
-    return {
-        "type": "object",
-        "required": ["ok", "error", "request_id"],
-        "properties": {
-            "ok": {"const": False},
-            "error": error,
-            "request_id": {"type": "string"},
-        },
-    }
 
 
 def _responses_for(codes: Iterable[ErrorCode], *, public: bool) -> dict[str, Any]:
@@ -321,7 +289,8 @@ _PUBLIC_OPERATION = {
 _SERVER_OPERATION = {
     "operationId": "submitServer",
     "summary": "Submit to a form by its id, authenticated with a secret API key",
-    "security": [{"apiKey": []}],
+    "security": [{"apiKey": ["submit"]}],
+    "x-scopes": ["submit"],
     "parameters": [
         {"name": "form_id", "in": "path", "required": True, "schema": {"type": "string"}},
         *_COMMON_PARAMETERS,
@@ -362,7 +331,9 @@ _COMPONENTS = {
         "apiKey": {
             "type": "http",
             "scheme": "bearer",
-            "description": "A secret API key (`intake_sk_...`) of the form's workspace.",
+            "description": "A secret API key (`intake_sk_...`) of the workspace. Each "
+            "operation names the scopes it needs (`submit`, `read` or `manage`, which "
+            "implies `read`) as this requirement's roles and in `x-scopes`.",
         },
         "metricsToken": {
             "type": "http",
@@ -375,13 +346,15 @@ _COMPONENTS = {
 
 @cache
 def openapi_document() -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {
             "title": "intake",
             "version": "1",
-            "description": "Form submission intake. Errors share one envelope; clients "
-            "branch on error.code, show error.message and log request_id.",
+            "description": "Form submission intake, and the management API under /v1 "
+            "(tag `management`), where each operation names the API key scope it needs. "
+            "Errors share one envelope; clients branch on error.code, show error.message "
+            "and log request_id.",
         },
         "paths": {
             "/f/{public_form_key}": {"post": _PUBLIC_OPERATION, "options": _PREFLIGHT_OPERATION},
@@ -394,3 +367,4 @@ def openapi_document() -> dict[str, Any]:
         },
         "components": _COMPONENTS,
     }
+    return with_management(document)

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from intake.containers import Runtime
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.entrypoints.http.client_ip import client_ip
 from intake.entrypoints.http.cors import preflight_headers
 from intake.entrypoints.http.negotiation import prefers_html
 from intake.entrypoints.http.pages import thank_you_page
 from intake.entrypoints.http.rendering import HTML_HEADERS, HTML_TYPE, outcome_response
+from intake.serve_runtime import ServeRuntime
 from intake.service.messages import (
     Accepted,
     BodyDeadline,
@@ -30,8 +30,8 @@ from intake.service.messages import (
 log = logging.getLogger("intake.http")
 
 
-def _runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
+def _runtime(request: Request) -> ServeRuntime:
+    runtime: ServeRuntime = request.app.state.runtime
     return runtime
 
 

@@ -21,9 +21,11 @@ from intake.service.admin.inputs import (
     parse_rule,
 )
 from intake.service.admin.keys import CreatedKey
+from intake.service.admin.listing import Listed, submission_filter
 from intake.service.admin.outbox import Outbox
 from intake.service.admin.service import Admin
 from intake.service.admin.submissions import CsvRow
+from intake.service.admin.webhooks import DeliveryPage, SubmissionDetail
 from intake.service.admin.workspaces import WorkspaceUsage
 
 __all__ = [
@@ -35,13 +37,17 @@ __all__ = [
     "CreatedEndpoint",
     "CreatedKey",
     "CsvRow",
+    "DeliveryPage",
     "FormChanges",
+    "Listed",
     "NotFoundError",
     "Outbox",
+    "SubmissionDetail",
     "Unset",
     "UploadChanges",
     "WorkspaceChanges",
     "WorkspaceUsage",
     "challenge_of",
     "parse_rule",
+    "submission_filter",
 ]

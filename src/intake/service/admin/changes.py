@@ -18,6 +18,7 @@ from intake.domain.uploads import (
 )
 from intake.service.admin.errors import AdminError
 from intake.service.admin.inputs import (
+    UPLOADS,
     check_name,
     check_origins,
     check_redirect,
@@ -129,7 +130,9 @@ class UploadChanges:
         if self.enabled is False:
             if given:
                 names = ", ".join(given)
-                raise AdminError(f"uploads cannot be turned off and given {names} at once")
+                raise AdminError(
+                    f"uploads cannot be turned off and given {names} at once", field=UPLOADS
+                )
             return None
         if self.enabled is None and not given:
             return current
@@ -138,7 +141,9 @@ class UploadChanges:
         total_size = _size("max_total_size", self.max_total_size, base.max_total_size)
         files = base.max_files if self.max_files is None else self.max_files
         if not 1 <= files <= MAX_FILES_CEILING:
-            raise AdminError(f"max_files must be 1 to {MAX_FILES_CEILING}, not {files}")
+            raise AdminError(
+                f"max_files must be 1 to {MAX_FILES_CEILING}, not {files}", field=UPLOADS
+            )
         types = base.allowed_types
         if self.allowed_types is not None:
             types = _type_patterns(self.allowed_types)
@@ -150,14 +155,16 @@ class UploadChanges:
                 max_files=files,
             )
         except ValueError as error:  # the policy's own checks, should a new one be added
-            raise AdminError(str(error)) from None
+            raise AdminError(str(error), field=UPLOADS) from None
 
 
 def _size(name: str, given: int | None, current: int) -> int:
     if given is None:
         return current
     if not 1 <= given <= MAX_FILE_SIZE_CEILING:
-        raise AdminError(f"{name} must be 1 to {MAX_FILE_SIZE_CEILING} bytes, not {given}")
+        raise AdminError(
+            f"{name} must be 1 to {MAX_FILE_SIZE_CEILING} bytes, not {given}", field=UPLOADS
+        )
     return given
 
 
@@ -173,5 +180,5 @@ def _type_patterns(values: Iterable[str]) -> tuple[str, ...]:
         if pattern not in patterns:
             patterns.append(pattern)
     if not patterns:
-        raise AdminError("a form that takes files accepts at least one type")
+        raise AdminError("a form that takes files accepts at least one type", field=UPLOADS)
     return tuple(patterns)

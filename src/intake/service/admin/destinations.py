@@ -50,10 +50,11 @@ class DestinationAdmin(FormAdmin):
             await check_target(text, allow_private=self._allow_private, resolve=self._resolve)
         except TargetNotPublic as refused:
             raise AdminError(
-                f"{refused} (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows private and http URLs)"
+                f"{refused} (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows private and http URLs)",
+                field="url",
             ) from None
         except TargetRefused as refused:
-            raise AdminError(f"{refused}: {value!r}") from None
+            raise AdminError(f"{refused}: {value!r}", field="url") from None
         except TargetUnresolved:
             pass
         return text
@@ -70,13 +71,13 @@ class DestinationAdmin(FormAdmin):
         await self.form(form_id)
         address = email.strip()
         if not is_email(address):
-            raise AdminError(f"not an email address: {email!r}")
+            raise AdminError(f"not an email address: {email!r}", field="email")
         taken = f"{address} is already notified for form {form_id}"
         existing = await self._store.destinations.list_recipients(form_id)
         # Two rows would mean two mails for every submission; addresses differing only
         # in case reach the same mailbox in practice.
         if any(r.email.lower() == address.lower() for r in existing):
-            raise AdminError(taken)
+            raise AdminError(taken, field="email")
         recipient = NotificationRecipient(
             recipient_id=self._id("rcpt"),
             form_id=form_id,
@@ -86,7 +87,7 @@ class DestinationAdmin(FormAdmin):
         try:
             await self._store.destinations.add_recipient(recipient)
         except ValueError:  # the store's own check, against an `add` at the same moment
-            raise AdminError(taken) from None
+            raise AdminError(taken, field="email") from None
         return recipient
 
     async def recipients(self, form_id: str) -> list[NotificationRecipient]:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class AdminError(Exception):
-    """A management request that cannot be carried out; the message says why."""
+    """A management request that cannot be carried out; the message says why. `field`
+    names the input it is about, when it is about one (the API's `error.fields`)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class NotFoundError(AdminError):

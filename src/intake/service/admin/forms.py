@@ -13,6 +13,7 @@ from intake.service.admin.changes import FormChanges, UploadChanges
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import (
     DEFAULT_FORM_NAME,
+    UPLOADS,
     check_name,
     check_origins,
     check_redirect,
@@ -32,7 +33,8 @@ class FormAdmin(WorkspaceAdmin):
         if policy is not None and self._blobs is None:
             raise AdminError(
                 "no blob store is configured to keep uploaded files: set INTAKE_BLOB_URL "
-                "(see docs/uploads.md), then turn uploads on"
+                "(see docs/uploads.md), then turn uploads on",
+                field=UPLOADS,
             )
         return policy
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from attrs import frozen
 
 from intake.domain import ids
-from intake.domain.model import ApiKey
-from intake.service.admin.errors import NotFoundError
+from intake.domain.model import SUBMIT_ONLY, ApiKey, Scope
+from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.workspaces import WorkspaceAdmin
 
 
@@ -17,7 +17,12 @@ class CreatedKey:
 
 
 class KeyAdmin(WorkspaceAdmin):
-    async def create_api_key(self, workspace_id: str) -> CreatedKey:
+    async def create_api_key(
+        self, workspace_id: str, scopes: frozenset[Scope] = SUBMIT_ONLY
+    ) -> CreatedKey:
+        """A key with `scopes` (submit only unless told): shown once, kept as a hash."""
+        if not scopes:
+            raise AdminError("a key needs at least one scope", field="scopes")
         await self.workspace(workspace_id)
         secret = ids.api_key(self._ids.random_bytes(ids.API_KEY_RANDOM_BYTES))
         key = ApiKey(
@@ -26,6 +31,7 @@ class KeyAdmin(WorkspaceAdmin):
             key_hash=ids.hash_secret(secret),
             prefix=secret[: len(ids.API_KEY_PREFIX) + 6],
             created_at=self._clock.now(),
+            scopes=frozenset(scopes),
         )
         await self._store.api_keys.add(key)
         return CreatedKey(key, secret)

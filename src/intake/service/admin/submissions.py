@@ -6,7 +6,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from attrs import frozen
 
-from intake.domain.model import Submission, SubmissionStatus, describe_files
+from intake.domain.listing import ALL, SubmissionFilter
+from intake.domain.model import Submission, describe_files
 from intake.domain.uploads import StoredFile
 from intake.service.admin.errors import AdminError
 from intake.service.admin.forms import FormAdmin
@@ -25,10 +26,11 @@ class CsvRow:
 
 class SubmissionAdmin(FormAdmin):
     async def submissions(
-        self, form_id: str, status: SubmissionStatus | None = None
+        self, form_id: str, chosen: SubmissionFilter = ALL
     ) -> AsyncIterator[Submission]:
+        """The form's submissions that `chosen` matches, oldest first."""
         await self.form(form_id)
-        async for submission in self._store.submissions.iterate(form_id, status):
+        async for submission in self._store.submissions.iterate(form_id, chosen):
             yield submission
 
     def files_view(self, submission: Submission) -> list[dict[str, object]]:
@@ -48,7 +50,7 @@ class SubmissionAdmin(FormAdmin):
         return self._blobs.read(stored.key)
 
     async def export_csv_rows(
-        self, form_id: str, status: SubmissionStatus | None = None
+        self, form_id: str, chosen: SubmissionFilter = ALL
     ) -> AsyncIterator[CsvRow]:
         """The CSV rows, the header first.
 
@@ -62,7 +64,7 @@ class SubmissionAdmin(FormAdmin):
         fields: dict[str, None] = {}
         files = form.uploads is not None
         last: str | None = None
-        async for row in self._store.submissions.iterate(form_id, status):
+        async for row in self._store.submissions.iterate(form_id, chosen):
             for name in row.data:
                 fields.setdefault(name, None)
             files = files or bool(row.files)
@@ -71,7 +73,7 @@ class SubmissionAdmin(FormAdmin):
         yield CsvRow(columns, files)
         if last is None:
             return
-        async for row in self._store.submissions.iterate(form_id, status):
+        async for row in self._store.submissions.iterate(form_id, chosen):
             if row.submission_id > last:
                 break
             if all(name in fields for name in row.data):

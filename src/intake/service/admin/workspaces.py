@@ -5,7 +5,8 @@ from __future__ import annotations
 from attrs import evolve, frozen
 
 from intake.domain.model import Plan, Workspace
-from intake.domain.quota import ceiling, period
+from intake.domain.quota import ceiling, monthly_limit, period
+from intake.ports.workspaces import FormUsage
 from intake.service.admin.base import AdminBase
 from intake.service.admin.changes import WorkspaceChanges
 from intake.service.admin.errors import AdminError, NotFoundError
@@ -19,6 +20,8 @@ class WorkspaceUsage:
     used: int
     ceiling: int
     storage_used: int = 0  # bytes of files its submissions keep, whatever their status
+    limit: int = 0  # its monthly limit (its own, else its plan's); `ceiling` adds overage
+    forms: tuple[FormUsage, ...] = ()  # every form's share of `used`, by form id
 
 
 class WorkspaceAdmin(AdminBase):
@@ -69,4 +72,13 @@ class WorkspaceAdmin(AdminBase):
         month = period(self._clock.now())
         used = await self._store.workspaces.usage(workspace_id, month)
         storage = await self._store.workspaces.storage_used(workspace_id)
-        return WorkspaceUsage(workspace, month, used, ceiling(workspace, self._plans), storage)
+        forms = await self._store.workspaces.form_usage(workspace_id, month)
+        return WorkspaceUsage(
+            workspace,
+            month,
+            used,
+            ceiling(workspace, self._plans),
+            storage,
+            limit=monthly_limit(workspace, self._plans),
+            forms=tuple(forms),
+        )

@@ -1,0 +1,115 @@
+"""A delivery's record over the pool: its attempts, kept by the same statement that
+records the outcome; the owner's reads of deliveries; a test event to one endpoint; the
+retry of one delivery."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from psycopg.rows import DictRow
+
+from intake.adapters import delivery_records as sql
+from intake.adapters import sql_statements
+from intake.adapters.delivery_rules import delivery_id as make_delivery_id
+from intake.adapters.postgres import mapping
+from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.mapping import ROW_MAPPER
+from intake.adapters.sql_statements import for_psycopg
+from intake.domain.deliveries import Delivery, DeliveryPosition, DeliveryState, DestinationKind
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import DeliveryRecord
+
+
+def _with_attempt(update: str) -> str:
+    """The outcome's UPDATE, and the attempt kept only when it changed the delivery: one
+    statement, so the two are one transaction. Parameters: the UPDATE's, then the
+    attempt's time, status code and error."""
+    return "WITH done AS (" + for_psycopg(update) + _KEEP_ATTEMPT
+
+
+_KEEP_ATTEMPT = """ RETURNING delivery_id, state)
+    INSERT INTO delivery_attempts (delivery_id, attempted_at, outcome, status_code, error)
+    SELECT delivery_id, %s::timestamptz,
+        CASE WHEN state = 'delivered' THEN 'delivered' ELSE 'failed' END,
+        %s::integer, %s::text
+    FROM done
+"""
+
+
+SUCCEEDED = _with_attempt(sql_statements.SUCCEEDED)
+FAILED_AGAIN = _with_attempt(sql_statements.FAILED_AGAIN)
+FAILED_DEAD = _with_attempt(sql_statements.FAILED_DEAD)
+DROP_UNDELIVERED = for_psycopg(sql.DROP_UNDELIVERED)
+_REMOVE_ENDPOINT = for_psycopg(sql_statements.REMOVE_ENDPOINT)
+_ATTEMPTS = sql.SELECT_ATTEMPTS + " WHERE delivery_id = ANY (%s) ORDER BY attempt_id"
+_GET_RECORD = for_psycopg(sql.GET_RECORD)
+_SUBMISSION_RECORDS = for_psycopg(sql.SUBMISSION_RECORDS)
+_INSERT_PUBLISHED_EVENT = for_psycopg(sql.INSERT_PUBLISHED_EVENT)
+_INSERT_PENDING = """
+    INSERT INTO deliveries (
+        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        created_at
+    ) VALUES (%s, %s, 'webhook', %s, 'pending', 0, %s, %s)
+    RETURNING *
+"""
+_RETRY_ONE_DEAD = for_psycopg(sql.RETRY_ONE_DEAD) + " RETURNING *"
+_RETRY_ONE_PENDING = for_psycopg(sql.RETRY_ONE_PENDING) + " RETURNING *"
+_SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = %s"
+
+
+class PostgresDeliveryRecords:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def remove_endpoint(self, endpoint_id: str) -> bool:
+        async with self._db.connection() as conn, conn.transaction():
+            removed = (await conn.execute(_REMOVE_ENDPOINT, (endpoint_id,))).rowcount
+            if removed == 0:
+                return False
+            await conn.execute(DROP_UNDELIVERED, (endpoint_id,))
+        return True
+
+    async def _with_attempts(self, rows: list[DictRow]) -> list[DeliveryRecord]:
+        ids = [row["delivery_id"] for row in rows]
+        found = await self._db.fetch_all(_ATTEMPTS, (ids,)) if ids else []
+        attempts = [sql.attempt_from_row(ROW_MAPPER, row) for row in found]
+        return sql.records_from_rows(ROW_MAPPER, rows, attempts)
+
+    async def get(self, delivery_id: str) -> DeliveryRecord | None:
+        found = await self._with_attempts(await self._db.fetch_all(_GET_RECORD, (delivery_id,)))
+        return found[0] if found else None
+
+    async def of_submission(self, submission_id: str) -> list[DeliveryRecord]:
+        return await self._with_attempts(
+            await self._db.fetch_all(_SUBMISSION_RECORDS, (submission_id,))
+        )
+
+    async def of_endpoint(
+        self,
+        endpoint_id: str,
+        state: DeliveryState | None,
+        after: DeliveryPosition | None,
+        limit: int,
+    ) -> list[DeliveryRecord]:
+        query, params = sql.endpoint_records(endpoint_id, state, after, limit, mapping.moment)
+        return await self._with_attempts(await self._db.fetch_all(for_psycopg(query), params))
+
+    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+        at = mapping.moment(now)
+        new = make_delivery_id(event.event_id, DestinationKind.WEBHOOK, endpoint_id)
+        async with self._db.connection() as conn, conn.transaction():
+            await conn.execute(_INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
+            cursor = await conn.execute(_INSERT_PENDING, (new, event.event_id, endpoint_id, at, at))
+            row = await cursor.fetchone()
+        assert row is not None  # an INSERT ... RETURNING of one row
+        return ROW_MAPPER.delivery_from_row(row)
+
+    async def retry_one(self, delivery_id: str, now: datetime) -> Delivery | None:
+        at = mapping.moment(now)
+        async with self._db.connection() as conn, conn.transaction():
+            row = await (await conn.execute(_RETRY_ONE_DEAD, (at, delivery_id))).fetchone()
+            if row is None:
+                row = await (await conn.execute(_RETRY_ONE_PENDING, (at, delivery_id))).fetchone()
+            if row is None:
+                row = await (await conn.execute(_SELECT_DELIVERY, (delivery_id,))).fetchone()
+        return None if row is None else ROW_MAPPER.delivery_from_row(row)

@@ -1,0 +1,106 @@
+"""UserRepository over PostgreSQL: the statements SQLite sends too (user_statements.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from intake.adapters import user_statements as sql
+from intake.adapters.postgres import mapping
+from intake.adapters.postgres.database import Database
+from intake.adapters.sql_statements import for_psycopg
+from intake.domain.users import Membership, Session, SignInToken, User
+
+ROWS = sql.UserRows(time=mapping.moment, read_time=mapping.utc)
+
+_INSERT_USER = for_psycopg(sql.INSERT_USER)
+_GET_USER = for_psycopg(sql.GET_USER)
+_FIND_USER = for_psycopg(sql.FIND_USER)
+_LIST_USERS = for_psycopg(sql.LIST_USERS)
+_LIST_MEMBERS = for_psycopg(sql.LIST_MEMBERS)
+_DELETE_USER = for_psycopg(sql.DELETE_USER)
+_STORE_HASH = for_psycopg(sql.STORE_HASH)
+_UPSERT_MEMBERSHIP = for_psycopg(sql.UPSERT_MEMBERSHIP)
+_DELETE_MEMBERSHIP = for_psycopg(sql.DELETE_MEMBERSHIP)
+_USER_MEMBERSHIPS = for_psycopg(sql.USER_MEMBERSHIPS)
+_WORKSPACE_MEMBERSHIPS = for_psycopg(sql.WORKSPACE_MEMBERSHIPS)
+_INSERT_LINK = for_psycopg(sql.INSERT_LINK)
+_SPEND_LINK = for_psycopg(sql.SPEND_LINK)
+_INSERT_SESSION = for_psycopg(sql.INSERT_SESSION)
+_FIND_SESSION = for_psycopg(sql.FIND_SESSION)
+_TOUCH_SESSION = for_psycopg(sql.TOUCH_SESSION)
+_DELETE_SESSION = for_psycopg(sql.DELETE_SESSION)
+_DELETE_SESSIONS = for_psycopg(sql.DELETE_SESSIONS)
+
+
+class PostgresUsers:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, user: User, membership: Membership) -> bool:
+        async with self._db.connection() as conn, conn.transaction():
+            cursor = await conn.execute(_INSERT_USER, mapping.checked(ROWS.user_params(user)))
+            if cursor.rowcount == 0:
+                return False
+            params = mapping.checked(ROWS.membership_params(membership))
+            await conn.execute(_UPSERT_MEMBERSHIP, params)
+        return True
+
+    async def get(self, user_id: str) -> User | None:
+        row = await self._db.fetch_one(_GET_USER, (user_id,))
+        return None if row is None else ROWS.user(row)
+
+    async def find_by_email(self, email: str) -> User | None:
+        row = await self._db.fetch_one(_FIND_USER, (email,))
+        return None if row is None else ROWS.user(row)
+
+    async def list_users(self, workspace_id: str | None = None) -> list[User]:
+        if workspace_id is None:
+            rows = await self._db.fetch_all(_LIST_USERS)
+        else:
+            rows = await self._db.fetch_all(_LIST_MEMBERS, (workspace_id,))
+        return [ROWS.user(row) for row in rows]
+
+    async def remove(self, user_id: str) -> bool:
+        return await self._db.execute(_DELETE_USER, (user_id,)) > 0
+
+    async def set_password(self, user_id: str, password_hash: str) -> None:
+        await self._db.execute(_STORE_HASH, (password_hash, user_id))
+
+    async def add_membership(self, membership: Membership) -> None:
+        params = mapping.checked(ROWS.membership_params(membership))
+        await self._db.execute(_UPSERT_MEMBERSHIP, params)
+
+    async def remove_membership(self, user_id: str, workspace_id: str) -> bool:
+        return await self._db.execute(_DELETE_MEMBERSHIP, (user_id, workspace_id)) > 0
+
+    async def memberships(self, user_id: str) -> list[Membership]:
+        rows = await self._db.fetch_all(_USER_MEMBERSHIPS, (user_id,))
+        return [ROWS.membership(row) for row in rows]
+
+    async def workspace_memberships(self, workspace_id: str) -> list[Membership]:
+        rows = await self._db.fetch_all(_WORKSPACE_MEMBERSHIPS, (workspace_id,))
+        return [ROWS.membership(row) for row in rows]
+
+    async def add_token(self, token: SignInToken) -> None:
+        await self._db.execute(_INSERT_LINK, ROWS.token_params(token))
+
+    async def use_token(self, token_hash: bytes, now: datetime) -> SignInToken | None:
+        params = {"token_hash": bytes(token_hash), "now": mapping.moment(now)}
+        row = await self._db.fetch_one(_SPEND_LINK, params)
+        return None if row is None else ROWS.token(row)
+
+    async def add_session(self, session: Session) -> None:
+        await self._db.execute(_INSERT_SESSION, ROWS.session_params(session))
+
+    async def find_session(self, token_hash: bytes) -> Session | None:
+        row = await self._db.fetch_one(_FIND_SESSION, (bytes(token_hash),))
+        return None if row is None else ROWS.session(row)
+
+    async def touch_session(self, session_id: str, when: datetime) -> None:
+        await self._db.execute(_TOUCH_SESSION, (mapping.moment(when), session_id))
+
+    async def end_session(self, session_id: str) -> None:
+        await self._db.execute(_DELETE_SESSION, (session_id,))
+
+    async def end_sessions(self, user_id: str, keep: str | None = None) -> int:
+        return await self._db.execute(_DELETE_SESSIONS, (user_id, keep or ""))

@@ -1,0 +1,123 @@
+"""A delivery's record over the SQLite connection: its attempts, kept with the outcome
+in one transaction; the owner's reads of deliveries; a test event to one endpoint; the
+retry of one delivery. Functions the worker thread runs (see `deliveries`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+
+from intake.adapters import delivery_records as sql
+from intake.adapters.delivery_rules import delivery_id as make_delivery_id
+from intake.adapters.sqlite import mapping
+from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.mapping import ROW_MAPPER
+from intake.domain.deliveries import (
+    AttemptOutcome,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryPosition,
+    DeliveryState,
+    DestinationKind,
+    NotificationRecipient,
+)
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import DeliveryRecord
+
+_SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = ?"
+_INSERT_PENDING = """
+    INSERT INTO deliveries (
+        delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
+        created_at
+    ) VALUES (?, ?, 'webhook', ?, 'pending', 0, ?, ?)
+"""
+
+
+def recorded(
+    conn: sqlite3.Connection,
+    update: str,
+    params: Sequence[object],
+    attempt: DeliveryAttempt,
+) -> None:
+    """Runs the outcome's UPDATE and, when it changed the delivery, keeps the attempt,
+    in one transaction."""
+    with transaction(conn):
+        if conn.execute(update, params).rowcount > 0:
+            conn.execute(
+                sql.INSERT_ATTEMPT,
+                (
+                    attempt.delivery_id,
+                    mapping.time_text(attempt.attempted_at),
+                    attempt.outcome.value,
+                    attempt.status_code,
+                    attempt.error,
+                ),
+            )
+
+
+def _with_attempts(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[DeliveryRecord]:
+    ids = [row["delivery_id"] for row in rows]
+    attempts: list[DeliveryAttempt] = []
+    if ids:
+        placeholders = ", ".join("?" * len(ids))
+        query = f"{sql.SELECT_ATTEMPTS} WHERE delivery_id IN ({placeholders}) ORDER BY attempt_id"
+        attempts = [sql.attempt_from_row(ROW_MAPPER, row) for row in conn.execute(query, ids)]
+    return sql.records_from_rows(ROW_MAPPER, rows, attempts)
+
+
+def get_recipient(conn: sqlite3.Connection, recipient_id: str) -> NotificationRecipient | None:
+    row = conn.execute(sql.GET_RECIPIENT, (recipient_id,)).fetchone()
+    return None if row is None else ROW_MAPPER.recipient_from_row(row)
+
+
+def get_record(conn: sqlite3.Connection, delivery_id: str) -> DeliveryRecord | None:
+    rows = conn.execute(sql.GET_RECORD, (delivery_id,)).fetchall()
+    found = _with_attempts(conn, rows)
+    return found[0] if found else None
+
+
+def submission_records(conn: sqlite3.Connection, submission_id: str) -> list[DeliveryRecord]:
+    return _with_attempts(conn, conn.execute(sql.SUBMISSION_RECORDS, (submission_id,)).fetchall())
+
+
+def endpoint_records(
+    conn: sqlite3.Connection,
+    endpoint_id: str,
+    state: DeliveryState | None,
+    after: DeliveryPosition | None,
+    limit: int,
+) -> list[DeliveryRecord]:
+    query, params = sql.endpoint_records(endpoint_id, state, after, limit, mapping.time_text)
+    return _with_attempts(conn, conn.execute(query, params).fetchall())
+
+
+def queue_direct(
+    conn: sqlite3.Connection, event: OutboxEvent, endpoint_id: str, now: datetime
+) -> Delivery:
+    at = mapping.time_text(now)
+    new = make_delivery_id(event.event_id, DestinationKind.WEBHOOK, endpoint_id)
+    with transaction(conn):
+        conn.execute(sql.INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
+        conn.execute(_INSERT_PENDING, (new, event.event_id, endpoint_id, at, at))
+        row = conn.execute(_SELECT_DELIVERY, (new,)).fetchone()
+    return ROW_MAPPER.delivery_from_row(row)
+
+
+def retry_one(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> Delivery | None:
+    at = mapping.time_text(now)
+    with transaction(conn):
+        if conn.execute(sql.RETRY_ONE_DEAD, (at, delivery_id)).rowcount == 0:
+            conn.execute(sql.RETRY_ONE_PENDING, (at, delivery_id))
+        row = conn.execute(_SELECT_DELIVERY, (delivery_id,)).fetchone()
+    return None if row is None else ROW_MAPPER.delivery_from_row(row)
+
+
+def attempt(
+    delivery_id: str,
+    now: datetime,
+    outcome: AttemptOutcome,
+    status_code: int | None,
+    error: str | None,
+) -> DeliveryAttempt:
+    return DeliveryAttempt(delivery_id, now, outcome, status_code, error)

@@ -1,0 +1,6 @@
+-- 0008_submission_search: nothing to change. The listing reads submissions_form
+-- (form_id, submission_id) backwards for newest first, and a search (`q`) scans the
+-- form's rows in that order through the connection's intake_search_text function,
+-- stopping at a full page. docs/api.md, "Listing and search", says why there is no FTS5
+-- table: it would double what each commit writes, fold case unlike the other stores,
+-- and need three characters to use its index.

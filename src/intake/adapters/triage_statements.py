@@ -1,0 +1,31 @@
+"""The SQL of an owner's triage (release, mark spam, erase) that SQLite and PostgreSQL
+send alike, written as SQLite takes it; PostgreSQL's module renders it for psycopg
+(`sql_statements.for_psycopg`)."""
+
+from __future__ import annotations
+
+# The conditional update is what makes concurrent releases queue one event: only the
+# first finds the row not yet accepted; the others wait for its lock (PostgreSQL) or the
+# write lock (SQLite), then change nothing.
+RELEASE = """
+    UPDATE submissions SET status = 'accepted', charged_period = :period
+    WHERE submission_id = :submission_id AND status <> 'accepted'
+"""
+MARK_SPAM = "UPDATE submissions SET status = 'spam' WHERE submission_id = ?"
+# A submission's events (the outbox_submission index), to blank what they carry.
+SUBMISSION_EVENTS = "SELECT event_id, payload FROM outbox WHERE submission_id = ?"
+SET_PAYLOAD = "UPDATE outbox SET payload = ? WHERE event_id = ?"
+# Its deliveries not delivered, pending or dead: none is sent after the erasure. Their
+# attempts go with them (ON DELETE CASCADE). The delivered stay, as history: they hold
+# no submitted value.
+DROP_UNDELIVERED = """
+    DELETE FROM deliveries
+    WHERE event_id IN (SELECT event_id FROM outbox WHERE submission_id = ?)
+        AND state <> 'delivered'
+"""
+# Its idempotency records, sought by the primary key among its form's scopes
+# (domain/triage.py's key_scopes), never by a scan of every record.
+DROP_SERVER_KEYS = "DELETE FROM idempotency WHERE scope = ? AND submission_id = ?"
+DROP_PUBLIC_KEYS = """
+    DELETE FROM idempotency WHERE scope >= ? AND scope < ? AND submission_id = ?
+"""

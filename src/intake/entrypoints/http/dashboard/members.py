@@ -1,0 +1,93 @@
+"""Settings, members: every member of the user's workspaces; owners invite (the link
+mailed, or shown this once) and remove members, whose sessions end at once."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.users import Role
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.service.accounts import NewUser, NotAllowed, SignedIn
+from intake.service.admin import AdminError, NotFoundError
+
+PATH = web.PREFIX + "/settings/members"
+
+
+async def members_page(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+    return await _page(request, signed)
+
+
+async def _page(
+    request: Request,
+    signed: SignedIn,
+    *,
+    invited: NewUser | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    accounts = web.accounts(request)
+    admin = web.runtime(request).admin
+    workspaces = []
+    for membership in signed.memberships:
+        workspace_id = membership.workspace_id
+        workspaces.append(
+            {
+                "workspace": await admin.workspace(workspace_id),
+                "owner": signed.configures(workspace_id),
+                "members": await accounts.workspace_members(signed, workspace_id),
+            }
+        )
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "me": signed.user.user_id,
+        "workspaces": workspaces,
+        "roles": [role.value for role in Role],
+        "invited": invited,
+        "error": error,
+    }
+    return web.page(request, "members.html", context, status=status)
+
+
+async def invite(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+    try:
+        form = await read_form(request, signed.csrf)
+        role = Role(text(form, "role") or Role.MEMBER.value)
+        invited = await web.accounts(request).invite(
+            signed, text(form, "workspace"), text(form, "email"), role
+        )
+    except (BadFormError, NotAllowed):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    except (AdminError, ValueError) as error:
+        message = f"Email: {error}." if isinstance(error, AdminError) else "Unknown role."
+        return await _page(request, signed, error=message, status=422)
+    # The page that shows a link is never kept: Cache-Control no-store, no referrer.
+    return await _page(request, signed, invited=invited)
+
+
+async def remove(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+    try:
+        form = await read_form(request, signed.csrf)
+        await web.accounts(request).remove_member(
+            signed, text(form, "workspace"), text(form, "user")
+        )
+    except (BadFormError, NotAllowed):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    except AdminError as error:
+        return await _page(request, signed, error=f"{error}.", status=422)
+    return web.see_other(PATH)

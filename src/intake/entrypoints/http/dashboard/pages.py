@@ -1,0 +1,159 @@
+"""The dashboard's sign-in, set-password, sign-out and forms pages. Plain HTML forms:
+everything works without JavaScript."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.service.accounts import (
+    LinkRefused,
+    SignedIn,
+    SignInRefused,
+    SignInThrottled,
+)
+from intake.service.admin import AdminError
+
+SIGN_IN = web.PREFIX + "/sign-in"
+HOME = web.PREFIX
+REFUSED = "Wrong email address or password."
+
+
+def _refused_form(request: Request) -> Response:
+    return web.page(request, "refused.html", {}, status=403)
+
+
+def _sign_in_page(
+    request: Request, *, email: str = "", error: str | None = None, status: int = 200
+) -> Response:
+    token = web.form_token(request)
+    context = {"csrf": token, "email": email, "error": error}
+    response = web.page(request, "sign_in.html", context, status=status)
+    return web.with_form_cookie(response, request, token)
+
+
+async def sign_in_form(request: Request) -> Response:
+    if await web.signed_in(request) is not None:
+        return web.see_other(HOME)
+    return _sign_in_page(request)
+
+
+async def sign_in(request: Request) -> Response:
+    try:
+        form = await read_form(request, request.cookies.get(web.FORM_COOKIE, ""))
+    except BadFormError:
+        return _refused_form(request)
+    email = text(form, "email")
+    try:
+        signed = await web.accounts(request).sign_in(
+            email, text(form, "password"), web.client(request)
+        )
+    except SignInRefused:
+        return _sign_in_page(request, email=email, error=REFUSED, status=401)
+    except SignInThrottled as throttled:
+        response = _sign_in_page(
+            request, email=email, error="Too many attempts: try again later.", status=429
+        )
+        response.headers["Retry-After"] = str(throttled.retry_after)
+        return response
+    return web.start_session(web.see_other(HOME), request, signed)
+
+
+def _password_page(
+    request: Request, token: str, *, error: str | None = None, status: int = 200
+) -> Response:
+    csrf = web.form_token(request)
+    context = {"csrf": csrf, "action": f"{SIGN_IN}/{token}", "error": error}
+    response = web.page(request, "set_password.html", context, status=status)
+    return web.with_form_cookie(response, request, csrf)
+
+
+async def link_form(request: Request) -> Response:
+    return _password_page(request, request.path_params["token"])
+
+
+async def use_link(request: Request) -> Response:
+    token: str = request.path_params["token"]
+    try:
+        form = await read_form(request, request.cookies.get(web.FORM_COOKIE, ""))
+    except BadFormError:
+        return _refused_form(request)
+    password = text(form, "password")
+    if password != text(form, "confirm"):
+        return _password_page(request, token, error="The passwords differ.", status=422)
+    try:
+        signed = await web.accounts(request).use_link(token, password)
+    except AdminError as error:
+        return _password_page(request, token, error=f"Password: {error}.", status=422)
+    except LinkRefused:
+        return web.page(request, "link_refused.html", {}, status=410)
+    return web.start_session(web.see_other(HOME), request, signed)
+
+
+async def sign_out(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(SIGN_IN), request)
+    try:
+        await read_form(request, signed.csrf)
+    except BadFormError:
+        return _refused_form(request)
+    await web.accounts(request).sign_out(signed)
+    return web.end_session(web.see_other(SIGN_IN), request)
+
+
+async def home(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(SIGN_IN), request)
+    return web.page(request, "home.html", await _home_context(request, signed))
+
+
+async def _home_context(request: Request, signed: SignedIn) -> dict[str, object]:
+    admin = web.runtime(request).admin
+    workspaces = []
+    for membership in signed.memberships:
+        workspace = await admin.workspace(membership.workspace_id)
+        forms = await admin.forms(membership.workspace_id)
+        workspaces.append({"workspace": workspace, "role": membership.role.value, "forms": forms})
+    return {"csrf": signed.csrf, "email": signed.user.email, "workspaces": workspaces}
+
+
+async def password_form(request: Request) -> Response:
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(SIGN_IN), request)
+    return _change_page(request, signed)
+
+
+def _change_page(
+    request: Request, signed: SignedIn, *, error: str | None = None, status: int = 200
+) -> Response:
+    context = {"csrf": signed.csrf, "email": signed.user.email, "error": error}
+    return web.page(request, "password.html", context, status=status)
+
+
+async def change_password(request: Request) -> Response:
+    """Every other session of the user ends; this browser goes on under a new cookie."""
+    signed = await web.signed_in(request)
+    if signed is None:
+        return web.end_session(web.see_other(SIGN_IN), request)
+    try:
+        form = await read_form(request, signed.csrf)
+    except BadFormError:
+        return _refused_form(request)
+    new = text(form, "new_password")
+    if new != text(form, "confirm"):
+        return _change_page(request, signed, error="The new passwords differ.", status=422)
+    try:
+        renewed = await web.accounts(request).change_password(
+            signed, text(form, "current_password"), new
+        )
+    except AdminError as error:
+        label = "Current password" if error.field == "current_password" else "New password"
+        return _change_page(request, signed, error=f"{label}: {error}.", status=422)
+    except SignInRefused:
+        return web.end_session(web.see_other(SIGN_IN), request)
+    return web.start_session(web.see_other(HOME), request, renewed)

@@ -1,0 +1,156 @@
+"""What every dashboard page shares: the templates (autoescaped), the security headers,
+the session cookie, the CSRF checks and the `Accounts` service of the serving process."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from intake.accounts_runtime import serving_accounts
+from intake.domain.client_network import client_network
+from intake.domain.users import same_token
+from intake.entrypoints.http.client_ip import client_ip
+from intake.serve_runtime import ServeRuntime
+from intake.service.accounts import Accounts, SignedIn
+
+PREFIX = "/dashboard"
+SESSION_COOKIE = "intake_session"
+# Before sign-in there is no session: the sign-in and link forms carry this cookie's
+# value in a hidden field instead (double submit), so no other site can post them.
+FORM_COOKIE = "intake_form"
+CSRF_FIELD = "csrf"
+SESSION_COOKIE_AGE = 14 * 24 * 3600
+
+# Scripts, styles and images from this origin only, never inline; no framing; no
+# referrer (a sign-in link's path is a secret); nothing kept by caches.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self';"
+        " object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+_TEMPLATES = Jinja2Templates(
+    env=jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True,  # every value, whatever the file's name
+        undefined=jinja2.StrictUndefined,
+    )
+)
+
+
+def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    response = _TEMPLATES.TemplateResponse(request, name, context, status_code=status)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def see_other(path: str) -> Response:
+    response = RedirectResponse(path, status_code=303)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def runtime(request: Request) -> ServeRuntime:
+    found: ServeRuntime = request.app.state.runtime
+    return found
+
+
+def accounts(request: Request) -> Accounts:
+    """One `Accounts` per application, built on first use from the serving runtime."""
+    state = request.app.state
+    built: Accounts | None = getattr(state, "dashboard_accounts", None)
+    if built is None:
+        parts = runtime(request)
+        built = serving_accounts(
+            parts.settings, parts.store, parts.clock, parts.id_source, parts.rate_limiter
+        )
+        state.dashboard_accounts = built
+    return built
+
+
+def client(request: Request) -> str:
+    settings = runtime(request).settings
+    address = client_ip(
+        request.client.host if request.client else None,
+        ", ".join(request.headers.getlist("x-forwarded-for")) or None,
+        settings.trusted_proxies,
+    )
+    return str(client_network(address, settings.rate_limits.ipv6_prefix))
+
+
+def _secure(request: Request) -> bool:
+    return runtime(request).settings.public_base_url.startswith("https://")
+
+
+async def signed_in(request: Request) -> SignedIn | None:
+    secret = request.cookies.get(SESSION_COOKIE)
+    if not secret or len(secret) > 100:
+        return None
+    return await accounts(request).session(secret)
+
+
+def start_session(response: Response, request: Request, signed: SignedIn) -> Response:
+    response.set_cookie(
+        SESSION_COOKIE,
+        signed.secret,
+        max_age=SESSION_COOKIE_AGE,
+        path=PREFIX,
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request),
+    )
+    response.delete_cookie(FORM_COOKIE, path=PREFIX)
+    return response
+
+
+def end_session(response: Response, request: Request) -> Response:
+    response.delete_cookie(
+        SESSION_COOKIE, path=PREFIX, httponly=True, samesite="lax", secure=_secure(request)
+    )
+    return response
+
+
+def form_token(request: Request) -> str:
+    """The pre-sign-in form's token: the browser's, or a new one to set."""
+    current = request.cookies.get(FORM_COOKIE, "")
+    return current if 20 <= len(current) <= 100 else secrets.token_urlsafe(32)
+
+
+def with_form_cookie(response: Response, request: Request, token: str) -> Response:
+    response.set_cookie(
+        FORM_COOKIE,
+        token,
+        path=PREFIX,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+    )
+    return response
+
+
+def same_origin(request: Request) -> bool:
+    """A browser says where a form was posted from; another site's is refused. No Origin
+    (an old browser, a script) is left to the CSRF token."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    own = {f"{request.url.scheme}://{request.url.netloc}"}
+    base = urlsplit(runtime(request).settings.public_base_url)
+    own.add(f"{base.scheme}://{base.netloc}")
+    return origin in own
+
+
+def token_matches(sent: object, expected: str) -> bool:
+    return isinstance(sent, str) and bool(expected) and same_token(sent, expected)

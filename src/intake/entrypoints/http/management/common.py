@@ -1,0 +1,152 @@
+"""What every route of the management API shares: the key check, reading JSON bodies and
+query parameters, and answering in the spec's envelope. A route reads its input with
+these, calls one service (service/admin) and answers with a view of intake.presentation."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from attrs import frozen
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from intake.domain.errors import ErrorCode, IntakeError, Rejection, StorageUnavailable
+from intake.domain.model import ApiKey, Scope
+from intake.entrypoints.http.management.inputs import (
+    BodyFields,
+    page_cursor,
+    page_limit,
+    query_choices,
+    query_text,
+    query_time,
+    storable,
+)
+from intake.entrypoints.http.rendering import error_response
+from intake.service.admin import Admin, AdminError, NotFoundError
+from intake.service.api_access import ApiAccess
+
+__all__ = [
+    "BodyFields",
+    "Call",
+    "accepted",
+    "endpoint",
+    "json_object",
+    "json_response",
+    "no_content",
+    "page_cursor",
+    "page_limit",
+    "page_response",
+    "query_choices",
+    "query_text",
+    "query_time",
+]
+
+# A management request's JSON is a few fields; anything larger is no honest request.
+MAX_BODY_BYTES = 256 * 1024
+_JSON_TYPES = frozenset({"application/json"})
+
+
+@frozen
+class Call:
+    """An authorized request: the key, its workspace, and the services a route calls."""
+
+    key: ApiKey
+    admin: Admin
+    request_id: str
+
+    @property
+    def workspace_id(self) -> str:
+        return self.key.workspace_id
+
+
+Handler = Callable[[Request, Call], Awaitable[Response]]
+
+
+def endpoint(scope: Scope) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
+    """A route that needs `scope`: the key is checked first, and every refusal, from the
+    key check, the input readers or the service, answers in the spec's envelope."""
+
+    def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        @functools.wraps(handler)
+        async def route(request: Request) -> Response:
+            request_id: str = request.state.request_id
+            runtime = request.app.state.runtime
+            try:
+                access = ApiAccess(
+                    runtime.store.api_keys,
+                    runtime.rate_limiter,
+                    runtime.clock,
+                    runtime.settings.rate_limits,
+                )
+                key = await access.authorize(request.headers.get("authorization"), scope)
+                return await handler(request, Call(key, runtime.admin, request_id))
+            except (IntakeError, AdminError, StorageUnavailable) as refused:
+                rejection = _rejection(refused)
+                # A refused key is told which scheme to authenticate with.
+                challenge = {"WWW-Authenticate": "Bearer"} if rejection.status == 401 else None
+                return error_response(rejection, request_id, headers=challenge)
+
+        return route
+
+    return wrap
+
+
+def _rejection(refused: IntakeError | AdminError | StorageUnavailable) -> Rejection:
+    if isinstance(refused, IntakeError):
+        return refused.rejection
+    if isinstance(refused, NotFoundError):
+        return Rejection(ErrorCode.NOT_FOUND)
+    if isinstance(refused, AdminError):
+        fields = {refused.field or "request": str(refused)}
+        return Rejection(ErrorCode.VALIDATION_FAILED, fields=fields)
+    return Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
+
+
+async def json_object(request: Request, allowed: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The body as a JSON object holding only `allowed` fields: 415 for another content
+    type, 413 past MAX_BODY_BYTES, 400 for what is not JSON or not an object, 422 naming
+    each unknown field."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type not in _JSON_TYPES:
+        raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise IntakeError.of(ErrorCode.PAYLOAD_TOO_LARGE)
+    try:
+        document = json.loads(bytes(body))
+    except (ValueError, RecursionError):
+        raise IntakeError.of(ErrorCode.MALFORMED_REQUEST) from None
+    if not isinstance(document, dict):
+        raise IntakeError.of(ErrorCode.MALFORMED_REQUEST)
+    wrong = {name: "Unknown field." for name in document if name not in allowed}
+    wrong.update(
+        (name, "Text cannot hold NUL characters or lone surrogates.")
+        for name, value in document.items()
+        if name not in wrong and not storable(value)
+    )
+    if wrong:
+        raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=wrong)
+    return document
+
+
+def json_response(
+    document: Mapping[str, object], status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    return JSONResponse(dict(document), status_code=status, headers=dict(headers or {}))
+
+
+def page_response(items: list[dict[str, object]], next_cursor: str | None) -> Response:
+    return JSONResponse({"data": items, "next_cursor": next_cursor})
+
+
+def accepted(document: Mapping[str, object]) -> Response:
+    return json_response(document, status=202)
+
+
+def no_content() -> Response:
+    return Response(status_code=204)

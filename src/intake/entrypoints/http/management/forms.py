@@ -1,0 +1,82 @@
+"""The workspace's forms: GET and POST /v1/forms, GET and PATCH /v1/forms/{form_id}, and
+POST /v1/forms/{form_id}/rotate-key. The rules are `intake form`'s, in service/admin."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from intake.domain.model import Scope
+from intake.entrypoints.http.management.common import (
+    Call,
+    endpoint,
+    json_object,
+    json_response,
+    page_cursor,
+    page_limit,
+    page_response,
+)
+from intake.entrypoints.http.management.form_fields import (
+    CREATE_FIELDS,
+    UPDATE_FIELDS,
+    form_changes,
+    new_form,
+)
+from intake.presentation.views import form_view
+
+
+@endpoint(Scope.READ)
+async def list_forms(request: Request, call: Call) -> Response:
+    limit = page_limit(request)
+    cursor = page_cursor(request)
+    page = await call.admin.form_page(call.workspace_id, limit, cursor)
+    return page_response([form_view(form) for form in page.items], page.next_cursor)
+
+
+@endpoint(Scope.MANAGE)
+async def create_form(request: Request, call: Call) -> Response:
+    asked = new_form(await json_object(request, CREATE_FIELDS))
+    form = await call.admin.create_form(
+        call.workspace_id,
+        name=asked.name,
+        mode=asked.mode,
+        allowed_origins=asked.allowed_origins,
+        rules=asked.rules,
+        challenge=asked.challenge,
+        redirect_url=asked.redirect_url,
+        spam_threshold=asked.spam_threshold,
+        uploads=asked.uploads,
+    )
+    return json_response(form_view(form), status=201)
+
+
+@endpoint(Scope.READ)
+async def get_form(request: Request, call: Call) -> Response:
+    form = await call.admin.workspace_form(call.workspace_id, request.path_params["form_id"])
+    return json_response(form_view(form))
+
+
+@endpoint(Scope.MANAGE)
+async def update_form(request: Request, call: Call) -> Response:
+    form_id = request.path_params["form_id"]
+    # Not found before the body is read: another workspace's id tells nothing.
+    await call.admin.workspace_form(call.workspace_id, form_id)
+    changes = form_changes(await json_object(request, UPDATE_FIELDS))
+    form = await call.admin.update_owned_form(call.workspace_id, form_id, changes)
+    return json_response(form_view(form))
+
+
+@endpoint(Scope.MANAGE)
+async def rotate_key(request: Request, call: Call) -> Response:
+    form = await call.admin.rotate_owned_key(call.workspace_id, request.path_params["form_id"])
+    return json_response(form_view(form))
+
+
+ROUTES: list[Route] = [
+    Route("/v1/forms", list_forms, methods=["GET"]),
+    Route("/v1/forms", create_form, methods=["POST"]),
+    Route("/v1/forms/{form_id}", get_form, methods=["GET"]),
+    Route("/v1/forms/{form_id}", update_form, methods=["PATCH"]),
+    Route("/v1/forms/{form_id}/rotate-key", rotate_key, methods=["POST"]),
+]

@@ -1,0 +1,61 @@
+"""A form's notification recipients over HTTP: the addresses mailed for each accepted
+submission. List, add, remove."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from intake.domain.model import Scope
+from intake.entrypoints.http.management.common import (
+    BodyFields,
+    Call,
+    endpoint,
+    json_object,
+    json_response,
+    no_content,
+    page_cursor,
+    page_limit,
+    page_response,
+)
+from intake.presentation.views import recipient_view
+
+# RFC 5321's longest address.
+MAX_EMAIL = 254
+
+
+@endpoint(Scope.READ)
+async def list_recipients(request: Request, call: Call) -> Response:
+    page = await call.admin.owned_recipients(
+        call.workspace_id,
+        request.path_params["form_id"],
+        page_limit(request),
+        page_cursor(request),
+    )
+    return page_response([recipient_view(r) for r in page.items], page.next_cursor)
+
+
+@endpoint(Scope.MANAGE)
+async def add_recipient(request: Request, call: Call) -> Response:
+    body = BodyFields(await json_object(request, {"email"}))
+    email = body.text("email", required=True, max_length=MAX_EMAIL)
+    body.done()
+    assert email is not None  # required: done() refused its absence
+    recipient = await call.admin.add_owned_recipient(
+        call.workspace_id, request.path_params["form_id"], email
+    )
+    return json_response(recipient_view(recipient), status=201)
+
+
+@endpoint(Scope.MANAGE)
+async def remove_recipient(request: Request, call: Call) -> Response:
+    await call.admin.remove_owned_recipient(call.workspace_id, request.path_params["recipient_id"])
+    return no_content()
+
+
+ROUTES: list[Route] = [
+    Route("/v1/forms/{form_id}/notifications", list_recipients, methods=["GET"]),
+    Route("/v1/forms/{form_id}/notifications", add_recipient, methods=["POST"]),
+    Route("/v1/notifications/{recipient_id}", remove_recipient, methods=["DELETE"]),
+]

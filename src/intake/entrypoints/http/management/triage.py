@@ -1,0 +1,64 @@
+"""Triage over HTTP: PATCH /v1/submissions/{submission_id} releases a submission
+(`{"status": "accepted"}`) or marks it as spam (`{"status": "spam"}`); DELETE erases it
+(management-api.md, "Status changes and events")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from intake.domain.errors import ErrorCode, IntakeError
+from intake.domain.model import Scope
+from intake.domain.triage import TriageStatus
+from intake.entrypoints.http.management.common import (
+    BodyFields,
+    Call,
+    endpoint,
+    json_object,
+    json_response,
+    no_content,
+)
+from intake.presentation.views import submission_view
+
+_PATCH_FIELDS = frozenset({"status"})
+_STATUSES = ", ".join(f'"{status.value}"' for status in TriageStatus)
+
+
+@endpoint(Scope.MANAGE)
+async def change_submission(request: Request, call: Call) -> Response:
+    status = _wanted_status(await json_object(request, allowed=_PATCH_FIELDS))
+    submission = await call.admin.owned_submission(
+        call.workspace_id, request.path_params["submission_id"]
+    )
+    changed = await call.admin.set_status(submission, status)
+    return json_response(submission_view(changed, call.admin.files_view(changed)))
+
+
+def _wanted_status(document: Mapping[str, Any]) -> TriageStatus:
+    body = BodyFields(document)
+    text = body.text("status", required=True)
+    body.done()  # refuses a status missing, null or not a string
+    for status in TriageStatus:
+        if status.value == text:
+            return status
+    message = f"Must be one of {_STATUSES}."
+    raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields={"status": message})
+
+
+@endpoint(Scope.MANAGE)
+async def delete_submission(request: Request, call: Call) -> Response:
+    submission = await call.admin.owned_submission(
+        call.workspace_id, request.path_params["submission_id"]
+    )
+    await call.admin.delete_submission(submission)
+    return no_content()
+
+
+ROUTES: list[Route] = [
+    Route("/v1/submissions/{submission_id}", change_submission, methods=["PATCH"]),
+    Route("/v1/submissions/{submission_id}", delete_submission, methods=["DELETE"]),
+]

@@ -1,0 +1,317 @@
+"""The OpenAPI schemas of the management API's objects (the shapes of
+presentation/views.py, which the command line prints too) and of its request bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intake.domain.deliveries import AttemptOutcome, DeliveryState, DestinationKind
+from intake.domain.model import (
+    ChallengeProvider,
+    EventType,
+    FormMode,
+    Plan,
+    RuleKind,
+    SubmissionStatus,
+)
+from intake.entrypoints.http.management.notifications import MAX_EMAIL
+from intake.entrypoints.http.management.webhooks import MAX_URL
+from intake.service.admin.inputs import MAX_FORM_NAME
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _values(enum: Any) -> list[str]:
+    return [member.value for member in enum]
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _object(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An answer's object: every key but `optional` is always there. Keys may be added in
+    later versions, so clients must ignore the ones they do not know."""
+    return {
+        "type": "object",
+        "required": [name for name in properties if name not in optional],
+        "properties": properties,
+    }
+
+
+_STRING = {"type": "string"}
+_TIME = {"type": "string", "format": "date-time"}
+_MAYBE_TIME = _nullable(_TIME)
+_MAYBE_STRING = _nullable(_STRING)
+_COUNT = {"type": "integer", "minimum": 0}
+
+_RULE = {
+    "type": "object",
+    "required": ["field", "kind"],
+    "properties": {
+        "field": {"type": "string", "minLength": 1},
+        "kind": {"enum": _values(RuleKind)},
+        "limit": {"type": "integer", "minimum": 1, "description": "max_length only."},
+    },
+    "additionalProperties": False,
+}
+_UPLOADS = {
+    "type": "object",
+    "properties": {
+        "allowed_types": {"type": "array", "items": _STRING},
+        "max_file_size": {"type": "integer", "minimum": 1},
+        "max_total_size": {"type": "integer", "minimum": 1},
+        "max_files": {"type": "integer", "minimum": 1},
+    },
+}
+
+FORM = _object(
+    {
+        "form_id": _STRING,
+        "workspace_id": _STRING,
+        "public_form_key": _STRING,
+        "name": _STRING,
+        "mode": {"enum": _values(FormMode)},
+        "enabled": {"type": "boolean"},
+        "state": {"enum": ["enabled", "paused"]},
+        "allowed_origins": {"type": "array", "items": _STRING},
+        "rules": {"type": "array", "items": _RULE},
+        "spam_threshold": {"type": "number"},
+        "challenge": {
+            "description": "The bot-challenge provider; its secret is never shown.",
+            **_nullable({"enum": _values(ChallengeProvider)}),
+        },
+        "redirect_url": _MAYBE_STRING,
+        "uploads": {
+            "description": "The upload policy; null when the form refuses files.",
+            **_nullable({**_UPLOADS, "required": list(_UPLOADS["properties"])}),
+        },
+        "created_at": _MAYBE_TIME,
+    }
+)
+
+FILE = _object(
+    {
+        "field": _STRING,
+        "name": _STRING,
+        "size": _COUNT,
+        "type": _STRING,
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        "url": {"type": "string", "description": "A signed download link."},
+        "url_expires_at": _MAYBE_TIME,
+    },
+    optional=("url", "url_expires_at"),
+)
+
+SUBMISSION = _object(
+    {
+        "submission_id": _STRING,
+        "form_id": _STRING,
+        "status": {"enum": _values(SubmissionStatus)},
+        "subject": _MAYBE_STRING,
+        "reply_to": _MAYBE_STRING,
+        "data": {"type": "object", "description": "The fields as they were submitted."},
+        "files": {"type": "array", "items": _ref("File")},
+        "spam_score": {"type": "number"},
+        "created_at": _TIME,
+    }
+)
+
+ATTEMPT = _object(
+    {
+        "attempted_at": _TIME,
+        "outcome": {"enum": _values(AttemptOutcome)},
+        "status_code": _nullable({"type": "integer"}),
+        "error": _MAYBE_STRING,
+    }
+)
+
+DELIVERY = _object(
+    {
+        "delivery_id": _STRING,
+        "event_id": _STRING,
+        "kind": {"enum": _values(DestinationKind)},
+        "destination_id": _STRING,
+        "state": {"enum": _values(DeliveryState)},
+        "attempts": _COUNT,
+        "next_attempt_at": _MAYBE_TIME,
+        "last_error": _MAYBE_STRING,
+        "created_at": _MAYBE_TIME,
+        "delivered_at": _MAYBE_TIME,
+        "dead_at": _MAYBE_TIME,
+        "event_type": {"enum": _values(EventType)},
+        "submission_id": {
+            "description": "null for a `webhook.test` event.",
+            **_MAYBE_STRING,
+        },
+        "form_id": _STRING,
+        "attempt_log": {
+            "type": "array",
+            "items": _ref("DeliveryAttempt"),
+            "description": "Each attempt, oldest first.",
+        },
+    }
+)
+
+SUBMISSION_DETAIL = {
+    "allOf": [
+        _ref("Submission"),
+        _object(
+            {
+                "deliveries": {
+                    "type": "array",
+                    "items": _ref("Delivery"),
+                    "description": "Every webhook and mail delivery of its events.",
+                }
+            }
+        ),
+    ]
+}
+
+ENDPOINT = _object(
+    {
+        "endpoint_id": _STRING,
+        "form_id": _STRING,
+        "url": _STRING,
+        "include_flagged": {"type": "boolean"},
+        "enabled": {"type": "boolean"},
+        "created_at": _MAYBE_TIME,
+        "disabled_at": _MAYBE_TIME,
+    }
+)
+
+CREATED_ENDPOINT = {
+    "allOf": [
+        _ref("WebhookEndpoint"),
+        _object(
+            {
+                "secret": {
+                    "type": "string",
+                    "pattern": "^whsec_",
+                    "description": "Signs every delivery to it; shown only this once.",
+                }
+            }
+        ),
+    ]
+}
+
+RECIPIENT = _object(
+    {
+        "recipient_id": _STRING,
+        "form_id": _STRING,
+        "email": _STRING,
+        "created_at": _MAYBE_TIME,
+    }
+)
+
+USAGE = _object(
+    {
+        "workspace_id": _STRING,
+        "plan": {"enum": _values(Plan)},
+        "period": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+        "used": _COUNT,
+        "limit": _nullable(_COUNT),
+        "ceiling": _nullable(_COUNT),
+        "forms": {
+            "type": "array",
+            "items": _object(
+                {"form_id": _STRING, "used": _COUNT, "honeypot_hits": _COUNT},
+            ),
+        },
+    }
+)
+
+OBJECT_SCHEMAS: dict[str, Any] = {
+    "Form": FORM,
+    "File": FILE,
+    "Submission": SUBMISSION,
+    "SubmissionDetail": SUBMISSION_DETAIL,
+    "DeliveryAttempt": ATTEMPT,
+    "Delivery": DELIVERY,
+    "WebhookEndpoint": ENDPOINT,
+    "CreatedWebhookEndpoint": CREATED_ENDPOINT,
+    "NotificationRecipient": RECIPIENT,
+    "Usage": USAGE,
+}
+
+
+# -- request bodies: only the fields documented, each of its type -------------------------
+
+
+def _body(properties: dict[str, Any], *, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": list(required),
+        "properties": properties,
+        "additionalProperties": False,
+    }
+
+
+_FORM_FIELDS: dict[str, Any] = {
+    "name": {"type": "string", "minLength": 1, "maxLength": MAX_FORM_NAME},
+    "mode": {"enum": _values(FormMode)},
+    "allowed_origins": {
+        "type": "array",
+        "items": _STRING,
+        "description": "Origins (`https://www.example.com`) the public endpoint accepts; "
+        "an empty list accepts any.",
+    },
+    "challenge": _nullable(
+        {
+            "type": "object",
+            "required": ["provider", "secret"],
+            "properties": {
+                "provider": {"enum": _values(ChallengeProvider)},
+                "secret": {"type": "string", "minLength": 1},
+            },
+            "additionalProperties": False,
+        }
+    ),
+    "redirect_url": _nullable({"type": "string"}),
+    "rules": {"type": "array", "items": _RULE},
+    "spam_threshold": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "A submission scoring this much or more is spam (5.0 by default).",
+    },
+    "uploads": _nullable({**_UPLOADS, "additionalProperties": False}),
+}
+
+FORM_CREATE = _body(_FORM_FIELDS, required=("name",))
+FORM_CHANGE = _body(
+    {
+        **_FORM_FIELDS,
+        "enabled": {
+            "type": "boolean",
+            "description": "`false` pauses the form, `true` resumes it.",
+        },
+    }
+)
+SUBMISSION_CHANGE = _body(
+    {
+        "status": {
+            "enum": ["accepted", "spam"],
+            "description": "`accepted` releases a `spam` or `unverified` submission; `spam` "
+            "marks one as spam.",
+        }
+    },
+    required=("status",),
+)
+WEBHOOK_CREATE = _body(
+    {
+        "url": {
+            "type": "string",
+            "maxLength": MAX_URL,
+            "description": "An https URL on a public address; the relay posts events to it.",
+        },
+        "include_flagged": {
+            "type": "boolean",
+            "description": "Also send `submission.flagged` (spam and unverified) events.",
+        },
+    },
+    required=("url",),
+)
+RECIPIENT_CREATE = _body({"email": {"type": "string", "maxLength": MAX_EMAIL}}, required=("email",))

@@ -1,0 +1,48 @@
+"""What the stores take and answer for an owner's triage of one submission: a release, and
+an erasure (SubmissionRepository.release, .erase)."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from intake.domain.model import OutboxEvent, Submission
+
+
+@frozen
+class Release:
+    """Turns a spam or unverified submission into an accepted one, in one transaction:
+    the status, one more to the workspace's count of `period` (never refused: the owner
+    decided) with the submission charged to that month, and `event` (its new
+    `submission.created`) queued."""
+
+    submission_id: str
+    event: OutboxEvent
+    period: str  # YYYY-MM, UTC: the month of the release
+
+
+@frozen
+class Released:
+    """The submission as it is now, accepted; `changed` False when it was accepted
+    already, and nothing was written."""
+
+    submission: Submission
+    changed: bool
+
+
+@frozen
+class Erasure:
+    """Erases a submission, in one transaction: its row; its idempotency records; its
+    deliveries not delivered (pending or dead); the submitted values of its events (the
+    rows stay: decisions.md never deletes an unpublished one); its files' bytes given
+    back to its workspace's storage use; and `event` (its `submission.deleted`) queued."""
+
+    submission_id: str
+    event: OutboxEvent
+
+
+@frozen
+class Erased:
+    """The keys of the erased submission's files: their blobs are to be deleted now that
+    no row links them."""
+
+    file_keys: tuple[str, ...]

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from intake.domain.users import Membership, Session, SignInToken, User
+
+
+class UserRepository(Protocol):
+    """Users, their memberships, sign-in links and sessions."""
+
+    async def add(self, user: User, membership: Membership) -> bool:
+        """Adds the user with its first membership; False (nothing added) when a user
+        with that email address exists."""
+        ...
+
+    async def get(self, user_id: str) -> User | None: ...
+
+    async def find_by_email(self, email: str) -> User | None: ...
+
+    async def list_users(self, workspace_id: str | None = None) -> list[User]:
+        """Every user, or the members of one workspace, oldest first."""
+        ...
+
+    async def remove(self, user_id: str) -> bool:
+        """Deletes the user with its memberships, links and sessions; False if unknown."""
+        ...
+
+    async def set_password(self, user_id: str, password_hash: str) -> None: ...
+
+    async def add_membership(self, membership: Membership) -> None:
+        """Adds or replaces the user's role in that workspace."""
+        ...
+
+    async def remove_membership(self, user_id: str, workspace_id: str) -> bool: ...
+
+    async def memberships(self, user_id: str) -> list[Membership]: ...
+
+    async def workspace_memberships(self, workspace_id: str) -> list[Membership]: ...
+
+    async def add_token(self, token: SignInToken) -> None: ...
+
+    async def use_token(self, token_hash: bytes, now: datetime) -> SignInToken | None:
+        """Marks the link used and returns it, if it exists, was never used and has not
+        expired at `now`; else None. Two uses at once: one wins."""
+        ...
+
+    async def add_session(self, session: Session) -> None: ...
+
+    async def find_session(self, token_hash: bytes) -> Session | None: ...
+
+    async def touch_session(self, session_id: str, when: datetime) -> None: ...
+
+    async def end_session(self, session_id: str) -> None: ...
+
+    async def end_sessions(self, user_id: str, keep: str | None = None) -> int:
+        """Ends every session of the user but `keep`'s; returns how many ended."""
+        ...

@@ -1,0 +1,98 @@
+"""An owner's triage of one submission: release it (spam or unverified to accepted), mark
+it as spam, or erase it (management-api.md, "Status changes and events"). The HTTP API
+reaches a submission through its key's workspace (`owned_submission`); the `intake`
+command, an operator's, through its id alone (`submission`)."""
+
+from __future__ import annotations
+
+import logging
+
+from intake.domain import ids
+from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.quota import period
+from intake.domain.triage import TriageStatus, deletion_event, release_event
+from intake.ports.blobs import BlobStoreError
+from intake.ports.triage import Erasure, Release
+from intake.service.admin.base import AdminBase
+from intake.service.admin.errors import NotFoundError
+from intake.service.admin.ownership import owned, workspace_of
+
+log = logging.getLogger("intake.triage")
+
+
+class TriageAdmin(AdminBase):
+    async def submission(self, submission_id: str) -> Submission:
+        submission = await self._store.submissions.get(submission_id)
+        if submission is None:
+            raise NotFoundError(f"no submission {submission_id!r}")
+        return submission
+
+    async def owned_submission(self, workspace_id: str, submission_id: str) -> Submission:
+        """A submission of another workspace is not found, exactly as a missing one."""
+        return await owned(
+            workspace_id, submission_id, "submission", self._store.submissions.get, workspace_of
+        )
+
+    async def set_status(self, submission: Submission, status: TriageStatus) -> Submission:
+        if status is TriageStatus.ACCEPTED:
+            return await self.release(submission)
+        return await self.mark_spam(submission)
+
+    async def release(self, submission: Submission) -> Submission:
+        """Accepts a spam or unverified submission: charged to this month, whatever the
+        quota (the owner decided), and queued as a new `submission.created`, so that
+        every destination of accepted submissions gets it once. One accepted already is
+        answered as it is: nothing is charged or queued."""
+        if submission.status is SubmissionStatus.ACCEPTED:
+            return submission
+        now = self._clock.now()
+        event = release_event(self._event_id(), submission, self._signer, now)
+        released = await self._store.submissions.release(
+            Release(submission.submission_id, event, period(now))
+        )
+        if released is None:
+            raise NotFoundError(f"no submission {submission.submission_id!r}")
+        if released.changed:
+            log.info("submission released", extra=_facts(submission, event.event_id))
+        return released.submission
+
+    async def mark_spam(self, submission: Submission) -> Submission:
+        """Marks a submission as spam: nothing is queued (what was delivered stays
+        delivered), and the month's usage is not given back."""
+        marked = await self._store.submissions.mark_spam(submission.submission_id)
+        if marked is None:
+            raise NotFoundError(f"no submission {submission.submission_id!r}")
+        return marked
+
+    async def delete_submission(self, submission: Submission) -> None:
+        """Erases a submission and queues its `submission.deleted` for the webhook
+        endpoints. Its files' blobs are deleted after the store's transaction, so that
+        no stored row ever links a missing file; one that cannot be deleted now is
+        linked by no row, and the upload sweep deletes it later."""
+        now = self._clock.now()
+        event = deletion_event(self._event_id(), submission, now)
+        erased = await self._store.submissions.erase(Erasure(submission.submission_id, event))
+        if erased is None:
+            raise NotFoundError(f"no submission {submission.submission_id!r}")
+        log.info("submission erased", extra=_facts(submission, event.event_id))
+        for key in erased.file_keys:
+            if self._blobs is None:
+                log.warning("an erased submission's file is left for the upload sweep")
+                return
+            try:
+                await self._blobs.delete(key)
+            except (BlobStoreError, OSError):
+                log.warning("could not delete an erased submission's file; the sweep will")
+
+    def _event_id(self) -> str:
+        now_ms = int(self._clock.now().timestamp() * 1000)
+        return ids.time_sorted_id("evt", now_ms, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
+
+
+def _facts(submission: Submission, event_id: str) -> dict[str, object]:
+    # Ids only: never what was submitted.
+    return {
+        "submission_id": submission.submission_id,
+        "form_id": submission.form_id,
+        "event_id": event_id,
+    }

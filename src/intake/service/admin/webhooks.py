@@ -1,0 +1,243 @@
+"""A workspace's webhooks, notification recipients and deliveries, as its programs manage
+them over the API: each object reached through the key's workspace (another workspace's
+is not found, exactly as a missing one), on the rules `DestinationAdmin` applies for the
+`intake` command. Also a signed test event to one endpoint, and the retry of one
+delivery."""
+
+from __future__ import annotations
+
+import logging
+
+from attrs import frozen
+
+from intake.domain import ids
+from intake.domain.deliveries import (
+    DeliveryCursorError,
+    DeliveryPosition,
+    DeliveryState,
+    NotificationRecipient,
+    WebhookEndpoint,
+    decode_delivery_cursor,
+    encode_delivery_cursor,
+    webhook_test_event,
+)
+from intake.domain.listing import DEFAULT_PAGE
+from intake.domain.model import Submission
+from intake.ports.deliveries import DeliveryRecord
+from intake.service.admin.destinations import CreatedEndpoint, DestinationAdmin
+from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.inputs import check_page_limit, page_after
+from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned, workspace_of
+from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
+from intake.service.admin.submissions import SubmissionAdmin
+from intake.service.admin.triage import TriageAdmin
+
+log = logging.getLogger("intake.webhooks")
+
+STATE, DELIVERY_ID, ENDPOINT_ID = "state", "delivery_id", "endpoint_id"
+
+
+@frozen
+class DeliveryPage:
+    """A page of an endpoint's deliveries, newest first; `next_cursor` None: the last."""
+
+    deliveries: tuple[DeliveryRecord, ...]
+    next_cursor: str | None
+
+
+@frozen
+class SubmissionDetail:
+    """One submission as its owner reads it: its files with fresh links, and every
+    delivery of its events with their attempts."""
+
+    submission: Submission
+    files: list[dict[str, object]]
+    deliveries: list[DeliveryRecord]
+
+
+class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmin):
+    async def owned_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
+        return await owned(
+            workspace_id,
+            endpoint_id,
+            "webhook endpoint",
+            self._store.destinations.get_endpoint,
+            self._form_workspace,
+        )
+
+    async def owned_recipient(self, workspace_id: str, recipient_id: str) -> NotificationRecipient:
+        return await owned(
+            workspace_id,
+            recipient_id,
+            "notification recipient",
+            self._store.destinations.get_recipient,
+            self._form_workspace,
+        )
+
+    async def owned_delivery(self, workspace_id: str, delivery_id: str) -> DeliveryRecord:
+        return await owned(
+            workspace_id, delivery_id, "delivery", self._store.deliveries.get_delivery, workspace_of
+        )
+
+    async def _form_workspace(self, item: WebhookEndpoint | NotificationRecipient) -> str | None:
+        """A destination's workspace: its form's (None if the form has gone)."""
+        form = await self._store.forms.get(item.form_id)
+        return None if form is None else form.workspace_id
+
+    async def submission_detail(self, workspace_id: str, submission_id: str) -> SubmissionDetail:
+        submission = await self.owned_submission(workspace_id, submission_id)
+        deliveries = await self._store.deliveries.submission_deliveries(submission_id)
+        return SubmissionDetail(submission, self.files_view(submission), deliveries)
+
+    async def owned_webhooks(
+        self, workspace_id: str, form_id: str, limit: int = DEFAULT_PAGE, cursor: str | None = None
+    ) -> ShortPage[WebhookEndpoint]:
+        await self.owned_form(workspace_id, form_id)
+        endpoints = await self._store.destinations.list_endpoints(form_id)
+        return short_page(endpoints, _endpoint_position, limit, cursor)
+
+    async def add_owned_webhook(
+        self, workspace_id: str, form_id: str, url: str, *, include_flagged: bool = False
+    ) -> CreatedEndpoint:
+        await self.owned_form(workspace_id, form_id)
+        return await self.add_webhook(form_id, url, include_flagged=include_flagged)
+
+    async def remove_owned_webhook(self, workspace_id: str, endpoint_id: str) -> None:
+        """Removes the endpoint; its undelivered deliveries are dropped with it."""
+        endpoint = await self.owned_endpoint(workspace_id, endpoint_id)
+        await self.remove_webhook(endpoint.endpoint_id)
+
+    async def test_webhook(self, workspace_id: str, endpoint_id: str) -> DeliveryRecord:
+        """Queues a signed `webhook.test` event to this endpoint only: an outbox row
+        already published (no fan-out takes it) and one delivery, which the relay sends
+        as any other. A disabled endpoint is refused: the relay would not send to it."""
+        endpoint = await self.owned_endpoint(workspace_id, endpoint_id)
+        return await self._queue_test(endpoint, workspace_id)
+
+    async def test_endpoint(self, endpoint_id: str) -> DeliveryRecord:
+        """`test_webhook` for an operator (`intake webhook test`): any workspace's."""
+        endpoint = await self._endpoint(endpoint_id)
+        form = await self.form(endpoint.form_id)
+        return await self._queue_test(endpoint, form.workspace_id)
+
+    async def _endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        check_plausible_id(endpoint_id, "webhook endpoint")
+        endpoint = await self._store.destinations.get_endpoint(endpoint_id)
+        if endpoint is None:
+            raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
+        return endpoint
+
+    async def _queue_test(self, endpoint: WebhookEndpoint, workspace_id: str) -> DeliveryRecord:
+        if not endpoint.enabled:
+            raise AdminError(
+                "the endpoint is disabled (it answered 410 Gone); add it again to resume",
+                field=ENDPOINT_ID,
+            )
+        now = self._clock.now()
+        event_id = ids.time_sorted_id(
+            "evt", int(now.timestamp() * 1000), self._ids.random_bytes(ids.ID_RANDOM_BYTES)
+        )
+        event = webhook_test_event(event_id, endpoint, workspace_id, now)
+        delivery = await self._store.deliveries.queue_direct(event, endpoint.endpoint_id, now)
+        log.info(
+            "webhook test queued",
+            extra={"endpoint_id": endpoint.endpoint_id, "delivery_id": delivery.delivery_id},
+        )
+        record = await self._store.deliveries.get_delivery(delivery.delivery_id)
+        if record is None:  # purged at once: only a clock far off could do it
+            raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
+        return record
+
+    async def endpoint_delivery_page(
+        self,
+        workspace_id: str,
+        endpoint_id: str,
+        *,
+        state: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE,
+    ) -> DeliveryPage:
+        """A page of the endpoint's deliveries (in `state`, when given), newest first,
+        after the page whose `next_cursor` is `cursor`."""
+        endpoint = await self.owned_endpoint(workspace_id, endpoint_id)
+        return await self._delivery_page(endpoint, state, cursor, limit)
+
+    async def endpoint_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        state: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE,
+    ) -> DeliveryPage:
+        """`endpoint_delivery_page` for an operator (`intake webhook deliveries`)."""
+        return await self._delivery_page(await self._endpoint(endpoint_id), state, cursor, limit)
+
+    async def _delivery_page(
+        self, endpoint: WebhookEndpoint, state: str | None, cursor: str | None, limit: int
+    ) -> DeliveryPage:
+        chosen = _state(state)
+        check_page_limit(limit)
+        after = page_after(cursor, decode_delivery_cursor, DeliveryCursorError)
+        found = await self._store.deliveries.endpoint_deliveries(
+            endpoint.endpoint_id, state=chosen, after=after, limit=limit + 1
+        )
+        page = tuple(found[:limit])
+        next_cursor = None
+        if len(found) > limit:
+            last = page[-1].delivery
+            next_cursor = encode_delivery_cursor(
+                DeliveryPosition(last.created_at, last.delivery_id)
+            )
+        return DeliveryPage(page, next_cursor)
+
+    async def retry_owned_delivery(self, workspace_id: str, delivery_id: str) -> DeliveryRecord:
+        await self.owned_delivery(workspace_id, delivery_id)
+        await self.retry_delivery(delivery_id)
+        return await self.owned_delivery(workspace_id, delivery_id)
+
+    async def retry_delivery(self, delivery_id: str) -> None:
+        """Makes a dead delivery due now, its attempts counted afresh, or a pending one
+        due now. A delivered one is refused (naming `delivery_id`): it reached its
+        destination; an unknown one is not found."""
+        check_plausible_id(delivery_id, "delivery")
+        retried = await self._store.deliveries.retry_delivery(delivery_id, self._clock.now())
+        if retried is None:
+            raise NotFoundError(f"no delivery {delivery_id!r}")
+        if retried.state is DeliveryState.DELIVERED:
+            raise AdminError("the delivery was delivered already", field=DELIVERY_ID)
+
+    async def owned_recipients(
+        self, workspace_id: str, form_id: str, limit: int = DEFAULT_PAGE, cursor: str | None = None
+    ) -> ShortPage[NotificationRecipient]:
+        await self.owned_form(workspace_id, form_id)
+        recipients = await self._store.destinations.list_recipients(form_id)
+        return short_page(recipients, _recipient_position, limit, cursor)
+
+    async def add_owned_recipient(
+        self, workspace_id: str, form_id: str, email: str
+    ) -> NotificationRecipient:
+        await self.owned_form(workspace_id, form_id)
+        return await self.add_recipient(form_id, email)
+
+    async def remove_owned_recipient(self, workspace_id: str, recipient_id: str) -> None:
+        recipient = await self.owned_recipient(workspace_id, recipient_id)
+        await self.remove_recipient(recipient.recipient_id)
+
+
+def _endpoint_position(endpoint: WebhookEndpoint) -> Position:
+    return (endpoint.created_at or NO_TIME, endpoint.endpoint_id)
+
+
+def _recipient_position(recipient: NotificationRecipient) -> Position:
+    return (recipient.created_at or NO_TIME, recipient.recipient_id)
+
+
+def _state(name: str | None) -> DeliveryState | None:
+    if name is None:
+        return None
+    try:
+        return DeliveryState(name)
+    except ValueError:
+        allowed = ", ".join(state.value for state in DeliveryState)
+        raise AdminError(f"must be one of {allowed}", field=STATE) from None

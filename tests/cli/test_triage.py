@@ -1,0 +1,60 @@
+"""`intake submissions release|mark-spam|delete ID`: the same triage as the management API,
+on the embedded database."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.conftest import Cli
+from tests.cli.test_submissions import Made, made  # noqa: F401 - the fixture
+
+
+def outbox_types(cli: Cli, submission_id: str) -> list[str]:
+    events = cli.json("outbox", "list")["events"]
+    return sorted(e["event_type"] for e in events if e["submission_id"] == submission_id)
+
+
+def test_release_accepts_a_spam_submission_once(cli: Cli, made: Made) -> None:  # noqa: F811
+    released = cli.json("submissions", "release", made.spam)
+    again = cli("submissions", "release", made.spam)
+
+    assert released["submission_id"] == made.spam
+    assert released["status"] == "accepted"
+    assert again.code == 0
+    assert "was accepted already" in again.out
+    assert outbox_types(cli, made.spam) == ["submission.created", "submission.flagged"]
+    listed = cli.json("submissions", "list", "--form", made.form_id, "--status", "accepted")
+    assert {s["submission_id"] for s in listed["submissions"]} == {made.accepted, made.spam}
+
+
+def test_release_of_an_unverified_one_queues_its_created_event(cli: Cli, made: Made) -> None:  # noqa: F811
+    assert cli.json("submissions", "release", made.unverified)["status"] == "accepted"
+    assert outbox_types(cli, made.unverified) == ["submission.created", "submission.flagged"]
+
+
+def test_mark_spam_queues_nothing(cli: Cli, made: Made) -> None:  # noqa: F811
+    marked = cli.json("submissions", "mark-spam", made.accepted)
+
+    assert marked["status"] == "spam"
+    assert outbox_types(cli, made.accepted) == ["submission.created"]
+
+
+def test_delete_erases_and_then_the_id_is_unknown(cli: Cli, made: Made) -> None:  # noqa: F811
+    deleted = cli.json("submissions", "delete", made.accepted)
+
+    assert deleted == {"submission_id": made.accepted, "deleted": True}
+    assert outbox_types(cli, made.accepted) == ["submission.created", "submission.deleted"]
+    listed = cli.json("submissions", "list", "--form", made.form_id)["submissions"]
+    assert made.accepted not in {s["submission_id"] for s in listed}
+    for command in ("release", "mark-spam", "delete"):
+        refused = cli("submissions", command, made.accepted, "--json")
+        assert refused.code == 1
+        assert refused.document == {"ok": False, "error": f"no submission {made.accepted!r}"}
+
+
+@pytest.mark.parametrize("command", ["release", "mark-spam", "delete"])
+def test_an_unknown_id_is_refused(cli: Cli, command: str) -> None:
+    result = cli("submissions", command, "sub_nothing")
+
+    assert result.code == 1
+    assert "no submission 'sub_nothing'" in result.err

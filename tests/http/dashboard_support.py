@@ -1,0 +1,76 @@
+"""The dashboard mounted on the HTTP harness's service, for the dashboard's tests: its
+accounts service, a workspace with a form, and a browser's steps."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+from starlette.applications import Starlette
+
+from intake.accounts_runtime import make_accounts
+from intake.adapters.password_argon2 import Argon2PasswordHasher
+from intake.domain.users import Role
+from intake.service.accounts import Accounts
+from tests.http.conftest import Service
+
+PASSWORD = "correct horse battery"
+# Real argon2id, with less work than production's, so that the suite stays fast.
+CHEAP_ARGON2 = Argon2PasswordHasher(time_cost=1, memory_cost=1024)
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+class Dashboard:
+    """The service with the dashboard mounted, and the accounts service it runs on."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        assert isinstance(svc.app, Starlette)
+        self.app = svc.app
+        runtime = self.app.state.runtime
+        self.accounts: Accounts = make_accounts(
+            runtime.settings,
+            svc.store,
+            svc.clock,
+            svc.ids,
+            runtime.rate_limiter,
+            hasher=CHEAP_ARGON2,
+        )
+        self.app.state.dashboard_accounts = self.accounts
+        self.workspace = svc.workspace(name="Acme <b>&</b>")
+        self.form = svc.form(self.workspace.workspace_id, name="<script>alert(1)</script>")
+
+    @property
+    def client(self) -> httpx2.Client:
+        return self.svc.client
+
+    def link(self, email: str = "ada@example.com", role: Role = Role.OWNER) -> str:
+        created = self.svc.run(self.accounts.create_user, email, self.workspace.workspace_id, role)
+        assert created.link is not None
+        return "/" + created.link.split("/", 3)[3]
+
+    def csrf(self, path: str) -> str:
+        page = self.client.get(path)
+        assert page.status_code == 200
+        found = CSRF.search(page.text)
+        assert found is not None
+        return found.group(1)
+
+    def set_password(self, link: str, password: str = PASSWORD) -> httpx2.Response:
+        token = self.csrf(link)
+        return self.client.post(
+            link, data={"csrf": token, "password": password, "confirm": password}
+        )
+
+    def sign_in(
+        self, email: str, password: str, headers: dict[str, str] | None = None
+    ) -> httpx2.Response:
+        token = self.csrf("/dashboard/sign-in")
+        return self.client.post(
+            "/dashboard/sign-in",
+            data={"csrf": token, "email": email, "password": password},
+            headers=headers,
+        )
+
+    def new_browser(self) -> None:
+        self.client.cookies.clear()

@@ -1,0 +1,147 @@
+"""The dashboard's members page and password change: owners invite and remove, members
+cannot, no one reaches another workspace, and removal and a password change end
+sessions; on every store."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+import pytest
+
+from intake.domain.users import Role
+from tests.http.conftest import ServiceFactory
+from tests.http.dashboard_support import PASSWORD, Dashboard
+
+MEMBERS = "/dashboard/settings/members"
+LINK = re.compile(r"http://[^<\s]+/dashboard/sign-in/([0-9a-z]{39})")
+
+
+@pytest.fixture
+def dash(make_service: ServiceFactory) -> Dashboard:
+    return Dashboard(make_service())
+
+
+def _invite(
+    dash: Dashboard, email: str, role: str = "member", workspace: str | None = None
+) -> httpx2.Response:
+    return dash.client.post(
+        MEMBERS + "/invite",
+        data={
+            "csrf": dash.csrf(MEMBERS),
+            "workspace": workspace or dash.workspace.workspace_id,
+            "email": email,
+            "role": role,
+        },
+    )
+
+
+def test_an_owner_invites_a_member_who_signs_in_with_the_link(dash: Dashboard) -> None:
+    dash.set_password(dash.link("owner@example.com"))
+
+    invited = _invite(dash, "<b>m</b>@example.com")
+    assert invited.status_code == 422  # not an address: refused, escaped
+    assert "<b>m</b>" not in invited.text
+    invited = _invite(dash, "member@example.com")
+
+    assert invited.status_code == 200
+    found = LINK.search(invited.text)
+    assert found is not None
+    assert "member@example.com" in dash.client.get(MEMBERS).text
+    assert found.group(1) not in dash.client.get(MEMBERS).text  # shown once
+    dash.new_browser()
+    assert dash.set_password(f"/dashboard/sign-in/{found.group(1)}").status_code == 303
+    assert dash.form.form_id in dash.client.get("/dashboard").text
+
+
+def test_a_member_cannot_invite_or_remove(dash: Dashboard) -> None:
+    dash.set_password(dash.link("owner@example.com"))
+    owner = dash.svc.run(dash.svc.store.users.find_by_email, "owner@example.com")
+    assert owner is not None
+    dash.new_browser()
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+
+    page = dash.client.get(MEMBERS)
+    invite = _invite(dash, "third@example.com")
+    remove = dash.client.post(
+        MEMBERS + "/remove",
+        data={
+            "csrf": dash.csrf(MEMBERS),
+            "workspace": dash.workspace.workspace_id,
+            "user": owner.user_id,
+        },
+    )
+
+    assert page.status_code == 200
+    assert "Invite" not in page.text
+    assert invite.status_code == remove.status_code == 403
+    assert dash.svc.run(dash.svc.store.users.find_by_email, "third@example.com") is None
+
+
+def test_another_workspace_is_not_found(dash: Dashboard) -> None:
+    other = dash.svc.workspace(name="Other")
+    dash.set_password(dash.link("owner@example.com"))
+
+    answer = _invite(dash, "x@example.com", workspace=other.workspace_id)
+
+    assert answer.status_code == 404
+    assert "Other" not in dash.client.get(MEMBERS).text
+
+
+def test_removing_a_member_ends_their_session(dash: Dashboard) -> None:
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+    member_browser = dict(dash.client.cookies)
+    member = dash.svc.run(dash.svc.store.users.find_by_email, "member@example.com")
+    assert member is not None
+    dash.new_browser()
+    dash.set_password(dash.link("owner@example.com"))
+
+    removed = dash.client.post(
+        MEMBERS + "/remove",
+        data={
+            "csrf": dash.csrf(MEMBERS),
+            "workspace": dash.workspace.workspace_id,
+            "user": member.user_id,
+        },
+    )
+
+    assert removed.status_code == 303
+    assert "member@example.com" not in dash.client.get(MEMBERS).text
+    dash.new_browser()
+    dash.client.cookies.update(member_browser)
+    assert dash.client.get("/dashboard").status_code == 303
+
+
+def test_changing_the_password_ends_the_other_sessions(dash: Dashboard) -> None:
+    dash.set_password(dash.link())
+    other_browser = dict(dash.client.cookies)
+    dash.new_browser()
+    dash.sign_in("ada@example.com", PASSWORD)
+
+    wrong = dash.client.post(
+        "/dashboard/password",
+        data={
+            "csrf": dash.csrf("/dashboard/password"),
+            "current_password": "not it",
+            "new_password": "a brand new password",
+            "confirm": "a brand new password",
+        },
+    )
+    changed = dash.client.post(
+        "/dashboard/password",
+        data={
+            "csrf": dash.csrf("/dashboard/password"),
+            "current_password": PASSWORD,
+            "new_password": "a brand new password",
+            "confirm": "a brand new password",
+        },
+    )
+
+    assert wrong.status_code == 422
+    assert changed.status_code == 303
+    assert dash.client.get("/dashboard").status_code == 200  # this browser goes on
+    dash.new_browser()
+    dash.client.cookies.update(other_browser)
+    assert dash.client.get("/dashboard").status_code == 303
+    dash.new_browser()
+    assert dash.sign_in("ada@example.com", "a brand new password").status_code == 303
