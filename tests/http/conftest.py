@@ -464,14 +464,26 @@ BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
 _SERVICES = {"postgres"}
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(name, id=name, marks=[pytest.mark.services] if name in _SERVICES else [])
-        for name in BACKENDS
-    ]
-)
+def _marks_of(name: str) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.services] if name in _SERVICES else []
+
+
+@pytest.fixture(params=[pytest.param(name, id=name, marks=_marks_of(name)) for name in BACKENDS])
 def backend(request: pytest.FixtureRequest) -> Backend:
     return BACKENDS[request.param](request)
+
+
+# For a module whose tests hold one rule over every store: `make test` runs them on all
+# three, the inner loop (`make test-fast`, which leaves out `slow`) on memory alone. Such
+# a module declares its own `backend` fixture with these params.
+MEMORY_IN_THE_INNER_LOOP = [
+    pytest.param(
+        name,
+        id=name,
+        marks=[] if name == "memory" else [pytest.mark.slow, *_marks_of(name)],
+    )
+    for name in BACKENDS
+]
 
 
 class OnBackend:

@@ -22,9 +22,22 @@ from intake.domain.model import Scope
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.store import Store
 from intake.presentation.views import form_view
-from tests.http.conftest import OnBackend, Seeded, Service, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    MEMORY_IN_THE_INNER_LOOP,
+    Backend,
+    OnBackend,
+    Seeded,
+    Service,
+    assert_error,
+)
 
 MESSAGE = {"message": "Hello"}
+
+
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
 
 
 class Owner:

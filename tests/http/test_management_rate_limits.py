@@ -20,6 +20,9 @@ SUSTAINED = 3_000  # in any 10 min
 SUSTAINED_SECONDS = 600
 READ_PATH = "/v1/forms"
 
+# Each test sends a burst's worth of requests: `make test` runs them, the inner loop not.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def reader(seeded: Seeded) -> CreatedKey:

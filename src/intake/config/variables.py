@@ -20,6 +20,7 @@ from intake.config.variable import (
     secret,
     text,
 )
+from intake.domain.deliveries import DEFAULT_MAIL_FROM
 from intake.domain.limits import DEFAULT_UPLOAD_TIMEOUT, PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.quota import DEFAULT_PLANS, DEFAULT_SPAM_RETENTION_DAYS, DEFAULT_STORAGE_LIMIT
@@ -27,7 +28,6 @@ from intake.domain.ratelimit import RateLimits
 from intake.domain.signing import DEFAULT_LINK_TTL, MIN_SECRET_BYTES
 from intake.ports.challenge import DEFAULT_TIMEOUT as DEFAULT_CHALLENGE_TIMEOUT
 from intake.ports.challenge import DEFAULT_VERIFY_URLS
-from intake.service.relay import DEFAULT_MAIL_FROM
 from intake.service.sweep import DEFAULT_UPLOAD_GRACE
 
 DEFAULT_DATABASE_URL = "sqlite:///.intake/intake.db"

@@ -33,6 +33,10 @@ JITTER = 0.2
 MAX_RETRY_AFTER = timedelta(hours=10)
 
 
+# The sender of notification mail when INTAKE_MAIL_FROM is not set.
+DEFAULT_MAIL_FROM = "intake@localhost"
+
+
 class DestinationKind(enum.StrEnum):
     WEBHOOK = "webhook"
     EMAIL = "email"

@@ -151,6 +151,7 @@ class SubmissionPipeline:
         self._clock = clock
         self._ids = id_source
         self._settings = settings or PipelineSettings()
+        validation.warm_up()
 
     async def submit(self, request: SubmitRequest) -> Outcome:
         files = _RequestFiles()

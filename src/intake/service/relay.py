@@ -27,7 +27,7 @@ import anyio
 from attrs import frozen
 
 from intake.domain import webhooks
-from intake.domain.deliveries import DestinationKind, next_attempt_at
+from intake.domain.deliveries import DEFAULT_MAIL_FROM, DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
 from intake.domain.notifications import render_notification
 from intake.domain.signing import DownloadSigner
@@ -41,7 +41,6 @@ log = logging.getLogger("intake.relay")
 NO_MAILER = "no SMTP server is configured (INTAKE_SMTP_URL)"
 GONE = "HTTP 410 Gone: the endpoint is now disabled"
 # The sender of notification mail when none is configured (INTAKE_MAIL_FROM).
-DEFAULT_MAIL_FROM = "intake@localhost"
 
 
 @frozen
