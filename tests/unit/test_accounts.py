@@ -262,3 +262,29 @@ async def test_create_user_refusals(world: World) -> None:
     with pytest.raises(NotFoundError):
         await world.accounts.create_user("bob@example.com", "ws_nope", Role.MEMBER)
     assert taken.value.field == malformed.value.field == "email"
+
+
+async def test_ensure_user_links_only_while_there_is_no_password(world: World) -> None:
+    ws, other = await world.workspace(), await world.workspace("Other")
+    member = await world.accounts.create_user("demo@example.com", other, Role.MEMBER)
+
+    added = await world.accounts.ensure_user("Demo@example.com", ws, Role.OWNER)
+    again = await world.accounts.ensure_user("demo@example.com", ws, Role.MEMBER)
+
+    # One user: added to the workspace once, as an owner, keeping that role.
+    assert added.user.user_id == again.user.user_id == member.user.user_id
+    assert (added.membership.role, again.membership.role) == (Role.OWNER, Role.OWNER)
+    assert len(await world.store.users.memberships(member.user.user_id)) == 2
+    assert added.link is not None
+    assert again.link is not None
+    assert added.link != again.link
+    await world.accounts.use_link(again.link.rsplit("/", 1)[1], PASSWORD)
+
+    with_password = await world.accounts.ensure_user("demo@example.com", ws, Role.OWNER)
+
+    assert with_password.link is None
+    assert (await world.accounts.sign_in("demo@example.com", PASSWORD, "c")).user.email == (
+        "demo@example.com"
+    )
+    with pytest.raises(NotFoundError):
+        await world.accounts.ensure_user("demo@example.com", "ws_none", Role.OWNER)

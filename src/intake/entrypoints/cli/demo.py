@@ -1,4 +1,5 @@
-"""`intake demo`: a workspace and a form named "demo", and a curl command to try them."""
+"""`intake demo`: a workspace and a form named "demo", a curl command to try them, and a
+dashboard user (demo@example.com, an owner of the workspace) with a one-time sign-in link."""
 
 from __future__ import annotations
 
@@ -6,15 +7,19 @@ import argparse
 import json
 import shlex
 
+from intake.accounts_runtime import command_accounts
 from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Form, Workspace
+from intake.domain.users import Role
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
 from intake.entrypoints.cli.runner import with_runtime
 from intake.entrypoints.cli.serve import base_url
+from intake.service.accounts import NewUser
 from intake.service.admin import Admin, FormChanges, parse_rule
 
 DEMO_NAME = "demo"
+DEMO_EMAIL = "demo@example.com"
 SAMPLE = {"email": "you@example.com", "message": "Hello"}
 
 
@@ -22,7 +27,8 @@ def register(commands: Subparsers) -> None:
     add_command(
         commands,
         "demo",
-        help='make sure a workspace and a form named "demo" exist, and show how to submit to it',
+        help='make sure a workspace and a form named "demo" and a dashboard user exist, and'
+        " show how to submit to the form and sign in",
         handler=with_runtime(_demo),
     )
 
@@ -31,9 +37,14 @@ async def _demo(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
     admin = runtime.admin
     workspace = await _workspace(admin)
     form = await _form(admin, workspace)
+    demo_user = await command_accounts(runtime).ensure_user(
+        DEMO_EMAIL, workspace.workspace_id, Role.OWNER
+    )
     settings = runtime.settings
     url = f"{base_url(settings.host, settings.port)}/f/{form.public_form_key}"
     command = curl_command(url)
+    # The dashboard is where the sign-in link points: INTAKE_BASE_URL when set.
+    dashboard = f"{settings.public_base_url}/dashboard"
     out.result(
         {
             "workspace_id": workspace.workspace_id,
@@ -41,14 +52,38 @@ async def _demo(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
             "public_form_key": form.public_form_key,
             "url": url,
             "curl": command,
+            "dashboard_url": dashboard,
+            "sign_in_url": f"{dashboard}/sign-in",
+            "user_id": demo_user.user.user_id,
+            "user_email": demo_user.user.email,
+            # None once the user has a password: a link would reset it.
+            "sign_in_link": demo_user.link,
         },
         [
             f"demo form {form.form_id} in workspace {workspace.workspace_id}",
             f"public_form_key={form.public_form_key}",
+            *_dashboard_lines(dashboard, demo_user),
             "start the server with `intake serve`, then submit:",
             command,
         ],
     )
+
+
+def _dashboard_lines(dashboard: str, demo_user: NewUser) -> list[str]:
+    email = demo_user.user.email
+    role = demo_user.membership.role.value
+    lines = [f"dashboard: {dashboard} (user {email}, {role} of the demo workspace)"]
+    if demo_user.link is None:
+        return [
+            *lines,
+            f"{email} has a password already: sign in at {dashboard}/sign-in",
+            f"(forgotten? `intake user remove --email {email}`, then `intake demo` again)",
+        ]
+    return [
+        *lines,
+        f"sign_in_link={demo_user.link}",
+        f"it works once, within 24 hours, to choose the password of {email}",
+    ]
 
 
 async def _workspace(admin: Admin) -> Workspace:

@@ -32,6 +32,25 @@ class PeopleAccounts(AccountsBase):
             raise AdminError("a user with this email address exists", field="email")
         return NewUser(user, membership, await self._new_link(user.user_id, now))
 
+    async def ensure_user(self, email: str, workspace_id: str, role: Role) -> NewUser:
+        """For `intake demo`: the user of this address in the workspace, made (or added to
+        the workspace) with `role` when missing; one already there keeps their role. A
+        fresh one-time link comes with them while they have no password; once they have
+        one, none (link None): a link resets the password, and one chosen stays theirs."""
+        address = await self._checked(email, workspace_id)
+        user = await self._store.users.find_by_email(address)
+        if user is None:
+            return await self.create_user(address, workspace_id, role)
+        now = self._clock.now()
+        memberships = await self._store.users.memberships(user.user_id)
+        membership = next((m for m in memberships if m.workspace_id == workspace_id), None)
+        if membership is None:
+            membership = Membership(user.user_id, workspace_id, role, now)
+            await self._store.users.add_membership(membership)
+        if user.password_hash is not None:
+            return NewUser(user, membership, None)
+        return NewUser(user, membership, await self._new_link(user.user_id, now))
+
     async def invite(
         self, by: SignedIn, workspace_id: str, email: str, role: Role = Role.MEMBER
     ) -> NewUser:
