@@ -109,6 +109,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     # No delivery is dead: the coroutine ran, and its error reaches the caller.
     "retry": (lambda w: w.admin.retry("evt_none"), RAISES),
     "revoke_api_key": (lambda w: w.admin.revoke_api_key(w.key_id), VALUE),
+    "owned_api_key": (lambda w: w.admin.owned_api_key(w.workspace_id, w.key_id), VALUE),
     "rotate_key": (lambda w: w.admin.rotate_key(w.form_id), VALUE),
     "set_workspace_active": (lambda w: w.admin.set_workspace_active(w.workspace_id, True), VALUE),
     "submissions": (lambda w: w.admin.submissions(w.form_id), ITERATOR),

@@ -7,6 +7,7 @@ from attrs import frozen
 from intake.domain import ids
 from intake.domain.model import SUBMIT_ONLY, ApiKey, Scope
 from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.ownership import owned, workspace_of
 from intake.service.admin.workspaces import WorkspaceAdmin
 
 
@@ -42,6 +43,10 @@ class KeyAdmin(WorkspaceAdmin):
         key = await self._store.api_keys.get(key_id)
         assert key is not None
         return key
+
+    async def owned_api_key(self, workspace_id: str, key_id: str) -> ApiKey:
+        """The workspace's key `key_id`; another workspace's is as missing as none."""
+        return await owned(workspace_id, key_id, "API key", self._store.api_keys.get, workspace_of)
 
     async def api_keys(self, workspace_id: str) -> list[ApiKey]:
         await self.workspace(workspace_id)

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from intake.entrypoints.http.dashboard import members, pages
+from intake.entrypoints.http.dashboard import bulk, inbox, members, pages, settings, submission
 from intake.entrypoints.http.dashboard.web import PREFIX
 
 _STYLESHEET = Path(__file__).parent / "static" / "dashboard.css"
@@ -38,5 +38,16 @@ def routes() -> list[Route]:
         Route(members.PATH, members.members_page, methods=["GET"]),
         Route(members.PATH + "/invite", members.invite, methods=["POST"]),
         Route(members.PATH + "/remove", members.remove, methods=["POST"]),
+        Route(settings.PATH, settings.settings_page, methods=["GET"]),
+        Route(settings.PATH + "/keys", settings.create_key, methods=["POST"]),
+        Route(settings.PATH + "/keys/revoke", settings.revoke_key, methods=["POST"]),
+        Route(submission.PATH, submission.submission_page, methods=["GET"]),
+        Route(submission.PATH + "/release", submission.release, methods=["POST"]),
+        Route(submission.PATH + "/spam", submission.mark_spam, methods=["POST"]),
+        Route(submission.PATH + "/delete", submission.delete_form, methods=["GET"]),
+        Route(submission.PATH + "/delete", submission.delete, methods=["POST"]),
+        Route(inbox.FORMS + "/{form_id}", inbox.inbox_page, methods=["GET"]),
+        Route(inbox.FORMS + "/{form_id}/export", inbox.export, methods=["GET"]),
+        Route(inbox.FORMS + "/{form_id}/bulk", bulk.bulk, methods=["POST"]),
         Route(PREFIX + "/static/dashboard.css", stylesheet, methods=["GET"]),
     ]

@@ -14,12 +14,12 @@ class BadFormError(Exception):
     """A post that is too large, unreadable, or from another site: refused whole."""
 
 
-async def read_form(request: Request, expected_csrf: str) -> FormData:
+async def read_form(request: Request, expected_csrf: str, max_fields: int = 10) -> FormData:
     size = request.headers.get("content-length", "")
     if not web.same_origin(request) or (size.isdigit() and int(size) > MAX_FORM_BYTES):
         raise BadFormError
     try:
-        form = await request.form(max_files=0, max_fields=10, max_part_size=MAX_FORM_BYTES)
+        form = await request.form(max_files=0, max_fields=max_fields, max_part_size=MAX_FORM_BYTES)
     except Exception:
         raise BadFormError from None
     if not web.token_matches(form.get(web.CSRF_FIELD), expected_csrf):

@@ -15,10 +15,8 @@ from intake.service.admin import AdminError, NotFoundError
 PATH = web.PREFIX + "/settings/members"
 
 
-async def members_page(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+@web.requires_sign_in
+async def members_page(request: Request, signed: SignedIn) -> Response:
     return await _page(request, signed)
 
 
@@ -54,10 +52,8 @@ async def _page(
     return web.page(request, "members.html", context, status=status)
 
 
-async def invite(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+@web.requires_sign_in
+async def invite(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         role = Role(text(form, "role") or Role.MEMBER.value)
@@ -75,10 +71,8 @@ async def invite(request: Request) -> Response:
     return await _page(request, signed, invited=invited)
 
 
-async def remove(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(web.PREFIX + "/sign-in"), request)
+@web.requires_sign_in
+async def remove(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         await web.accounts(request).remove_member(

@@ -92,10 +92,8 @@ async def use_link(request: Request) -> Response:
     return web.start_session(web.see_other(HOME), request, signed)
 
 
-async def sign_out(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(SIGN_IN), request)
+@web.requires_sign_in
+async def sign_out(request: Request, signed: SignedIn) -> Response:
     try:
         await read_form(request, signed.csrf)
     except BadFormError:
@@ -104,10 +102,8 @@ async def sign_out(request: Request) -> Response:
     return web.end_session(web.see_other(SIGN_IN), request)
 
 
-async def home(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(SIGN_IN), request)
+@web.requires_sign_in
+async def home(request: Request, signed: SignedIn) -> Response:
     return web.page(request, "home.html", await _home_context(request, signed))
 
 
@@ -121,10 +117,8 @@ async def _home_context(request: Request, signed: SignedIn) -> dict[str, object]
     return {"csrf": signed.csrf, "email": signed.user.email, "workspaces": workspaces}
 
 
-async def password_form(request: Request) -> Response:
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(SIGN_IN), request)
+@web.requires_sign_in
+async def password_form(request: Request, signed: SignedIn) -> Response:
     return _change_page(request, signed)
 
 
@@ -135,11 +129,9 @@ def _change_page(
     return web.page(request, "password.html", context, status=status)
 
 
-async def change_password(request: Request) -> Response:
+@web.requires_sign_in
+async def change_password(request: Request, signed: SignedIn) -> Response:
     """Every other session of the user ends; this browser goes on under a new cookie."""
-    signed = await web.signed_in(request)
-    if signed is None:
-        return web.end_session(web.see_other(SIGN_IN), request)
     try:
         form = await read_form(request, signed.csrf)
     except BadFormError:

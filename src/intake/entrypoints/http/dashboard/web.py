@@ -3,7 +3,9 @@ the session cookie, the CSRF checks and the `Accounts` service of the serving pr
 
 from __future__ import annotations
 
+import functools
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -113,6 +115,23 @@ def start_session(response: Response, request: Request, signed: SignedIn) -> Res
     )
     response.delete_cookie(FORM_COOKIE, path=PREFIX)
     return response
+
+
+SignedInHandler = Callable[[Request, SignedIn], Awaitable[Response]]
+
+
+def requires_sign_in(handler: SignedInHandler) -> Callable[[Request], Awaitable[Response]]:
+    """A page for a signed-in user: without a live session, the way to the sign-in page
+    (the stale cookie cleared); with one, the handler with who is signed in."""
+
+    @functools.wraps(handler)
+    async def route(request: Request) -> Response:
+        signed = await signed_in(request)
+        if signed is None:
+            return end_session(see_other(PREFIX + "/sign-in"), request)
+        return await handler(request, signed)
+
+    return route
 
 
 def end_session(response: Response, request: Request) -> Response:

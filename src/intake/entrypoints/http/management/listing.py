@@ -3,14 +3,13 @@ export of the same filtered set as CSV or JSON lines, streamed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from intake.domain.listing import MAX_TEXT, SubmissionFilter
 from intake.domain.model import Scope, SubmissionStatus
+from intake.entrypoints.http.exports import EXPORT_TYPES, export_response
 from intake.entrypoints.http.management.common import (
     Call,
     endpoint,
@@ -21,15 +20,11 @@ from intake.entrypoints.http.management.common import (
     query_text,
     query_time,
 )
-from intake.presentation.exports import csv_text, jsonl_line
 from intake.presentation.views import submission_view
-from intake.service.admin import Admin, AdminError, submission_filter
+from intake.service.admin import AdminError, submission_filter
 
 _STATUSES = frozenset(status.value for status in SubmissionStatus)
-_FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
-# Lines are sent in chunks of about this many characters: far fewer writes than one per
-# row, and the memory an export holds stays this small whatever the number of rows.
-_CHUNK = 64 * 1024
+_FORMATS = EXPORT_TYPES
 
 
 def _filter(request: Request) -> SubmissionFilter:
@@ -64,37 +59,7 @@ async def export_submissions(request: Request, call: Call) -> Response:
     fmt = formats[0] if formats else "csv"
     # Before the first byte: a form of another workspace is a 404, not a broken stream.
     form = await call.admin.owned_form(call.workspace_id, request.path_params["form_id"])
-    write = _csv if fmt == "csv" else _jsonl
-    lines = write(call.admin, form.form_id, chosen)
-    disposition = f'attachment; filename="submissions-{form.form_id}.{fmt}"'
-    return StreamingResponse(
-        _chunks(lines),
-        media_type=_FORMATS[fmt],
-        headers={"Content-Disposition": disposition, "Cache-Control": "no-store"},
-    )
-
-
-async def _csv(admin: Admin, form_id: str, chosen: SubmissionFilter) -> AsyncIterator[str]:
-    async for row in admin.export_csv_rows(form_id, chosen):
-        yield csv_text(row)
-
-
-async def _jsonl(admin: Admin, form_id: str, chosen: SubmissionFilter) -> AsyncIterator[str]:
-    async for submission in admin.submissions(form_id, chosen):
-        yield jsonl_line(submission, admin.files_view(submission)) + "\n"
-
-
-async def _chunks(lines: AsyncIterator[str]) -> AsyncIterator[bytes]:
-    pending: list[str] = []
-    size = 0
-    async for line in lines:
-        pending.append(line)
-        size += len(line)
-        if size >= _CHUNK:
-            yield "".join(pending).encode("utf-8")
-            pending, size = [], 0
-    if pending:
-        yield "".join(pending).encode("utf-8")
+    return export_response(call.admin, form.form_id, fmt, chosen)
 
 
 ROUTES: list[Route] = [

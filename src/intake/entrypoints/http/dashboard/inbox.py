@@ -1,0 +1,234 @@
+"""A form's inbox: its submissions by status (accepted, spam, unverified), searched and
+filtered by date, a page at a time, newest first; and the export of the same filtered
+set as CSV or JSON lines. Bulk triage is in `bulk.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time, timedelta
+from urllib.parse import urlencode
+
+from attrs import frozen
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.listing import MAX_TEXT, SubmissionFilter
+from intake.domain.model import Form, Submission, SubmissionStatus
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.exports import EXPORT_TYPES, export_response
+from intake.service.accounts import SignedIn
+from intake.service.admin import AdminError, NotFoundError, submission_filter
+
+FORMS = web.PREFIX + "/forms"
+KEPT = ("status", "q", "since", "until", "per_page")  # the filter, kept across pages
+SIGN_IN = web.PREFIX + "/sign-in"
+STATUSES = tuple(status.value for status in SubmissionStatus)
+PAGE_SIZES = (25, 50)
+PREVIEW = 120  # characters of a row's one-line preview
+
+
+_STALE = "This page link is not valid any more: start from the first page."
+
+
+class BadQueryError(Exception):
+    """A query parameter the inbox cannot use; the message says which and why."""
+
+
+@frozen
+class InboxQuery:
+    """What the inbox shows, as read from its URL: `params` are the filters to keep in
+    every link it makes (tabs, pages, export)."""
+
+    status: str
+    q: str
+    since: str
+    until: str
+    per_page: int
+    cursor: str | None
+
+    def params(self, **changed: str | int) -> dict[str, str | int]:
+        kept: dict[str, str | int] = {"status": self.status}
+        for name in ("q", "since", "until"):
+            if getattr(self, name):
+                kept[name] = getattr(self, name)
+        if self.per_page != PAGE_SIZES[0]:
+            kept["per_page"] = self.per_page
+        kept.update(changed)
+        return kept
+
+    def url(self, path: str, **changed: str | int) -> str:
+        return f"{path}?{urlencode(self.params(**changed))}"
+
+    def chosen(self) -> SubmissionFilter:
+        try:
+            return submission_filter(
+                [self.status],
+                _moment(self.since, "since", 0),
+                _moment(self.until, "until", 1),
+                self.q or None,
+            )
+        except AdminError as error:
+            raise BadQueryError(f"{_LABELS.get(error.field or '', 'Filter')}: {error}.") from None
+
+
+_LABELS = {"q": "Search", "since": "From", "until": "To", "status": "Status"}
+
+
+def read_query(params: Mapping[str, str]) -> InboxQuery:
+    """The inbox's query from a URL's parameters (or a bulk post's copy of them); a value
+    that is not usable is left out of the links, and `problems` reports it."""
+    status = params.get("status", STATUSES[0])
+    size = params.get("per_page", str(PAGE_SIZES[0]))
+    return InboxQuery(
+        status=status if status in STATUSES else STATUSES[0],
+        q=params.get("q", "").strip()[: MAX_TEXT + 1],
+        since=params.get("since", "").strip()[:40],
+        until=params.get("until", "").strip()[:40],
+        per_page=int(size) if size in {str(n) for n in PAGE_SIZES} else PAGE_SIZES[0],
+        cursor=params.get("cursor") or None,
+    )
+
+
+def problems(params: Mapping[str, str]) -> list[str]:
+    found = []
+    if params.get("status", STATUSES[0]) not in STATUSES:
+        found.append(f"Status: must be one of {', '.join(STATUSES)}.")
+    if params.get("per_page", str(PAGE_SIZES[0])) not in {str(n) for n in PAGE_SIZES}:
+        found.append("Per page: must be 25 or 50.")
+    return found
+
+
+def _moment(text: str, name: str, days_after: int) -> datetime | None:
+    """A date (the whole day: `until` ends after it) or an RFC 3339 time; None if empty."""
+    if not text:
+        return None
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        pass
+    else:
+        return datetime.combine(day + timedelta(days=days_after), time(), tzinfo=UTC)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        label = _LABELS[name]
+        message = f"{label}: give a date (2026-01-31) or a time with its offset."
+        raise BadQueryError(message) from None
+    if moment.utcoffset() is None:
+        raise BadQueryError(f"{_LABELS[name]}: give the time's offset (Z or +01:00).")
+    return moment
+
+
+async def owned_form(request: Request, signed: SignedIn, form_id: str) -> Form:
+    """The form, when one of the user's workspaces has it; NotFoundError otherwise."""
+    admin = web.runtime(request).admin
+    for membership in signed.memberships:
+        try:
+            return await admin.owned_form(membership.workspace_id, form_id)
+        except NotFoundError:
+            continue
+    raise NotFoundError(f"no form {form_id!r}")
+
+
+def preview(submission: Submission) -> str:
+    """The fields on one line, `name: value`, cut to PREVIEW characters; escaped by the
+    template like every other value."""
+    parts = []
+    for name, value in submission.data.items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        parts.append(f"{name}: {shown}")
+    line = " · ".join(" ".join(part.split()) for part in parts)
+    return line if len(line) <= PREVIEW else line[: PREVIEW - 1] + "…"
+
+
+@web.requires_sign_in
+async def inbox_page(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await owned_form(request, signed, request.path_params["form_id"])
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    return await render(
+        request, signed, form, read_query(request.query_params), problems(request.query_params)
+    )
+
+
+async def render(
+    request: Request, signed: SignedIn, form: Form, query: InboxQuery, errors: list[str]
+) -> Response:
+    admin = web.runtime(request).admin
+    rows: list[dict[str, object]] = []
+    next_url = None
+    if not errors:
+        try:
+            listed = await admin.submission_page(
+                form.workspace_id,
+                form.form_id,
+                query.chosen(),
+                cursor=query.cursor,
+                limit=query.per_page,
+            )
+        except BadQueryError as error:
+            errors.append(str(error))
+        except NotFoundError:  # the form was deleted meanwhile
+            return web.page(request, "not_found.html", {}, status=404)
+        except AdminError as error:
+            stale = error.field == "cursor"
+            errors.append(_STALE if stale else f"{error}.")
+        else:
+            rows = [_row(s) for s in listed.submissions]
+            if listed.next_cursor is not None:
+                next_url = query.url(_path(form), cursor=listed.next_cursor)
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "form": form,
+        "query": query,
+        "path": _path(form),
+        "tabs": [(s, query.url(_path(form), status=s)) for s in STATUSES],
+        "rows": rows,
+        "errors": errors,
+        "next_url": next_url,
+        "first_url": query.url(_path(form)) if query.cursor else None,
+        "exports": [(f, query.url(_path(form) + "/export", format=f)) for f in EXPORT_TYPES],
+        "page_sizes": PAGE_SIZES,
+        "kept": query.params(),
+    }
+    return web.page(request, "inbox.html", context, status=422 if errors else 200)
+
+
+def _path(form: Form) -> str:
+    return f"{FORMS}/{form.form_id}"
+
+
+def _row(submission: Submission) -> dict[str, object]:
+    return {
+        "id": submission.submission_id,
+        "time": submission.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "preview": preview(submission) or "(no fields)",
+        "files": len(submission.files),
+        "status": submission.status.value,
+        "url": f"{web.PREFIX}/submissions/{submission.submission_id}",
+    }
+
+
+@web.requires_sign_in
+async def export(request: Request, signed: SignedIn) -> Response:
+    """The inbox's current filter (tab, search, dates), every page of it, as a file."""
+    try:
+        form = await owned_form(request, signed, request.path_params["form_id"])
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    query = read_query(request.query_params)
+    errors = problems(request.query_params)
+    fmt = request.query_params.get("format", "csv")
+    if fmt not in EXPORT_TYPES:
+        errors.append("Export: the format must be csv or jsonl.")
+    if errors:
+        return await render(request, signed, form, query, errors)
+    try:
+        chosen = query.chosen()
+    except BadQueryError as error:
+        return await render(request, signed, form, query, [str(error)])
+    response = export_response(web.runtime(request).admin, form.form_id, fmt, chosen)
+    response.headers.update(web.SECURITY_HEADERS)
+    return response

@@ -1,0 +1,137 @@
+"""Settings: a workspace's API keys (owners create and revoke them; a new key is shown
+on the answer page once, never again) and its plan with this month's usage."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.model import Scope
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.presentation.views import key_view, usage_view
+from intake.service.accounts import SignedIn
+from intake.service.admin import AdminError, NotFoundError
+from intake.service.admin.keys import CreatedKey
+
+PATH = web.PREFIX + "/settings"
+
+
+class _RefusedError(Exception):
+    """A post the user may not make: a member's on an owner-only action."""
+
+
+def _chosen_workspace(signed: SignedIn, wanted: str) -> str:
+    """The workspace asked for (one of the user's), else the user's first."""
+    ids = [membership.workspace_id for membership in signed.memberships]
+    if wanted:
+        if wanted not in ids:
+            raise NotFoundError("not a workspace of this user")
+        return wanted
+    if not ids:
+        raise NotFoundError("no workspace")
+    return ids[0]
+
+
+def _owner_of(signed: SignedIn, workspace_id: str) -> str:
+    if signed.role_in(workspace_id) is None:
+        raise NotFoundError("not a workspace of this user")
+    if not signed.configures(workspace_id):
+        raise _RefusedError
+    return workspace_id
+
+
+def _bar(used: int, ceiling: int, limit: int) -> dict[str, int]:
+    """Widths in percent of the ceiling, for the SVG's attributes (no inline style)."""
+
+    def share(count: int) -> int:
+        if ceiling <= 0:
+            return 100 if count > 0 else 0
+        return max(0, min(100, round(count * 100 / ceiling)))
+
+    return {"used": share(used), "limit": share(limit)}
+
+
+@web.requires_sign_in
+async def settings_page(request: Request, signed: SignedIn) -> Response:
+    try:
+        workspace_id = _chosen_workspace(signed, request.query_params.get("workspace", ""))
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    return await _page(request, signed, workspace_id)
+
+
+async def _page(
+    request: Request,
+    signed: SignedIn,
+    workspace_id: str,
+    *,
+    created: CreatedKey | None = None,
+    confirm: dict[str, object] | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    admin = web.runtime(request).admin
+    usage = await admin.usage(workspace_id)
+    names = {form.form_id: form.name for form in await admin.forms(workspace_id)}
+    context: dict[str, Any] = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "workspace": await admin.workspace(workspace_id),
+        "workspaces": [
+            await admin.workspace(membership.workspace_id) for membership in signed.memberships
+        ],
+        "owner": signed.configures(workspace_id),
+        "keys": [key_view(key) for key in await admin.api_keys(workspace_id)],
+        "scopes": [scope.value for scope in Scope],
+        "usage": usage_view(usage),
+        "bar": _bar(usage.used, usage.ceiling, usage.limit),
+        "form_names": names,
+        "created": key_view(created.key) | {"api_key": created.secret} if created else None,
+        "confirm": confirm,
+        "error": error,
+    }
+    return web.page(request, "settings.html", context, status=status)
+
+
+@web.requires_sign_in
+async def create_key(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await read_form(request, signed.csrf)
+        workspace_id = _owner_of(signed, text(form, "workspace"))
+        chosen = {value for value in form.getlist("scopes") if isinstance(value, str)}
+        scopes = frozenset(scope for scope in Scope if scope.value in chosen)
+        if chosen - {scope.value for scope in scopes}:
+            raise AdminError("unknown scope", field="scopes")
+        created = await web.runtime(request).admin.create_api_key(workspace_id, scopes)
+    except (BadFormError, _RefusedError):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    except AdminError as error:
+        message = f"Scopes: {error}."
+        return await _page(request, signed, workspace_id, error=message, status=422)
+    # The key is in this page only: never in a URL, a log or a later page (no-store).
+    return await _page(request, signed, workspace_id, created=created)
+
+
+@web.requires_sign_in
+async def revoke_key(request: Request, signed: SignedIn) -> Response:
+    """A first post asks for confirmation; the second, with `confirm`, revokes."""
+    try:
+        form = await read_form(request, signed.csrf)
+        workspace_id = _owner_of(signed, text(form, "workspace"))
+        admin = web.runtime(request).admin
+        key = await admin.owned_api_key(workspace_id, text(form, "key"))
+        if text(form, "confirm") != "yes":
+            return await _page(request, signed, workspace_id, confirm=key_view(key))
+        if not key.revoked:
+            await admin.revoke_api_key(key.key_id)
+    except (BadFormError, _RefusedError):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    return web.see_other(f"{PATH}?{urlencode({'workspace': workspace_id})}")

@@ -1,0 +1,188 @@
+"""The dashboard's submission page: fields in order, files as signed downloads, reply-to,
+deliveries with their attempts; release, spam and delete (after a confirmation) by
+members and owners with the CSRF token; no one reaches another workspace's submission;
+what the visitor typed is always shown escaped. On every store."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx2
+import pytest
+
+from intake.domain.model import SubmissionStatus
+from intake.domain.users import Role
+from tests.http.conftest import ServiceFactory
+from tests.http.dashboard_support import Dashboard
+from tests.http.test_uploads import Uploads, pdf
+
+LEASE = timedelta(minutes=2)
+HOOK = "https://hooks.example.com/intake"
+SCRIPT = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def dash(make_service: ServiceFactory) -> Dashboard:
+    return Dashboard(make_service())
+
+
+def _submit(dash: Dashboard, fields: list[tuple[str, str]], *, spam: bool = False) -> str:
+    """A submission to the dashboard's form, with one file named with markup."""
+    up = Uploads(dash.svc)
+    form = up.take_files(dash.form)
+    if spam:
+        form = dash.svc.update_form(form.form_id, spam_threshold=0.001)
+        fields = [*fields, ("site", "https://example.com/")]
+    answer = up.post(fields, [("cv", f"{SCRIPT}.pdf", pdf(500), "application/pdf")], form=form)
+    assert answer.status_code in (200, 201, 303), answer.text
+    [stored] = dash.svc.submissions(form.form_id)
+    return stored.submission_id
+
+
+def _page(submission_id: str) -> str:
+    return f"/dashboard/submissions/{submission_id}"
+
+
+def _post(dash: Dashboard, submission_id: str, action: str) -> httpx2.Response:
+    token = dash.csrf(_page(submission_id))
+    return dash.client.post(f"{_page(submission_id)}/{action}", data={"csrf": token})
+
+
+def test_the_page_shows_fields_files_reply_to_and_deliveries(dash: Dashboard) -> None:
+    svc = dash.svc
+    svc.run(svc.admin.add_webhook, dash.form.form_id, HOOK)
+    submission_id = _submit(
+        dash,
+        [
+            ("zeta", "last?"),
+            ("_replyto", "a+b@example.com"),
+            ("_subject", "Hi <b>there</b>"),
+            ("tags", "x"),
+            ("tags", "y"),
+            ("alpha", "first"),
+        ],
+    )
+    svc.run(svc.store.deliveries.fan_out, svc.clock.now(), 100)
+    [delivery] = svc.run(svc.store.deliveries.list_deliveries)
+    now = svc.clock.now()
+    svc.run(svc.store.deliveries.claim_due, now, LEASE, 100)
+    svc.run(svc.store.deliveries.record_failure, delivery.delivery_id, now, "HTTP 500", now, 500)
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+
+    page = dash.client.get(_page(submission_id))
+
+    assert page.status_code == 200, page.text
+    text = page.text
+    assert text.index("zeta") < text.index("tags") < text.index("alpha")  # their order
+    assert "<li>x</li><li>y</li>" in text
+    assert 'href="mailto:a%2Bb@example.com"' in text
+    assert "Hi &lt;b&gt;there&lt;/b&gt;" in text
+    assert f"/v1/files/{submission_id}/0?expires=" in text  # a fresh signed link
+    assert 'rel="noopener noreferrer nofollow"' in text
+    assert "webhook · submission.created" in text
+    assert "<td>failed</td>" in text
+    assert "500 · HTTP 500" in text  # the attempt's status code and error
+    assert HOOK not in text  # never a destination's URL
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_no_reply_button_without_a_valid_address(dash: Dashboard) -> None:
+    submission_id = _submit(dash, [("message", "hello")])
+    dash.set_password(dash.link("owner@example.com"))
+
+    page = dash.client.get(_page(submission_id))
+
+    assert page.status_code == 200
+    assert "mailto:" not in page.text
+
+
+def test_hostile_values_are_escaped_and_never_live_links(dash: Dashboard) -> None:
+    submission_id = _submit(
+        dash,
+        [(f"{SCRIPT}name", SCRIPT), ("site", "javascript:alert(1)"), ("_subject", SCRIPT)],
+    )
+    dash.set_password(dash.link("owner@example.com"))
+
+    page = dash.client.get(_page(submission_id))
+
+    assert page.status_code == 200, page.text
+    assert SCRIPT not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert 'href="javascript:' not in page.text
+    assert "javascript:alert(1)" in page.text  # shown as plain text
+
+
+def test_a_member_releases_and_marks_spam(dash: Dashboard) -> None:
+    submission_id = _submit(dash, [("message", "hello")], spam=True)
+    assert dash.svc.submission(submission_id).status is SubmissionStatus.SPAM
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+
+    released = _post(dash, submission_id, "release")
+
+    assert released.status_code == 303
+    assert released.headers["location"] == _page(submission_id)
+    assert dash.svc.submission(submission_id).status is SubmissionStatus.ACCEPTED
+    assert _post(dash, submission_id, "spam").status_code == 303
+    assert dash.svc.submission(submission_id).status is SubmissionStatus.SPAM
+
+
+def test_delete_asks_first_then_erases_and_goes_to_the_inbox(dash: Dashboard) -> None:
+    submission_id = _submit(dash, [("message", "hello")])
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+
+    confirm = dash.client.get(_page(submission_id) + "/delete")
+    assert confirm.status_code == 200
+    assert dash.svc.run(dash.svc.store.submissions.get, submission_id) is not None
+    deleted = _post(dash, submission_id, "delete")
+
+    assert deleted.status_code == 303
+    assert deleted.headers["location"] == f"/dashboard/forms/{dash.form.form_id}"
+    assert dash.svc.run(dash.svc.store.submissions.get, submission_id) is None
+    assert dash.client.get(_page(submission_id)).status_code == 404
+
+
+@pytest.mark.parametrize("action", ["release", "spam", "delete"])
+def test_a_post_without_the_csrf_token_changes_nothing(dash: Dashboard, action: str) -> None:
+    submission_id = _submit(dash, [("message", "hello")], spam=True)
+    dash.set_password(dash.link("owner@example.com"))
+
+    missing = dash.client.post(f"{_page(submission_id)}/{action}", data={})
+    wrong = dash.client.post(f"{_page(submission_id)}/{action}", data={"csrf": "x" * 40})
+
+    assert missing.status_code == wrong.status_code == 403
+    assert dash.svc.submission(submission_id).status is SubmissionStatus.SPAM
+
+
+@pytest.mark.parametrize("path", ["", "/delete"])
+def test_without_a_session_the_page_goes_to_sign_in(dash: Dashboard, path: str) -> None:
+    submission_id = _submit(dash, [("message", "hello")])
+
+    page = dash.client.get(_page(submission_id) + path)
+    post = dash.client.post(_page(submission_id) + "/release", data={"csrf": "x"})
+
+    assert page.status_code == post.status_code == 303
+    assert page.headers["location"] == post.headers["location"] == "/dashboard/sign-in"
+
+
+def test_another_workspaces_submission_is_not_found(dash: Dashboard) -> None:
+    submission_id = _submit(dash, [("message", "hello")], spam=True)
+    other = dash.svc.workspace(name="Other")
+    created = dash.svc.run(
+        dash.accounts.create_user, "stranger@example.com", other.workspace_id, Role.OWNER
+    )
+    assert created.link is not None
+    dash.set_password("/" + created.link.split("/", 3)[3])
+    token = dash.csrf("/dashboard/settings/members")
+
+    page = dash.client.get(_page(submission_id))
+    confirm = dash.client.get(_page(submission_id) + "/delete")
+    posts = [
+        dash.client.post(f"{_page(submission_id)}/{action}", data={"csrf": token})
+        for action in ("release", "spam", "delete")
+    ]
+
+    assert page.status_code == confirm.status_code == 404
+    assert [p.status_code for p in posts] == [404, 404, 404]
+    assert SCRIPT not in page.text
+    assert dash.svc.submission(submission_id).status is SubmissionStatus.SPAM
+    assert dash.client.get("/dashboard/submissions/%3Cb%3E").status_code == 404
