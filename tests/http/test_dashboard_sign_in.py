@@ -46,7 +46,7 @@ def test_every_value_on_the_page_is_escaped_and_the_headers_are_strict(dash: Das
     assert "frame-ancestors 'none'" in policy
     assert "unsafe-inline" not in policy
     assert home.headers["x-frame-options"] == "DENY"
-    assert home.headers["referrer-policy"] == "no-referrer"
+    assert home.headers["referrer-policy"] == "same-origin"
 
 
 def test_a_link_works_once(dash: Dashboard) -> None:

@@ -31,7 +31,9 @@ CSRF_FIELD = "csrf"
 SESSION_COOKIE_AGE = 14 * 24 * 3600
 
 # Scripts, styles and images from this origin only, never inline; no framing; no
-# referrer (a sign-in link's path is a secret); nothing kept by caches.
+# referrer to another site (a sign-in link's path is a secret), but this origin's own:
+# with "no-referrer" a browser sends `Origin: null` on a form post, which same_origin()
+# must refuse; nothing kept by caches.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self';"
@@ -39,7 +41,7 @@ SECURITY_HEADERS = {
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
