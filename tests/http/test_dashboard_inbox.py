@@ -13,8 +13,16 @@ import pytest
 
 from intake.domain.model import Scope, SubmissionStatus
 from intake.domain.users import Role
-from tests.http.conftest import ServiceFactory
+from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
 from tests.http.dashboard_support import Dashboard
+
+
+# The store rules under these pages are held on every store by the contract tests: the
+# inner loop runs this module on memory, `make test` on all three.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
+
 
 ID = re.compile(r'name="id" value="([^"]+)"')
 SITE = "https://example.com/"  # a link: scores above a threshold of 0.001

@@ -15,7 +15,22 @@ from intake.adapters.memory.senders import FakeWebhookSender
 from intake.domain.deliveries import DeliveryState, DestinationKind
 from intake.domain.model import Scope
 from intake.service.relay import Relay
-from tests.http.conftest import Seeded, Service, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    MEMORY_IN_THE_INNER_LOOP,
+    Backend,
+    Seeded,
+    Service,
+    assert_error,
+)
+
+
+# The store rules under these pages are held on every store by the contract tests: the
+# inner loop runs this module on memory, `make test` on all three.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
+
 
 HOOK = "https://hooks.example.com/intake"
 LEASE = timedelta(minutes=2)
