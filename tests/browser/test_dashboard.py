@@ -89,3 +89,9 @@ def test_a_wrong_password_and_an_unknown_address_get_the_same_page(
 
     assert texts[0] == texts[1]
     assert urlsplit(page.url).path == "/dashboard/sign-in"
+    # The same form with the right password signs in: the refusals above are refusals.
+    page.fill("#email", "known@example.com")
+    page.fill("#password", PASSWORD)
+    page.get_by_role("button").last.click()
+    page.wait_for_load_state()
+    assert urlsplit(page.url).path == "/dashboard", page.content()

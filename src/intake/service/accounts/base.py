@@ -25,6 +25,8 @@ from intake.ports.passwords import PasswordHasher
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.senders import Mailer
 from intake.ports.store import Store
+from intake.service.accounts.errors import NotAllowed
+from intake.service.admin.errors import NotFoundError
 
 SIGN_IN_PATH = "/dashboard/sign-in/"
 
@@ -67,6 +69,16 @@ class SignedIn:
     def configures(self, workspace_id: str) -> bool:
         role = self.role_in(workspace_id)
         return role is not None and role.configures
+
+    def require_owner(self, workspace_id: str) -> str:
+        """`workspace_id`, when this user may change its settings: NotFoundError for a
+        workspace that is not theirs, NotAllowed for a member's."""
+        role = self.role_in(workspace_id)
+        if role is None:
+            raise NotFoundError("no such workspace")
+        if not role.configures:
+            raise NotAllowed("owners only")
+        return workspace_id
 
 
 @frozen

@@ -10,7 +10,6 @@ from attrs import frozen
 from intake.domain.users import InvalidEmail, Membership, Role, User, normalise_email
 from intake.ports.senders import MailRejected, MailUnavailable
 from intake.service.accounts.base import AccountsBase, NewUser, SignedIn
-from intake.service.accounts.errors import NotAllowed
 from intake.service.admin.errors import AdminError, NotFoundError
 
 
@@ -57,7 +56,7 @@ class PeopleAccounts(AccountsBase):
         """An owner adds someone to their workspace. Someone new gets a link, by mail
         when mail is set up, else returned to be shown once. An existing user is added
         with no link: a link resets a password, and must not reach another person."""
-        self._require_owner(by, workspace_id)
+        by.require_owner(workspace_id)
         address = await self._checked(email, workspace_id)
         existing = await self._store.users.find_by_email(address)
         if existing is None:
@@ -103,7 +102,7 @@ class PeopleAccounts(AccountsBase):
     async def remove_member(self, by: SignedIn, workspace_id: str, user_id: str) -> None:
         """An owner removes someone from the workspace; their sessions end. Someone left
         in no workspace is removed altogether. The last owner stays."""
-        self._require_owner(by, workspace_id)
+        by.require_owner(workspace_id)
         members = await self._store.users.workspace_memberships(workspace_id)
         target = next((m for m in members if m.user_id == user_id), None)
         if target is None:
@@ -115,13 +114,6 @@ class PeopleAccounts(AccountsBase):
         await self._store.users.end_sessions(user_id)
         if not await self._store.users.memberships(user_id):
             await self._store.users.remove(user_id)
-
-    def _require_owner(self, by: SignedIn, workspace_id: str) -> None:
-        role = by.role_in(workspace_id)
-        if role is None:
-            raise NotFoundError("no such workspace")
-        if not role.configures:
-            raise NotAllowed("owners only")
 
     async def _checked(self, email: str, workspace_id: str) -> str:
         try:

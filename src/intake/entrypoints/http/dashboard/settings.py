@@ -13,15 +13,11 @@ from intake.domain.model import Scope
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
 from intake.presentation.views import key_view, usage_view
-from intake.service.accounts import SignedIn
+from intake.service.accounts import NotAllowed, SignedIn
 from intake.service.admin import AdminError, NotFoundError
 from intake.service.admin.keys import CreatedKey
 
 PATH = web.PREFIX + "/settings"
-
-
-class _RefusedError(Exception):
-    """A post the user may not make: a member's on an owner-only action."""
 
 
 def _chosen_workspace(signed: SignedIn, wanted: str) -> str:
@@ -34,14 +30,6 @@ def _chosen_workspace(signed: SignedIn, wanted: str) -> str:
     if not ids:
         raise NotFoundError("no workspace")
     return ids[0]
-
-
-def _owner_of(signed: SignedIn, workspace_id: str) -> str:
-    if signed.role_in(workspace_id) is None:
-        raise NotFoundError("not a workspace of this user")
-    if not signed.configures(workspace_id):
-        raise _RefusedError
-    return workspace_id
 
 
 def _bar(used: int, ceiling: int, limit: int) -> dict[str, int]:
@@ -101,13 +89,13 @@ async def _page(
 async def create_key(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
-        workspace_id = _owner_of(signed, text(form, "workspace"))
+        workspace_id = signed.require_owner(text(form, "workspace"))
         chosen = {value for value in form.getlist("scopes") if isinstance(value, str)}
         scopes = frozenset(scope for scope in Scope if scope.value in chosen)
         if chosen - {scope.value for scope in scopes}:
             raise AdminError("unknown scope", field="scopes")
         created = await web.runtime(request).admin.create_api_key(workspace_id, scopes)
-    except (BadFormError, _RefusedError):
+    except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
@@ -123,14 +111,14 @@ async def revoke_key(request: Request, signed: SignedIn) -> Response:
     """A first post asks for confirmation; the second, with `confirm`, revokes."""
     try:
         form = await read_form(request, signed.csrf)
-        workspace_id = _owner_of(signed, text(form, "workspace"))
+        workspace_id = signed.require_owner(text(form, "workspace"))
         admin = web.runtime(request).admin
         key = await admin.owned_api_key(workspace_id, text(form, "key"))
         if text(form, "confirm") != "yes":
             return await _page(request, signed, workspace_id, confirm=key_view(key))
         if not key.revoked:
             await admin.revoke_api_key(key.key_id)
-    except (BadFormError, _RefusedError):
+    except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
