@@ -74,8 +74,28 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _stopped(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # gone: it forks nothing more
+    return state in {"T", "t", "Z", "X"}
+
+
+def _freeze(pid: int) -> None:
+    """SIGSTOP and wait until it takes hold: a postmaster under load forks a backend
+    per connection, and one forked after the children are listed would outlive the
+    kill and hold the shared memory that the next start needs."""
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 5
+    while not _stopped(pid) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def _kill_tree(pid: int) -> None:
     """SIGKILL a process and every descendant, and wait for them to be gone."""
+    _freeze(pid)
     family: list[int] = []
     todo = [pid]
     while todo:
