@@ -11,7 +11,7 @@ import pytest
 from intake.domain.model import SubmissionStatus
 from intake.ports.store import Store
 from intake.ports.submissions import Committed, HoneypotHit
-from intake.ports.workspaces import FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage
 from tests.contract.builders import (
     FORM_ID,
     WORKSPACE_ID,
@@ -114,3 +114,31 @@ async def test_a_workspace_without_forms_has_no_form_usage(store: Store) -> None
         FormUsage(FORM_ID, 0, 0),
         FormUsage(OTHER_FORM, 0, 0),
     ]
+
+
+async def test_status_counts_take_what_came_in_the_span_by_status_now(store: Store) -> None:
+    await _seed(store)
+    for n in range(2):
+        await _commit(store, n)
+    await _commit(store, 3, status=SubmissionStatus.SPAM)
+    for n in (4, 5, 6):
+        await _commit(store, n, status=SubmissionStatus.UNVERIFIED)
+    await _commit(store, 7, form_id=OTHER_FORM, status=SubmissionStatus.SPAM)
+    await _commit(store, 8, at=FEBRUARY)  # after the span
+    await _commit(store, 9, at=JANUARY - timedelta(days=30))  # before it
+    await _commit(store, 20, form_id=STRANGER_FORM, workspace_id=OTHER_WORKSPACE)
+    since, until = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC)
+
+    counts = await store.workspaces.status_counts(WORKSPACE_ID, since, until)
+
+    assert list(counts) == [
+        FormStatusCounts(FORM_ID, accepted=2, spam=1, unverified=3),
+        FormStatusCounts(OTHER_FORM, accepted=0, spam=1, unverified=0),
+    ]
+    # A span holds its first instant, not its end.
+    await _commit(store, 30, at=until - timedelta(seconds=30))  # created at `until` exactly
+    again = await store.workspaces.status_counts(WORKSPACE_ID, since, until)
+    after = await store.workspaces.status_counts(WORKSPACE_ID, until, FEBRUARY)
+    assert [c.accepted for c in again] == [2, 0]
+    assert [c.accepted for c in after] == [1, 0]
+    assert list(await store.workspaces.status_counts("ws_none", since, until)) == []

@@ -88,6 +88,29 @@ def test_home_links_each_form_to_its_inbox(inbox: Inbox) -> None:
     assert f'href="{inbox.path}"' in inbox.dash.client.get("/dashboard").text
 
 
+def _month_cells(html: str, form_path: str) -> dict[str, str]:
+    """The home page's count in each status column of a form's row."""
+    row = html.split(f'<a href="{form_path}">', 1)[1].split("</tr>", 1)[0]
+    found = re.findall(r'\?status=(\w+)&amp;since=([\d-]+)">(\d+)</a>', row)
+    return {status: count for status, _, count in found} | {"since": found[0][1]}
+
+
+def test_home_counts_this_months_submissions_by_status(inbox: Inbox) -> None:
+    for n in range(3):
+        inbox.submit(message=f"m{n}")
+    junk = inbox.spam(message="buy now")
+    _other_workspace(inbox)  # another workspace's: never counted here
+
+    cells = _month_cells(inbox.dash.client.get("/dashboard").text, inbox.path)
+
+    month = inbox.svc.clock.now().date().replace(day=1).isoformat()
+    assert cells == {"accepted": "3", "spam": "1", "unverified": "0", "since": month}
+    # Released, it moves to the accepted column.
+    assert inbox.bulk({"action": "release", "id": [junk]}).status_code == 303
+    cells = _month_cells(inbox.dash.client.get("/dashboard").text, inbox.path)
+    assert (cells["accepted"], cells["spam"]) == ("4", "0")
+
+
 def test_tabs_search_and_dates_filter_the_rows(inbox: Inbox) -> None:
     first = inbox.submit(message="hello apple")
     second = inbox.submit(message="hello pear")

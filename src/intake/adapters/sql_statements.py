@@ -77,6 +77,24 @@ FORM_USAGE = """
 """
 
 
+# Each form's submissions received in [since, until), by status (submissions_form_status).
+STATUS_COUNTS = """
+    SELECT f.form_id,
+        (SELECT count(*) FROM submissions AS s WHERE s.form_id = f.form_id
+            AND s.status = 'accepted' AND s.created_at >= :since AND s.created_at < :until)
+            AS accepted,
+        (SELECT count(*) FROM submissions AS s WHERE s.form_id = f.form_id
+            AND s.status = 'spam' AND s.created_at >= :since AND s.created_at < :until)
+            AS spam,
+        (SELECT count(*) FROM submissions AS s WHERE s.form_id = f.form_id
+            AND s.status = 'unverified' AND s.created_at >= :since AND s.created_at < :until)
+            AS unverified
+    FROM forms AS f
+    WHERE f.workspace_id = :workspace_id
+    ORDER BY f.form_id
+"""
+
+
 def form_usage_params(workspace_id: str, period: str) -> dict[str, str]:
     """FORM_USAGE's parameters: the period and its days (a day past the month's last
     matches no row, so the 31st bounds every month)."""

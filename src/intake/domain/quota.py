@@ -47,6 +47,14 @@ def storage_ceiling(workspace: Workspace, default: int = DEFAULT_STORAGE_LIMIT) 
     return workspace.storage_limit if workspace.storage_limit is not None else default
 
 
+def month_span(moment: datetime) -> tuple[datetime, datetime]:
+    """The calendar month in UTC that a moment falls in, as [first instant, next month's)."""
+    utc = moment.astimezone(UTC)
+    start = datetime(utc.year, utc.month, 1, tzinfo=UTC)
+    following = datetime(utc.year + utc.month // 12, utc.month % 12 + 1, 1, tzinfo=UTC)
+    return start, following
+
+
 def period(moment: datetime) -> str:
     """The quota period a moment falls in: its calendar month in UTC, as `YYYY-MM`."""
     utc = moment.astimezone(UTC)

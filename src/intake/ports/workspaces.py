@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from attrs import frozen
@@ -16,6 +17,17 @@ class FormUsage:
     form_id: str
     used: int
     honeypot_hits: int
+
+
+@frozen
+class FormStatusCounts:
+    """One form's submissions received in a span of time, by the status they have now
+    (what the dashboard's list of forms shows for the month)."""
+
+    form_id: str
+    accepted: int = 0
+    spam: int = 0
+    unverified: int = 0
 
 
 class WorkspaceRepository(Protocol):
@@ -40,6 +52,13 @@ class WorkspaceRepository(Protocol):
         """Every form of the workspace, by form id, with its submissions charged in the
         period (`YYYY-MM`: their `charged_period`) and its honeypot hits on the period's
         days; one query, whatever the number of forms."""
+        ...
+
+    async def status_counts(
+        self, workspace_id: str, since: datetime, until: datetime
+    ) -> Sequence[FormStatusCounts]:
+        """Every form of the workspace, by form id, with its submissions received in
+        [since, until) by status; one query, whatever the number of forms."""
         ...
 
     async def storage_used(self, workspace_id: str) -> int:

@@ -16,7 +16,7 @@ from intake.domain.deliveries import DeliveryState
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import ApiKey, Form, FormMode, Submission, Workspace
+from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
 from intake.domain.quota import period as quota_period
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
@@ -37,7 +37,10 @@ from intake.ports.submissions import (
     StorageFull,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
-from intake.ports.workspaces import FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage
+
+# FormStatusCounts' fields, in order.
+COUNTED = (SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM, SubmissionStatus.UNVERIFIED)
 
 
 class InMemoryWorkspaces(Repository):
@@ -77,6 +80,23 @@ class InMemoryWorkspaces(Repository):
             if form_id in hits and day.startswith(period + "-"):
                 hits[form_id] += count
         return [FormUsage(form_id, used[form_id], hits[form_id]) for form_id in forms]
+
+    async def status_counts(
+        self, workspace_id: str, since: datetime, until: datetime
+    ) -> Sequence[FormStatusCounts]:
+        tables = self._t
+        forms = sorted(f.form_id for f in tables.forms.values() if f.workspace_id == workspace_id)
+        counts = {form_id: dict.fromkeys(COUNTED, 0) for form_id in forms}
+        for submission in tables.submissions.values():
+            by_status = counts.get(submission.form_id)
+            if by_status is None or not utc(since) <= utc(submission.created_at) < utc(until):
+                continue
+            if submission.status in by_status:
+                by_status[submission.status] += 1
+        return [
+            FormStatusCounts(form_id, *(counts[form_id][status] for status in COUNTED))
+            for form_id in forms
+        ]
 
     async def usage_in_period(self, period: str) -> Sequence[tuple[Workspace, int]]:
         tables = self._t

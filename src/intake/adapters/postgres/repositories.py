@@ -15,7 +15,7 @@ from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
-from intake.ports.workspaces import FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage
 
 # Workspaces
 
@@ -30,6 +30,7 @@ _USAGE = """
 """
 _USAGE_IN_PERIOD = for_psycopg(sql.USAGE_IN_PERIOD)
 _FORM_USAGE = for_psycopg(sql.FORM_USAGE)
+_STATUS_COUNTS = for_psycopg(sql.STATUS_COUNTS)
 
 
 class PostgresWorkspaces:
@@ -67,6 +68,15 @@ class PostgresWorkspaces:
         rows = await self._db.fetch_all(_FORM_USAGE, sql.form_usage_params(workspace_id, period))
         return [
             FormUsage(row["form_id"], int(row["used"]), int(row["honeypot_hits"])) for row in rows
+        ]
+
+    async def status_counts(
+        self, workspace_id: str, since: datetime, until: datetime
+    ) -> Sequence[FormStatusCounts]:
+        span = {"workspace_id": workspace_id, "since": since, "until": until}
+        return [
+            FormStatusCounts(row["form_id"], row["accepted"], row["spam"], row["unverified"])
+            for row in await self._db.fetch_all(_STATUS_COUNTS, span)
         ]
 
     async def storage_used(self, workspace_id: str) -> int:

@@ -13,7 +13,7 @@ from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
-from intake.ports.workspaces import FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage
 
 # The statements are the ones PostgreSQL sends too (adapters/sql_statements.py), in
 # sqlite3's own placeholder styles: sent as written.
@@ -27,6 +27,7 @@ _LIST_WORKSPACES = sql.LIST_WORKSPACES
 _USAGE = "SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?"
 _USAGE_IN_PERIOD = sql.USAGE_IN_PERIOD
 _FORM_USAGE = sql.FORM_USAGE
+_STATUS_COUNTS = sql.STATUS_COUNTS
 
 
 def _add_workspace(conn: sqlite3.Connection, workspace: Workspace) -> None:
@@ -63,6 +64,17 @@ def _form_usage(conn: sqlite3.Connection, workspace_id: str, period: str) -> lis
     return [FormUsage(row["form_id"], int(row["used"]), int(row["honeypot_hits"])) for row in rows]
 
 
+def _status_counts(
+    conn: sqlite3.Connection, workspace_id: str, since: datetime, until: datetime
+) -> list[FormStatusCounts]:
+    span = {"workspace_id": workspace_id, "since": mapping.time_text(since)}
+    rows = conn.execute(_STATUS_COUNTS, span | {"until": mapping.time_text(until)})
+    return [
+        FormStatusCounts(row["form_id"], row["accepted"], row["spam"], row["unverified"])
+        for row in rows
+    ]
+
+
 class SqliteWorkspaces:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
@@ -87,6 +99,11 @@ class SqliteWorkspaces:
 
     async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
         return await self._worker.run(_form_usage, workspace_id, period)
+
+    async def status_counts(
+        self, workspace_id: str, since: datetime, until: datetime
+    ) -> Sequence[FormStatusCounts]:
+        return await self._worker.run(_status_counts, workspace_id, since, until)
 
     async def storage_used(self, workspace_id: str) -> int:
         return await self._worker.run(file_storage.storage_used, workspace_id)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from attrs import evolve, frozen
 
 from intake.domain.model import Plan, Workspace
-from intake.domain.quota import ceiling, monthly_limit, period
-from intake.ports.workspaces import FormUsage
+from intake.domain.quota import ceiling, month_span, monthly_limit, period
+from intake.ports.workspaces import FormStatusCounts, FormUsage
 from intake.service.admin.base import AdminBase
 from intake.service.admin.changes import WorkspaceChanges
 from intake.service.admin.errors import AdminError, NotFoundError
@@ -22,6 +24,12 @@ class WorkspaceUsage:
     storage_used: int = 0  # bytes of files its submissions keep, whatever their status
     limit: int = 0  # its monthly limit (its own, else its plan's); `ceiling` adds overage
     forms: tuple[FormUsage, ...] = ()  # every form's share of `used`, by form id
+
+
+@frozen
+class MonthCounts:
+    since: datetime  # the month's first instant
+    forms: dict[str, FormStatusCounts]  # by form id
 
 
 class WorkspaceAdmin(AdminBase):
@@ -66,6 +74,12 @@ class WorkspaceAdmin(AdminBase):
         workspace = changes.apply(await self.workspace(workspace_id))
         await self._store.workspaces.update(workspace)
         return workspace
+
+    async def month_counts(self, workspace_id: str) -> MonthCounts:
+        """Each form's submissions received this calendar month (UTC), by status now."""
+        since, until = month_span(self._clock.now())
+        counts = await self._store.workspaces.status_counts(workspace_id, since, until)
+        return MonthCounts(since, {entry.form_id: entry for entry in counts})
 
     async def usage(self, workspace_id: str) -> WorkspaceUsage:
         workspace = await self.workspace(workspace_id)

@@ -113,7 +113,16 @@ async def _home_context(request: Request, signed: SignedIn) -> dict[str, object]
     for membership in signed.memberships:
         workspace = await admin.workspace(membership.workspace_id)
         forms = await admin.forms(membership.workspace_id)
-        workspaces.append({"workspace": workspace, "role": membership.role.value, "forms": forms})
+        month = await admin.month_counts(membership.workspace_id)
+        rows = [{"form": form, "month": month.forms.get(form.form_id)} for form in forms]
+        workspaces.append(
+            {
+                "workspace": workspace,
+                "role": membership.role.value,
+                "forms": rows,
+                "month_start": month.since.date().isoformat(),
+            }
+        )
     return {"csrf": signed.csrf, "email": signed.user.email, "workspaces": workspaces}
 
 
