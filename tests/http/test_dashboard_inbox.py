@@ -13,6 +13,7 @@ import pytest
 
 from intake.domain.model import Scope, SubmissionStatus
 from intake.domain.users import Role
+from intake.entrypoints.http.dashboard import home
 from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
 from tests.http.dashboard_support import Dashboard
 
@@ -25,6 +26,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 ID = re.compile(r'name="id" value="([^"]+)"')
+FORM_LINK = re.compile(r'<td><a href="/dashboard/forms/(frm_\w+)">')
 SITE = "https://example.com/"  # a link: scores above a threshold of 0.001
 
 
@@ -109,6 +111,32 @@ def test_home_counts_this_months_submissions_by_status(inbox: Inbox) -> None:
     assert inbox.bulk({"action": "release", "id": [junk]}).status_code == 303
     cells = _month_cells(inbox.dash.client.get("/dashboard").text, inbox.path)
     assert (cells["accepted"], cells["spam"]) == ("4", "0")
+
+
+def test_the_forms_list_pages_through_a_workspaces_forms(
+    inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home, "FORMS_PER_PAGE", 2)
+    workspace_id = inbox.dash.workspace.workspace_id
+    made = [inbox.svc.form(workspace_id, name=f"Extra {n}").form_id for n in range(2)]
+    client = inbox.dash.client
+
+    first = client.get("/dashboard")
+    more = re.findall(r'href="(/dashboard\?workspace=[^"]+)">More forms', first.text)
+    assert len(more) == 1
+    second = client.get(more[0].replace("&amp;", "&"))
+    listed = [set(FORM_LINK.findall(page.text)) for page in (first, second)]
+
+    assert second.status_code == 200
+    assert listed[0].isdisjoint(listed[1])
+    assert listed[0] | listed[1] == {inbox.form_id, *made}
+    assert "More forms" not in second.text
+    assert 'href="/dashboard">All workspaces' in second.text
+    # Another workspace's id, or a cursor this list did not give, is refused.
+    assert client.get("/dashboard?workspace=ws_unknown").status_code == 404
+    refused = client.get(f"/dashboard?workspace={workspace_id}&cursor=nonsense")
+    assert refused.status_code == 422
+    assert set(FORM_LINK.findall(refused.text)) == listed[0]
 
 
 def test_tabs_search_and_dates_filter_the_rows(inbox: Inbox) -> None:

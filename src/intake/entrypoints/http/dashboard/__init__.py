@@ -9,7 +9,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from intake.entrypoints.http.dashboard import bulk, inbox, members, pages, settings, submission
+from intake.entrypoints.http.dashboard import (
+    bulk,
+    home,
+    inbox,
+    members,
+    pages,
+    settings,
+    submission,
+)
 from intake.entrypoints.http.dashboard.web import PREFIX
 
 _STYLESHEET = Path(__file__).parent / "static" / "dashboard.css"
@@ -27,7 +35,7 @@ async def stylesheet(request: Request) -> Response:
 def routes() -> list[Route]:
     """Every route is a `Route` (no `Mount`), each with its own endpoint."""
     return [
-        Route(PREFIX, pages.home, methods=["GET"]),
+        Route(PREFIX, home.home, methods=["GET"]),
         Route(PREFIX + "/sign-in", pages.sign_in_form, methods=["GET"]),
         Route(PREFIX + "/sign-in", pages.sign_in, methods=["POST"]),
         Route(PREFIX + "/sign-in/{token}", pages.link_form, methods=["GET"]),

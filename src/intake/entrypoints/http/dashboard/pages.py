@@ -1,4 +1,4 @@
-"""The dashboard's sign-in, set-password, sign-out and forms pages. Plain HTML forms:
+"""The dashboard's sign-in, set-password, sign-out and password pages. Plain HTML forms:
 everything works without JavaScript."""
 
 from __future__ import annotations
@@ -100,30 +100,6 @@ async def sign_out(request: Request, signed: SignedIn) -> Response:
         return _refused_form(request)
     await web.accounts(request).sign_out(signed)
     return web.end_session(web.see_other(SIGN_IN), request)
-
-
-@web.requires_sign_in
-async def home(request: Request, signed: SignedIn) -> Response:
-    return web.page(request, "home.html", await _home_context(request, signed))
-
-
-async def _home_context(request: Request, signed: SignedIn) -> dict[str, object]:
-    admin = web.runtime(request).admin
-    workspaces = []
-    for membership in signed.memberships:
-        workspace = await admin.workspace(membership.workspace_id)
-        forms = await admin.forms(membership.workspace_id)
-        month = await admin.month_counts(membership.workspace_id)
-        rows = [{"form": form, "month": month.forms.get(form.form_id)} for form in forms]
-        workspaces.append(
-            {
-                "workspace": workspace,
-                "role": membership.role.value,
-                "forms": rows,
-                "month_start": month.since.date().isoformat(),
-            }
-        )
-    return {"csrf": signed.csrf, "email": signed.user.email, "workspaces": workspaces}
 
 
 @web.requires_sign_in

@@ -1,0 +1,58 @@
+"""The dashboard's first page: the forms of each of the user's workspaces, a page of each,
+with this month's counts. `?workspace=ID&cursor=C` pages through one workspace's forms."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.users import Membership
+from intake.entrypoints.http.dashboard import web
+from intake.service.accounts import SignedIn
+from intake.service.admin import Admin, AdminError
+
+FORMS_PER_PAGE = 50
+
+
+@web.requires_sign_in
+async def home(request: Request, signed: SignedIn) -> Response:
+    wanted = request.query_params.get("workspace", "")
+    cursor = request.query_params.get("cursor") or None
+    chosen = [m for m in signed.memberships if not wanted or m.workspace_id == wanted]
+    if wanted and not chosen:
+        return web.page(request, "not_found.html", {}, status=404)
+    admin = web.runtime(request).admin
+    error, status = None, 200
+    try:
+        entries = [await _entry(admin, membership, cursor) for membership in chosen]
+    except AdminError:  # a cursor this page did not make: its first page, saying so
+        entries = [await _entry(admin, membership, None) for membership in chosen]
+        error, status = "That page of forms is not one this list gave; showing the first.", 422
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "workspaces": entries,
+        "paged": cursor is not None and error is None,
+        "error": error,
+    }
+    return web.page(request, "home.html", context, status=status)
+
+
+async def _entry(admin: Admin, membership: Membership, cursor: str | None) -> dict[str, object]:
+    workspace_id = membership.workspace_id
+    page = await admin.form_page(workspace_id, FORMS_PER_PAGE, cursor)
+    month = await admin.month_counts(workspace_id)
+    next_url = None
+    if page.next_cursor is not None:
+        next_url = (
+            web.PREFIX + "?" + urlencode({"workspace": workspace_id, "cursor": page.next_cursor})
+        )
+    return {
+        "workspace": await admin.workspace(workspace_id),
+        "role": membership.role.value,
+        "forms": [{"form": form, "month": month.forms.get(form.form_id)} for form in page.items],
+        "month_start": month.since.date().isoformat(),
+        "next_url": next_url,
+    }
