@@ -1,8 +1,11 @@
 """The framework ceiling: the least a Starlette app under uvicorn can do for a submission
-(read the body, parse it, answer 201 with JSON), served exactly as `intake serve` serves
-intake, so that the difference is intake's own work.
+(read the body, parse it, answer 201 with JSON), served with the settings of `intake
+serve`, so that the difference is intake's own work. The bench runs it twice: on the
+event loop and HTTP parser `intake serve` runs on (uvicorn's own protocol for that
+parser, without intake's deadlines), and on the fastest uvicorn has (uvloop and
+httptools).
 
-Run as `python -m bench.ceiling_app --port P`.
+Run as `python -m bench.ceiling_app --port P [--loop uvloop] [--http httptools]`.
 """
 
 from __future__ import annotations
@@ -57,12 +60,19 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log-level", default="info")
+    # Any of uvicorn's names (uvicorn refuses others): the bench passes what it found.
+    parser.add_argument("--loop", default="asyncio")
+    parser.add_argument("--http", default="h11")
     args = parser.parse_args()
     level = logging.getLevelNamesMapping()[args.log_level.upper()]
-    # The settings of `intake serve` (intake.entrypoints.cli.serve), one worker.
+    # The settings of `intake serve` (intake.entrypoints.cli.serve), one worker, on the
+    # stack asked for.
     uvicorn.run(
         "bench.ceiling_app:create_app",
         factory=True,
+        loop=args.loop,
+        http=args.http,
+        ws="none",
         host=args.host,
         port=args.port,
         workers=1,

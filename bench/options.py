@@ -59,8 +59,10 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench",
         description=(
-            "Load-test intake serve in production (PostgreSQL + Redis) and embedded (SQLite)"
-            " settings against the framework and storage ceilings on the same machine."
+            "Load-test intake serve in production (PostgreSQL + Redis; one worker and two)"
+            " and embedded (SQLite) settings against the framework ceiling, on the stack"
+            " intake serves with and on uvloop + httptools, and the storage ceiling, on"
+            " the same machine."
         ),
     )
     p.add_argument(

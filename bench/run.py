@@ -1,22 +1,26 @@
 """One run of the bench (docs/performance.md):
 
-1. two PostgreSQL databases of the run's own: one empty, one bulk-loaded with stored
-   submissions (`--prefill`), each with a workspace and a form made by `intake`;
-2. four servers side by side, one worker each: the framework ceiling (a bare Starlette
-   app under the same uvicorn settings), production on the empty store, production on
-   the prefilled store, and the embedded default (SQLite, in-process limiter);
+1. PostgreSQL databases of the run's own: two empty (for one worker and for two), one
+   bulk-loaded with stored submissions (`--prefill`), each with a workspace and a form
+   made by `intake`;
+2. six servers side by side: the framework ceiling (a bare Starlette app under the
+   settings of `intake serve`) on the event loop and HTTP parser `intake serve` runs on
+   and on the fastest (uvloop + httptools), production with one worker and with two on
+   the empty stores, production on the prefilled store, and the embedded default
+   (SQLite, in-process limiter);
 3. the measurement: wrk against each server in turn, in several rounds, so that other
    work on a shared machine weighs on all of them alike and the ratios hold;
-4. more production load until enough submissions went through to read its memory;
-5. optionally a py-spy profile of the production worker under the same load;
-6. the storage ceiling: pgbench running the service's own commit statement.
+4. the round trips production makes to PostgreSQL and Redis per accepted submission;
+5. more production load until enough submissions went through to read its memory;
+6. optionally a py-spy profile of the production worker under the same load;
+7. the storage ceiling: pgbench running the service's own commit statement.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -27,34 +31,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
-
-from bench import cli_startup, keepalive, listing, machine, profiling
+from bench import cli_startup, keepalive, listing, machine, round_trips
+from bench.figures import figures_of
 from bench.options import Options
-from bench.servers import MemorySampler, Server, console_script, free_port
+from bench.report import report
+from bench.servers import MemorySampler, Server, ServerError, console_script, free_port, stack_name
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
 from bench.storage import prefill as bulk_prefill
 from bench.storage import storage_ceiling as run_storage_ceiling
-from bench.targets import Figures, Phase, evaluate, failed, report
-from bench.wrk import FORM_BODY, IP_SPAN, Load, LoadResult, combine, find_wrk, write_script
+from bench.subjects import Driver, Subject, log, measure, profile, soak
+from bench.targets import evaluate, failed
+from bench.wrk import FORM_BODY, Load, find_wrk, write_script
+
+__all__ = ["log", "run"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The per-form ceiling (600 per 10 minutes by default) would refuse a benchmark's load
 # from its first second: raised for the run, so the windows are still counted and
 # checked on every request but only the per-IP ones could refuse, and none do.
 FORM_RATE = "1000000000/600"
-# Extra production load to reach the submissions the memory target is read after: in
-# rounds of at most a minute, and no more than four minutes in all, so that a slow
-# server makes the run report too few submissions rather than run for an hour.
-SOAK_ROUND_SECONDS = 60.0
-SOAK_BUDGET_SECONDS = 240.0
 # Other processes using more than this many cores on average during the measurement
 # make the report say that the machine was busy.
 BUSY_CORES = 0.25
-
-
-def log(message: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+# The fastest stack uvicorn serves on: the framework ceiling production is held to.
+FASTEST_STACK = {"loop": "uvloop", "http": "httptools"}
+TWO_WORKERS = 2
 
 
 def _base_env() -> dict[str, str]:
@@ -63,14 +64,14 @@ def _base_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
 
 
-def production_env(database_url: str, redis_url: str) -> dict[str, str]:
+def production_env(database_url: str, redis_url: str, workers: int = 1) -> dict[str, str]:
     return {
         **_base_env(),
         "INTAKE_DATABASE_URL": database_url,
         "INTAKE_REDIS_URL": redis_url,
         "INTAKE_TRUSTED_PROXIES": "127.0.0.1/32",
         "INTAKE_RATE_LIMIT_PUBLIC_FORM": FORM_RATE,
-        "INTAKE_WORKERS": "1",
+        "INTAKE_WORKERS": str(workers),
     }
 
 
@@ -84,122 +85,19 @@ def embedded_env(database_path: Path) -> dict[str, str]:
     }
 
 
-class Driver:
-    """Runs wrk against a server, each run at fresh client addresses."""
-
-    def __init__(self, load: Load) -> None:
-        self._load = load
-        # A random start in the address span: a run right after another (or after an
-        # earlier bench) does not meet the windows its addresses left behind.
-        self._offset = secrets.randbelow(IP_SPAN)
-
-    def run(self, server: Server, path: str, seconds: float) -> LoadResult:
-        result = self._load.run(server.base, path, seconds, self._offset)
-        self._offset += result.requests + self._load.connections
-        server.check_alive()
-        return result
+def ceiling_env() -> dict[str, str]:
+    """The bench's own package importable, ahead of whatever PYTHONPATH holds."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**_base_env(), "PYTHONPATH": path}
 
 
-@define
-class Subject:
-    """A server under test, and what its measurement gathered."""
-
-    key: str
-    label: str
-    server: Server
-    path: str
-    memory: MemorySampler
-    slices: list[LoadResult] = field(factory=list)
-    cpu_seconds: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        combined = combine(self.slices)
-        return {
-            **combined.as_json(),
-            "peak_rss_mb": round(self.memory.peak_mb, 1),
-            # The worker's own CPU time per request: unlike throughput, other load on
-            # the machine hardly changes it.
-            "server_cpu_ms_per_request": round(
-                self.cpu_seconds * 1000 / max(combined.requests, 1), 3
-            ),
-            "slices": [
-                {
-                    "accepted_per_s": round(part.accepted_per_s, 1),
-                    "p50_ms": part.latency_ms.get("p50"),
-                    "p99_ms": part.latency_ms.get("p99"),
-                    "errors": part.errors,
-                }
-                for part in self.slices
-            ],
-        }
-
-
-def measure(driver: Driver, subjects: list[Subject], options: Options) -> dict[str, float]:
-    """A warm-up of each server, then `rounds` rounds in which each gets its share of
-    the duration, in an order that turns each round. Returns the cores each kind of
-    process used meanwhile."""
-    for subject in subjects:
-        log(f"warm-up: {subject.label}")
-        driver.run(subject.server, subject.path, options.warmup)
-    watch = machine.Watch()
-    seconds = max(1.0, options.duration / options.rounds)
-    for round_ in range(options.rounds):
-        turn = subjects[round_ % len(subjects) :] + subjects[: round_ % len(subjects)]
-        for subject in turn:
-            before = subject.server.cpu_seconds()
-            result = driver.run(subject.server, subject.path, seconds)
-            subject.cpu_seconds += subject.server.cpu_seconds() - before
-            subject.slices.append(result)
-            log(
-                f"round {round_ + 1}/{options.rounds}: {subject.label}:"
-                f" {result.accepted_per_s:.0f} accepted/s, p99 {result.latency_ms['p99']:.1f}"
-                f" ms, {result.errors} errors"
-            )
-    return watch.finish()
-
-
-def soak(driver: Driver, subject: Subject, database: BenchDatabase, wanted: int) -> tuple[int, int]:
-    """More of the same load until `wanted` submissions went through the server, within
-    the budget. Returns the submissions stored and the errors of this load."""
-    rate = max(combine(subject.slices).accepted_per_s, 1.0)
-    deadline = time.monotonic() + SOAK_BUDGET_SECONDS
-    errors = 0
-    stored = database.count_submissions()
-    while stored < wanted and (left := deadline - time.monotonic()) >= 1:
-        seconds = min(SOAK_ROUND_SECONDS, left, max(2.0, (wanted - stored) / rate * 1.1))
-        log(f"{subject.label}: {wanted - stored:,} more submissions to go, {seconds:.0f} s")
-        result = driver.run(subject.server, subject.path, seconds)
-        rate = max(result.accepted_per_s, 1.0)
-        errors += result.errors
-        stored = database.count_submissions()
-    return stored, errors
-
-
-def profile(driver: Driver, subject: Subject, options: Options) -> dict[str, Any]:
-    directory = options.profile_dir or Path(tempfile.mkdtemp(prefix="intake-bench-profile-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    pid = subject.server.worker_pids()[0]
-    outputs: dict[str, Any] = {"directory": str(directory)}
-    for fmt, name in (("raw", "profile.txt"), ("flamegraph", "profile.svg")):
-        path = directory / name
-        log(f"profile: py-spy record --format {fmt} for {options.duration:.0f} s")
-        recorder = profiling.record(pid, options.duration, path, fmt)
-        # Load for as long as py-spy samples, and a little more so it never runs idle.
-        result = driver.run(subject.server, subject.path, options.duration + 2)
-        _, errors = recorder.communicate(timeout=options.duration + 60)
-        if recorder.returncode != 0:
-            raise RuntimeError(f"py-spy failed: {errors.decode(errors='replace').strip()}")
-        outputs[name] = str(path)
-        if fmt == "raw":
-            shares = profiling.summarize(path.read_text())
-            outputs["accepted_per_s_while_sampled"] = round(result.accepted_per_s, 1)
-            outputs["components"] = [
-                {"component": s.component, "samples": s.samples, "percent": s.percent}
-                for s in shares
-            ]
-            for share in shares:
-                log(f"profile: {share.percent:5.1f}%  {share.component}")
-    return outputs
+def check_fastest_stack() -> None:
+    missing = [name for name in FASTEST_STACK.values() if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ServerError(
+            f"{' and '.join(missing)} not installed, which the fastest-stack ceiling runs on:"
+            " run make install"
+        )
 
 
 class Bench:
@@ -233,31 +131,16 @@ class Bench:
         self.stack.callback(server.stop)
         return Subject(key, label, server, path, MemorySampler(server))
 
-    def intake_server(self, key: str, label: str, env: Mapping[str, str], path: str) -> Subject:
-        return self.start(key, label, [self.intake, "serve", "--workers", "1"], env, path)
+    def intake_server(
+        self, key: str, label: str, env: Mapping[str, str], path: str, workers: int = 1
+    ) -> Subject:
+        argv = [self.intake, "serve", "--workers", str(workers)]
+        return self.start(key, label, argv, env, path)
 
-
-def _phase(document: Mapping[str, Any]) -> Phase:
-    return Phase.from_json(dict(document))
-
-
-def figures_of(results: Mapping[str, Any]) -> Figures:
-    prefilled = results.get("production_prefilled")
-    embedded_phase = results.get("embedded")
-    storage = results.get("storage_ceiling")
-    framework = results["framework_ceiling"]
-    return Figures(
-        framework_per_s=float(framework["accepted_per_s"]),
-        framework_cpu_ms=framework.get("server_cpu_ms_per_request"),
-        storage_per_s=float(storage["commits_per_s"]) if storage else None,
-        production=_phase(results["production"]),
-        production_submissions=int(results.get("production_submissions", 0)),
-        prefilled=_phase(prefilled) if prefilled else None,
-        stored_when_prefilled=int(prefilled["stored"]) if prefilled else 0,
-        embedded=_phase(embedded_phase) if embedded_phase else None,
-        keepalive_p50_ms=keepalive.p50_of(results),
-        cli_startup_s=cli_startup.p50_of(results),
-    )
+    def ceiling(self, key: str, label: str, stack: Mapping[str, str]) -> Subject:
+        argv = [sys.executable, "-m", "bench.ceiling_app"]
+        argv += ["--loop", stack["loop"], "--http", stack["http"]]
+        return self.start(key, label, argv, ceiling_env(), "/f/ceiling")
 
 
 def _revision() -> str | None:
@@ -271,10 +154,14 @@ def _revision() -> str | None:
     return done.stdout.strip() or None
 
 
-def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any]) -> None:
-    check_redis(options.redis_url)
-    log("storage: a database for the empty store")
+def production_subjects(
+    options: Options, bench: Bench, results: dict[str, Any]
+) -> tuple[list[Subject], BenchDatabase, Target]:
+    """Production with one worker and with two, each on an empty store of its own, and
+    on the prefilled store; the one-worker server's database and form."""
+    log("storage: a database for the empty store, and one for two workers")
     empty_db, empty_target = bench.database(results, "production")
+    two_db, two_target = bench.database(results, "production_2_workers")
     full: tuple[BenchDatabase, Target] | None = None
     if options.prefill > 0:
         log(f"storage: a database bulk-loaded with {options.prefill:,} submissions")
@@ -282,25 +169,35 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
         seconds = bulk_prefill(full[0].url, full[1], FORM_BODY, options.prefill)
         log(f"storage: loaded in {seconds:.0f} s")
         results["prefill_seconds"] = round(seconds, 1)
-    for database in (empty_db, *([full[0]] if full else [])):
+    for database in (empty_db, two_db, *([full[0]] if full else [])):
         database.settle()
-    stored = full[0].count_submissions() if full else 0
-
     subjects = [
-        bench.start(
-            "framework_ceiling", "framework ceiling",
-            [sys.executable, "-m", "bench.ceiling_app"],
-            {**_base_env(), "PYTHONPATH": str(ROOT)}, "/f/ceiling",
-        ),
         bench.intake_server(
             "production", "production",
             production_env(empty_db.url, options.redis_url), empty_target.path,
         ),
+        bench.intake_server(
+            "production_2_workers", f"production, {TWO_WORKERS} workers",
+            production_env(two_db.url, options.redis_url, TWO_WORKERS), two_target.path,
+            TWO_WORKERS,
+        ),
     ]  # fmt: skip
     if full is not None:
+        stored = full[0].count_submissions()
+        results["prefilled_stored"] = stored
         env = production_env(full[0].url, options.redis_url)
         label = f"production, {stored:,} stored"
         subjects.append(bench.intake_server("production_prefilled", label, env, full[1].path))
+    return subjects, empty_db, empty_target
+
+
+def start_all(
+    options: Options, bench: Bench, results: dict[str, Any]
+) -> tuple[list[Subject], BenchDatabase, Target]:
+    """Every server, ready and watched, the ceilings first; the one-worker production
+    server's database and form. The serving-stack ceiling runs on what the production
+    worker was found running on."""
+    subjects, empty_db, empty_target = production_subjects(options, bench, results)
     if not options.skip_embedded:
         (bench.workdir / "embedded").mkdir()
         env = embedded_env(bench.workdir / "embedded" / "intake.db")
@@ -308,13 +205,35 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
         log("cli startup: intake form show on the embedded store")
         results["cli_startup"] = cli_startup.measure(bench.intake, env, target.form_id)
         subjects.append(bench.intake_server("embedded", "embedded", env, target.path))
+    production = subjects[0].server
+    production.wait_ready()
+    serving = production.stack()
+    subjects = [
+        bench.ceiling("framework_ceiling_fastest", "ceiling, fastest stack", FASTEST_STACK),
+        bench.ceiling("framework_ceiling", "ceiling, serving stack", serving),
+        *subjects,
+    ]
     for subject in subjects:
         subject.server.wait_ready()
+        subject.stack = stack_name(subject.server.stack())
         bench.stack.enter_context(subject.memory)
+        log(f"{subject.label}: {subject.stack}")
+    return subjects, empty_db, empty_target
 
+
+def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any]) -> None:
+    check_redis(options.redis_url)
+    check_fastest_stack()
+    subjects, empty_db, empty_target = start_all(options, bench, results)
+    production = next(subject for subject in subjects if subject.key == "production")
     driver = Driver(load)
     results["machine_during_measurement"] = measure(driver, subjects, options)
-    production = subjects[1]
+    seconds = max(1.0, options.duration / options.rounds)
+    log(f"round trips: production's to PostgreSQL and Redis over {seconds:.0f} s of load")
+    results["round_trips"] = round_trips.count(
+        empty_db.url, options.redis_url,
+        lambda: driver.run(production.server, production.path, seconds),
+    )  # fmt: skip
     stored_production, soak_errors = soak(
         driver, production, empty_db, options.production_submissions
     )
@@ -339,8 +258,8 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     results["keepalive"] = keepalive.run(bench.intake, env, bench.workdir / "keepalive.log")
     for subject in subjects:
         results[subject.key] = subject.as_json()
-    if full is not None:
-        results["production_prefilled"]["stored"] = stored
+    if "production_prefilled" in results:
+        results["production_prefilled"]["stored"] = results.pop("prefilled_stored")
     results["production_statuses"] = empty_db.statuses()
     listing.measure(options, production_env, bench.workdir, results)
 
@@ -365,6 +284,8 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
             "quick": options.quick,
             "body_bytes": len(FORM_BODY),
             "form_rate_limit": FORM_RATE,
+            "two_workers": TWO_WORKERS,
+            "fastest_stack": stack_name(FASTEST_STACK),
         },
     }
     with tempfile.TemporaryDirectory(prefix="intake-bench-") as temp, ExitStack() as stack:

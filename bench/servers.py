@@ -20,6 +20,13 @@ import psutil
 STARTUP_DEADLINE = 60.0  # seconds to answer /readyz (migrations run first)
 SHUTDOWN_DEADLINE = 15.0
 LOG_TAIL = 30
+# Compiled event loops and HTTP parsers uvicorn can serve with (see Server.stack).
+LOOPS = ("uvloop", "zuvloop")
+PARSERS = ("httptools", "zttp")
+
+
+def stack_name(stack: Mapping[str, str]) -> str:
+    return f"{stack['loop']} + {stack['http']}"
 
 
 class ServerError(RuntimeError):
@@ -108,6 +115,29 @@ class Server:
                 continue
             total += times.user + times.system
         return total
+
+    def stack(self) -> dict[str, str]:
+        """The event loop and HTTP parser its workers run on, told by the native libraries
+        they loaded: uvicorn imports uvloop or httptools only to use them, and h11 and
+        asyncio, pure Python, are what it uses without them. With several workers, a
+        helper process of multiprocessing's loads neither: what any of them loaded."""
+        loaded: set[str] = set()
+        for pid in self.worker_pids():
+            try:
+                maps = psutil.Process(pid).memory_maps(grouped=True)
+            except psutil.NoSuchProcess:
+                continue
+            except psutil.Error as error:
+                raise ServerError(f"{self.name}: cannot read what it loaded: {error}") from error
+            loaded.update(mapped.path for mapped in maps)
+
+        def named(options: tuple[str, ...], otherwise: str) -> str:
+            return next(
+                (name for name in options if any(f"/{name}/" in path for path in loaded)),
+                otherwise,
+            )
+
+        return {"loop": named(LOOPS, "asyncio"), "http": named(PARSERS, "h11")}
 
     def stop(self) -> None:
         """SIGTERM, then the whole session is killed if it does not end in time."""
