@@ -207,6 +207,42 @@ def test_notify_add_list_remove(cli: Cli, form: dict[str, str], smtp: SmtpServer
     assert after["recipients"] == []
 
 
+def test_notify_test_mails_that_recipient_only_through_the_relay(
+    cli: Cli, form: dict[str, str], smtp: SmtpServer
+) -> None:
+    added = cli.json("notify", "add", "--form", form["form_id"], "--email", "owner@example.com")
+    cli.json("notify", "add", "--form", form["form_id"], "--email", "other@example.com")
+
+    queued = cli.json("notify", "test", added["recipient_id"])
+    counts = cli.json("relay", "--once")
+    missing = cli("notify", "test", "rcpt_missing", "--json")
+
+    assert (queued["event_type"], queued["kind"], queued["state"]) == (
+        "mail.test",
+        "email",
+        "pending",
+    )
+    assert queued["destination_id"] == added["recipient_id"]
+    assert counts == {"delivered": 1, "failed": 0, "dead": 0, "fanned_out": 0}
+    [mail] = smtp.messages
+    assert mail.rcpt_tos == ("owner@example.com",)
+    assert mail.message["Subject"] == "Test mail from Contact"
+    assert missing.code == 1
+
+
+def test_notify_test_without_smtp_warns_and_the_relay_parks_it(
+    cli: Cli, form: dict[str, str]
+) -> None:
+    added = cli.json("notify", "add", "--form", form["form_id"], "--email", "owner@example.com")
+
+    queued = cli("notify", "test", added["recipient_id"], "--json")
+    counts = cli.json("relay", "--once")
+
+    assert queued.code == 0
+    assert "INTAKE_SMTP_URL is not set" in queued.err
+    assert counts == {"delivered": 0, "failed": 0, "dead": 1, "fanned_out": 0}
+
+
 def test_notify_add_refuses_a_bad_address_and_a_second_of_the_same(
     cli: Cli, form: dict[str, str]
 ) -> None:

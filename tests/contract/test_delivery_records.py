@@ -1,7 +1,8 @@
 """A delivery's record, in every store: each attempt kept with its outcome (and only
 when the outcome changed the delivery), an owner's reads of deliveries (one submission's,
 one endpoint's a page at a time), removal of an endpoint dropping what it had not
-received, a test event queued to one endpoint only, and the retry of one delivery."""
+received, a test event queued to one endpoint or one mail recipient only, and the retry
+of one delivery."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from intake.domain.deliveries import (
     DeliveryPosition,
     DeliveryState,
     DestinationKind,
+    mail_test_event,
     webhook_test_event,
 )
 from intake.domain.model import EventType
@@ -256,7 +258,7 @@ async def test_a_test_event_goes_to_its_endpoint_only(seeded: Store) -> None:
     hook = endpoint("whk_1")
     event = webhook_test_event("evt_test1", hook, WORKSPACE_ID, NOW)
 
-    queued = await seeded.deliveries.queue_direct(event, "whk_1", NOW)
+    queued = await seeded.deliveries.queue_direct(event, WEBHOOK, "whk_1", NOW)
     fanned = await seeded.deliveries.fan_out(NOW, 100)
     claim = await seeded.deliveries.claim_due(NOW, LEASE, 10)
 
@@ -278,6 +280,39 @@ async def test_a_test_event_goes_to_its_endpoint_only(seeded: Store) -> None:
         "",
         WORKSPACE_ID,
     )
+
+
+async def test_a_test_mail_goes_to_its_recipient_only(seeded: Store) -> None:
+    mailed = recipient()
+    await seeded.destinations.add_recipient(mailed)
+    await seeded.destinations.add_recipient(recipient("rcp_2"))
+    event = mail_test_event("evt_mail1", mailed, WORKSPACE_ID, NOW)
+
+    queued = await seeded.deliveries.queue_direct(event, EMAIL, mailed.recipient_id, NOW)
+    fanned = await seeded.deliveries.fan_out(NOW, 100)
+    claim = await seeded.deliveries.claim_due(NOW, LEASE, 10)
+
+    assert fanned == 0  # published already: no fan-out takes it
+    assert (queued.kind, queued.destination_id, queued.state, queued.next_attempt_at) == (
+        EMAIL,
+        mailed.recipient_id,
+        DeliveryState.PENDING,
+        NOW,
+    )
+    assert queued.delivery_id == delivery_id("evt_mail1", EMAIL, mailed.recipient_id)
+    [claimed] = claim.leased
+    assert claimed.delivery.delivery_id == queued.delivery_id
+    assert (claimed.recipient, claimed.endpoint) == (mailed, None)
+    assert claimed.event.event_type is EventType.MAIL_TEST
+    assert claimed.event.payload == event.payload
+    record = await seeded.deliveries.get_delivery(queued.delivery_id)
+    assert record is not None
+    assert (record.event_type, record.submission_id, record.delivery.kind) == (
+        EventType.MAIL_TEST,
+        "",
+        EMAIL,
+    )
+    assert await seeded.deliveries.endpoint_deliveries("whk_1") == []
 
 
 # Retrying one delivery

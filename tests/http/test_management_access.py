@@ -74,6 +74,7 @@ OPERATIONS = (
     Operation("POST", "/v1/deliveries/{delivery_id}/retry", MANAGE),
     Operation("GET", "/v1/forms/{form_id}/notifications", READ),
     Operation("POST", "/v1/forms/{form_id}/notifications", MANAGE, {"email": "other@example.com"}),
+    Operation("POST", "/v1/notifications/{recipient_id}/test", MANAGE),
     Operation("DELETE", "/v1/notifications/{recipient_id}", MANAGE),
     Operation("GET", "/v1/usage", READ),
 )

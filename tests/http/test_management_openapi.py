@@ -19,7 +19,8 @@ from intake.entrypoints.http.app import create_app
 from intake.entrypoints.http.openapi import openapi_document
 from tests.http.conftest import Seeded, Service, assert_error
 
-# management-api.md's table, exactly: each operation and the scope it needs.
+# management-api.md's table, exactly: each operation and the scope it needs (and the
+# recipient's test mail, the webhook test's counterpart).
 CONTRACT = {
     ("GET", "/v1/forms"): "read",
     ("POST", "/v1/forms"): "manage",
@@ -40,6 +41,8 @@ CONTRACT = {
     ("GET", "/v1/forms/{form_id}/notifications"): "read",
     ("POST", "/v1/forms/{form_id}/notifications"): "manage",
     ("DELETE", "/v1/notifications/{recipient_id}"): "manage",
+    # Beside the webhook test: a test mail to one recipient (docs/api.md).
+    ("POST", "/v1/notifications/{recipient_id}/test"): "manage",
     ("GET", "/v1/usage"): "read",
 }
 # The submission endpoint of the interface spec, under /v1 too but no management call.

@@ -427,6 +427,40 @@ def test_a_bad_recipient_is_refused_naming_the_field(
     assert len(owner.svc.run(owner.svc.admin.recipients, owner.form_id)) == 1
 
 
+def test_a_test_mail_is_queued_for_that_recipient_only_and_parked_without_smtp(
+    owner: Owner,
+) -> None:
+    svc = owner.svc
+    other = svc.run(svc.admin.add_recipient, owner.form_id, "other@example.com")
+    before = len(svc.run(svc.store.deliveries.list_deliveries))
+
+    answer = owner.request("POST", f"/v1/notifications/{owner.recipient.recipient_id}/test")
+    svc.run(Relay(svc.store, FakeWebhookSender(), None, svc.clock).run_once)
+    missing = owner.request("POST", "/v1/notifications/rcpt_missing0000000000/test")
+
+    assert answer.status_code == 202, answer.text
+    body = answer.json()
+    assert (body["event_type"], body["kind"], body["destination_id"], body["state"]) == (
+        "mail.test",
+        "email",
+        owner.recipient.recipient_id,
+        "pending",
+    )
+    assert (body["submission_id"], body["attempts"]) == (None, 0)
+    after = svc.run(svc.store.deliveries.list_deliveries)
+    assert len(after) == before + 1
+    assert other.recipient_id not in {
+        d.destination_id for d in after if d.event_id == body["event_id"]
+    }
+    record = svc.run(svc.store.deliveries.get_delivery, body["delivery_id"])
+    assert record is not None
+    assert (record.delivery.state, record.delivery.last_error) == (
+        DeliveryState.DEAD,
+        "no SMTP server is configured (INTAKE_SMTP_URL)",
+    )
+    assert missing.status_code == 404
+
+
 def test_a_read_key_reads_but_cannot_test_or_retry(owner: Owner, svc: Service) -> None:
     reader = svc.run(svc.admin.create_api_key, owner.workspace_id, scopes=frozenset({Scope.READ}))
     headers = {"authorization": f"Bearer {reader.secret}"}

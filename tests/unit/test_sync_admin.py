@@ -93,6 +93,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "add_recipient": (lambda w: w.admin.add_recipient(w.form_id, "b@example.com"), VALUE),
     "add_webhook": (lambda w: w.admin.add_webhook(w.form_id, "https://h.example.com"), VALUE),
     "api_keys": (lambda w: w.admin.api_keys(w.workspace_id), VALUE),
+    "api_key_page": (lambda w: w.admin.api_key_page(w.workspace_id, 10, None), VALUE),
     "create_api_key": (lambda w: w.admin.create_api_key(w.workspace_id), VALUE),
     "create_form": (lambda w: w.admin.create_form(w.workspace_id), VALUE),
     "create_workspace": (lambda w: w.admin.create_workspace("Other"), VALUE),
@@ -122,6 +123,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         VALUE,
     ),
     "usage": (lambda w: w.admin.usage(w.workspace_id), VALUE),
+    "month_counts": (lambda w: w.admin.month_counts(w.workspace_id), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
     "workspaces": (lambda w: w.admin.workspaces(), VALUE),
@@ -152,6 +154,11 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     ),
     "test_webhook": (lambda w: w.admin.test_webhook(w.workspace_id, w.endpoint_id), VALUE),
     "test_endpoint": (lambda w: w.admin.test_endpoint(w.endpoint_id), VALUE),
+    "test_owned_recipient": (
+        lambda w: w.admin.test_owned_recipient(w.workspace_id, w.recipient_id),
+        VALUE,
+    ),
+    "test_recipient": (lambda w: w.admin.test_recipient(w.recipient_id), VALUE),
     "endpoint_deliveries": (lambda w: w.admin.endpoint_deliveries(w.endpoint_id), VALUE),
     "endpoint_delivery_page": (
         lambda w: w.admin.endpoint_delivery_page(w.workspace_id, w.endpoint_id),

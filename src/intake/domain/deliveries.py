@@ -157,6 +157,29 @@ def webhook_test_event(
     )
 
 
+def mail_test_event(
+    event_id: str, recipient: NotificationRecipient, workspace_id: str, now: datetime
+) -> OutboxEvent:
+    """A `mail.test` event for one recipient: ids and the time, neither the address nor
+    anything submitted (its submission id is empty)."""
+    payload: dict[str, object] = {
+        "type": EventType.MAIL_TEST.value,
+        "recipient_id": recipient.recipient_id,
+        "form_id": recipient.form_id,
+        "workspace_id": workspace_id,
+        "created_at": now.isoformat(),
+    }
+    return OutboxEvent(
+        event_id=event_id,
+        event_type=EventType.MAIL_TEST,
+        submission_id="",
+        form_id=recipient.form_id,
+        workspace_id=workspace_id,
+        payload=payload,
+        created_at=now,
+    )
+
+
 @frozen
 class DeliveryPosition:
     """Where a page of deliveries newest first ended: the last one's fan-out time and

@@ -44,6 +44,8 @@ class EventType(enum.StrEnum):
     DELETED = "submission.deleted"  # ids and time only: receivers erase their copies
     # Queued by an owner to one webhook endpoint only: ids and a time, no submission.
     WEBHOOK_TEST = "webhook.test"
+    # Queued by an owner to one mail recipient only: a short mail saying it is a test.
+    MAIL_TEST = "mail.test"
 
 
 class Plan(enum.StrEnum):

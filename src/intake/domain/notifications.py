@@ -19,6 +19,7 @@ from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
+from urllib.parse import quote
 
 from attrs import frozen
 
@@ -46,32 +47,34 @@ def render_notification(
     submission_id = _text(event_payload.get("submission_id"))
     form_id = _text(event_payload.get("form_id"))
     title = form_name.strip() or form_id or "your form"
-    subject = _header(_text(event_payload.get("subject")))
+    subject = one_line(_text(event_payload.get("subject")))
     if not subject:
-        subject = _header(f"New submission to {title}")
+        subject = one_line(f"New submission to {title}")
     data = event_payload.get("data")
     fields = data if isinstance(data, Mapping) else {}
 
     message = EmailMessage()
     message["Subject"] = subject[:MAX_SUBJECT_CHARS]
-    message["From"] = _header(mail_from)
-    message["To"] = _header(to)
+    message["From"] = one_line(mail_from)
+    message["To"] = one_line(to)
     reply_to = reply_address(event_payload.get("reply_to"), fields.get(DEFAULT_EMAIL_FIELD))
     if reply_to is not None:
         message["Reply-To"] = reply_to
     created = _created_at(event_payload.get("created_at"))
     if created is not None:
         message["Date"] = format_datetime(created)
-    message["Message-ID"] = _message_id(submission_id, to, mail_from)
-    message[SUBMISSION_ID_HEADER] = _header(submission_id)
+    message["Message-ID"] = message_id(submission_id, to, mail_from)
+    message[SUBMISSION_ID_HEADER] = one_line(submission_id)
     # RFC 3834: vacation responders and the like must not answer a generated mail.
     message["Auto-Submitted"] = "auto-generated"
 
-    rows = [(_header(str(name)), _display(value)) for name, value in fields.items()]
+    rows = [(one_line(str(name)), _display(value)) for name, value in fields.items()]
     files = _files(event_payload.get("files"))
     footer = _footer(submission_id, created, base_url)
-    message.set_content(_plain_body(title, rows, files, footer), charset="utf-8")
-    message.add_alternative(_html_body(title, rows, files, footer), subtype="html", charset="utf-8")
+    link = dashboard_link(base_url, submission_id)
+    message.set_content(_plain_body(title, rows, files, footer, link), charset="utf-8")
+    html_part = _html_body(title, rows, files, footer, link)
+    message.add_alternative(html_part, subtype="html", charset="utf-8")
     return message
 
 
@@ -99,10 +102,10 @@ def _files(value: object) -> list[_File]:
         size = entry.get("size")
         files.append(
             _File(
-                field=_header(_text(entry.get("field"))),
-                name=_header(_text(entry.get("name"))) or "file",
+                field=one_line(_text(entry.get("field"))),
+                name=one_line(_text(entry.get("name"))) or "file",
                 size=_size(size) if isinstance(size, int) and not isinstance(size, bool) else "",
-                url=_header(link) if link is not None else None,
+                url=one_line(link) if link is not None else None,
                 expires=_utc(expires) if link is not None and expires is not None else None,
             )
         )
@@ -163,7 +166,8 @@ def _address(value: object) -> Address | None:
     return address
 
 
-def _header(value: str) -> str:
+def one_line(value: str) -> str:
+    """A header value: line breaks and other control characters made one space."""
     return _LINE_BREAKING.sub(" ", value).strip()
 
 
@@ -202,9 +206,10 @@ def _created_at(value: object) -> datetime | None:
     return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
 
 
-def _message_id(submission_id: str, to: str, mail_from: str) -> str:
-    """One Message-ID per submission and recipient, the same on every retry: a mail
-    sent again after a lost answer from the server is a duplicate clients can drop.
+def message_id(submission_id: str, to: str, mail_from: str) -> str:
+    """One Message-ID per submission (or test event) and recipient, the same on every
+    retry: a mail sent again after a lost answer from the server is a duplicate clients
+    can drop.
     The recipient is hashed, so the ID does not spell out who else was told."""
     domain = mail_from.rpartition("@")[2].strip().strip(">")
     if not re.fullmatch(r"[A-Za-z0-9.-]+", domain):
@@ -212,6 +217,14 @@ def _message_id(submission_id: str, to: str, mail_from: str) -> str:
     local = re.sub(r"[^A-Za-z0-9_.-]", "", submission_id) or "submission"
     recipient = hashlib.sha256(to.strip().lower().encode("utf-8")).hexdigest()[:16]
     return f"<{local}.{recipient}@{domain}>"
+
+
+def dashboard_link(base_url: str | None, submission_id: str) -> str | None:
+    """The submission's page in the dashboard, when the service knows its public address
+    (INTAKE_BASE_URL); the id is the service's own, quoted all the same."""
+    if not base_url or not submission_id:
+        return None
+    return f"{base_url.rstrip('/')}/dashboard/submissions/{quote(submission_id, safe='')}"
 
 
 def _footer(submission_id: str, created: datetime | None, base_url: str | None) -> list[str]:
@@ -226,7 +239,11 @@ def _footer(submission_id: str, created: datetime | None, base_url: str | None) 
 
 
 def _plain_body(
-    title: str, rows: list[tuple[str, str]], files: list[_File], footer: list[str]
+    title: str,
+    rows: list[tuple[str, str]],
+    files: list[_File],
+    footer: list[str],
+    link: str | None,
 ) -> str:
     lines = [f"New submission to {title}", ""]
     if not rows:
@@ -243,6 +260,8 @@ def _plain_body(
             lines.append(f"  {item.url}")
         if item.expires is not None:
             lines.append(f"  (the link works until {item.expires})")
+    if link is not None:
+        lines.extend(["", f"Open it in the dashboard: {link}"])
     lines.extend(["", "--", *footer])
     return "\n".join(lines) + "\n"
 
@@ -265,7 +284,11 @@ def _html_files(files: list[_File]) -> str:
 
 
 def _html_body(
-    title: str, rows: list[tuple[str, str]], files: list[_File], footer: list[str]
+    title: str,
+    rows: list[tuple[str, str]],
+    files: list[_File],
+    footer: list[str],
+    link: str | None,
 ) -> str:
     cells = "".join(
         "<tr>"
@@ -277,11 +300,14 @@ def _html_body(
     )
     table = f"<table>{cells}</table>" if rows else "<p>(no fields)</p>"
     notes = "<br>".join(html.escape(line) for line in footer)
+    if link is not None:
+        link = f'<p><a href="{html.escape(link, quote=True)}">Open it in the dashboard</a></p>'
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
         f"<h2>New submission to {html.escape(title)}</h2>"
         f"{table}"
         f"{_html_files(files)}"
+        f"{link or ''}"
         f'<p style="color:#666;font-size:small">{notes}</p>'
         "</body></html>\n"
     )

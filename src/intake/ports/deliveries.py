@@ -10,6 +10,7 @@ from intake.domain.deliveries import (
     DeliveryAttempt,
     DeliveryPosition,
     DeliveryState,
+    DestinationKind,
     NotificationRecipient,
     WebhookEndpoint,
 )
@@ -54,7 +55,7 @@ class DeliveryRecord:
 
     delivery: Delivery
     event_type: EventType
-    submission_id: str  # "" for a webhook.test event
+    submission_id: str  # "" for a webhook.test or mail.test event
     form_id: str
     workspace_id: str
     attempts: tuple[DeliveryAttempt, ...] = ()
@@ -121,9 +122,12 @@ class DeliveryRepository(Protocol):
         fan-out time then id, those past `after` only, with attempts."""
         ...
 
-    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+    async def queue_direct(
+        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+    ) -> Delivery:
         """Keeps `event` as an outbox row already published (so no fan-out takes it) and
-        one pending delivery of it to that endpoint, due now, in one transaction."""
+        one pending delivery of it to that one destination (a webhook endpoint or a mail
+        recipient), due now, in one transaction."""
         ...
 
     async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:

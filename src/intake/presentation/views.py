@@ -144,7 +144,7 @@ def delivery_record_view(record: DeliveryRecord) -> dict[str, object]:
     return {
         **delivery_view(record.delivery),
         "event_type": record.event_type.value,
-        "submission_id": record.submission_id or None,  # none for a webhook.test
+        "submission_id": record.submission_id or None,  # none for a webhook.test or mail.test
         "form_id": record.form_id,
         "attempt_log": [attempt_view(a) for a in record.attempts],
     }

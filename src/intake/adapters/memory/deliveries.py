@@ -324,18 +324,19 @@ class InMemoryDeliveries(Repository):
         found.sort(key=lambda d: (d.created_at, d.delivery_id), reverse=True)
         return [self._record(d) for d in found[:limit]]
 
-    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+    async def queue_direct(
+        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+    ) -> Delivery:
         tables = self._t
         at = utc(now)
         stored = evolve(event, created_at=utc(event.created_at))
         tables.outbox[event.event_id] = OutboxRow(stored, published_at=at)
-        kind = DestinationKind.WEBHOOK
-        new = delivery_id(event.event_id, kind, endpoint_id)
+        new = delivery_id(event.event_id, kind, destination_id)
         delivery = Delivery(
             delivery_id=new,
             event_id=event.event_id,
             kind=kind,
-            destination_id=endpoint_id,
+            destination_id=destination_id,
             state=DeliveryState.PENDING,
             attempts=0,
             next_attempt_at=at,

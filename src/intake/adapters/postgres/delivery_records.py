@@ -49,7 +49,7 @@ _INSERT_PENDING = """
     INSERT INTO deliveries (
         delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
         created_at
-    ) VALUES (%s, %s, 'webhook', %s, 'pending', 0, %s, %s)
+    ) VALUES (%s, %s, %s, %s, 'pending', 0, %s, %s)
     RETURNING *
 """
 _RETRY_ONE_DEAD = for_psycopg(sql.RETRY_ONE_DEAD) + " RETURNING *"
@@ -94,12 +94,15 @@ class PostgresDeliveryRecords:
         query, params = sql.endpoint_records(endpoint_id, state, after, limit, mapping.moment)
         return await self._with_attempts(await self._db.fetch_all(for_psycopg(query), params))
 
-    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
+    async def queue_direct(
+        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+    ) -> Delivery:
         at = mapping.moment(now)
-        new = make_delivery_id(event.event_id, DestinationKind.WEBHOOK, endpoint_id)
+        new = make_delivery_id(event.event_id, kind, destination_id)
+        row_values = (new, event.event_id, kind.value, destination_id, at, at)
         async with self._db.connection() as conn, conn.transaction():
             await conn.execute(_INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
-            cursor = await conn.execute(_INSERT_PENDING, (new, event.event_id, endpoint_id, at, at))
+            cursor = await conn.execute(_INSERT_PENDING, row_values)
             row = await cursor.fetchone()
         assert row is not None  # an INSERT ... RETURNING of one row
         return ROW_MAPPER.delivery_from_row(row)

@@ -27,6 +27,7 @@ from intake.domain.deliveries import (
     Delivery,
     DeliveryPosition,
     DeliveryState,
+    DestinationKind,
     NotificationRecipient,
     WebhookEndpoint,
 )
@@ -377,8 +378,10 @@ class SqliteDeliveries:
     ) -> list[DeliveryRecord]:
         return await self._worker.run(records.endpoint_records, endpoint_id, state, after, limit)
 
-    async def queue_direct(self, event: OutboxEvent, endpoint_id: str, now: datetime) -> Delivery:
-        return await self._worker.run(records.queue_direct, event, endpoint_id, now)
+    async def queue_direct(
+        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+    ) -> Delivery:
+        return await self._worker.run(records.queue_direct, event, kind, destination_id, now)
 
     async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
         return await self._worker.run(records.retry_one, delivery_id, now)

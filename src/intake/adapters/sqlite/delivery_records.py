@@ -30,7 +30,7 @@ _INSERT_PENDING = """
     INSERT INTO deliveries (
         delivery_id, event_id, kind, destination_id, state, attempts, next_attempt_at,
         created_at
-    ) VALUES (?, ?, 'webhook', ?, 'pending', 0, ?, ?)
+    ) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)
 """
 
 
@@ -93,13 +93,17 @@ def endpoint_records(
 
 
 def queue_direct(
-    conn: sqlite3.Connection, event: OutboxEvent, endpoint_id: str, now: datetime
+    conn: sqlite3.Connection,
+    event: OutboxEvent,
+    kind: DestinationKind,
+    destination_id: str,
+    now: datetime,
 ) -> Delivery:
     at = mapping.time_text(now)
-    new = make_delivery_id(event.event_id, DestinationKind.WEBHOOK, endpoint_id)
+    new = make_delivery_id(event.event_id, kind, destination_id)
     with transaction(conn):
         conn.execute(sql.INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
-        conn.execute(_INSERT_PENDING, (new, event.event_id, endpoint_id, at, at))
+        conn.execute(_INSERT_PENDING, (new, event.event_id, kind.value, destination_id, at, at))
         row = conn.execute(_SELECT_DELIVERY, (new,)).fetchone()
     return ROW_MAPPER.delivery_from_row(row)
 

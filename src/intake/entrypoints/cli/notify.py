@@ -8,7 +8,7 @@ from intake.admin_runtime import AdminRuntime
 from intake.entrypoints.cli.output import Output, key_values, table
 from intake.entrypoints.cli.parser import Subparsers, add_command, add_group
 from intake.entrypoints.cli.runner import read_only, with_runtime
-from intake.presentation.views import recipient_view
+from intake.presentation.views import delivery_record_view, recipient_view
 
 
 def register(commands: Subparsers) -> None:
@@ -31,6 +31,14 @@ def register(commands: Subparsers) -> None:
         group, "remove", help="remove a notification recipient", handler=with_runtime(_remove)
     )
     remove.add_argument("recipient_id", metavar="RECIPIENT_ID")
+
+    test = add_command(
+        group,
+        "test",
+        help="queue a test mail to this recipient only (the relay sends it)",
+        handler=with_runtime(_test),
+    )
+    test.add_argument("recipient_id", metavar="RECIPIENT_ID")
 
 
 async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
@@ -57,4 +65,17 @@ async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
     out.result(
         {"recipient_id": args.recipient_id, "removed": True},
         [f"recipient {args.recipient_id} removed"],
+    )
+
+
+async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    record = await runtime.admin.test_recipient(args.recipient_id)
+    if runtime.settings.smtp_url is None:
+        out.note("note: INTAKE_SMTP_URL is not set; the relay parks the test mail as dead")
+    out.result(
+        delivery_record_view(record),
+        [
+            f"mail.test queued to {args.recipient_id}: delivery {record.delivery.delivery_id}",
+            "the relay sends it on its next round (intake outbox list shows the result)",
+        ],
     )

@@ -277,6 +277,20 @@ _NOTIFICATION = {
     ),
 }
 
+_NOTIFICATION_TEST = {
+    "parameters": [_RECIPIENT_ID],
+    "post": operation(
+        "testNotificationRecipient",
+        Scope.MANAGE,
+        "Send a test mail to one recipient",
+        {"202": _DELIVERY_ANSWER},
+        description="Queues a `mail.test` for the relay, to this recipient only, whatever "
+        "events it is mailed about: a short mail saying it is a test from the form, with "
+        "no submission data. Without INTAKE_SMTP_URL the relay parks it as dead.",
+        errors=BY_ID,
+    ),
+}
+
 _USAGE = {
     "get": operation(
         "getUsage",
@@ -303,6 +317,7 @@ MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/deliveries/{delivery_id}/retry": _RETRY,
     "/v1/forms/{form_id}/notifications": _NOTIFICATIONS,
     "/v1/notifications/{recipient_id}": _NOTIFICATION,
+    "/v1/notifications/{recipient_id}/test": _NOTIFICATION_TEST,
     "/v1/usage": _USAGE,
 }
 

@@ -144,7 +144,7 @@ DELIVERY = _object(
         "dead_at": _MAYBE_TIME,
         "event_type": {"enum": _values(EventType)},
         "submission_id": {
-            "description": "null for a `webhook.test` event.",
+            "description": "null for a `webhook.test` or `mail.test` event.",
             **_MAYBE_STRING,
         },
         "form_id": _STRING,

@@ -8,6 +8,7 @@ from intake.domain import ids
 from intake.domain.model import SUBMIT_ONLY, ApiKey, Scope
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.ownership import owned, workspace_of
+from intake.service.admin.short_lists import Position, ShortPage, short_page
 from intake.service.admin.workspaces import WorkspaceAdmin
 
 
@@ -51,3 +52,13 @@ class KeyAdmin(WorkspaceAdmin):
     async def api_keys(self, workspace_id: str) -> list[ApiKey]:
         await self.workspace(workspace_id)
         return await self._store.api_keys.list(workspace_id)
+
+    async def api_key_page(
+        self, workspace_id: str, limit: int, cursor: str | None
+    ) -> ShortPage[ApiKey]:
+        """`limit` of the workspace's keys after `cursor`, newest first."""
+        return short_page(await self.api_keys(workspace_id), _key_position, limit, cursor)
+
+
+def _key_position(key: ApiKey) -> Position:
+    return (key.created_at, key.key_id)

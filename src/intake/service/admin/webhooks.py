@@ -1,16 +1,13 @@
 """A workspace's webhooks, notification recipients and deliveries, as its programs manage
 them over the API: each object reached through the key's workspace (another workspace's
 is not found, exactly as a missing one), on the rules `DestinationAdmin` applies for the
-`intake` command. Also a signed test event to one endpoint, and the retry of one
-delivery."""
+`intake` command. Also a test event to one endpoint or one recipient, and the retry of
+one delivery."""
 
 from __future__ import annotations
 
-import logging
-
 from attrs import frozen
 
-from intake.domain import ids
 from intake.domain.deliveries import (
     DeliveryCursorError,
     DeliveryPosition,
@@ -19,7 +16,6 @@ from intake.domain.deliveries import (
     WebhookEndpoint,
     decode_delivery_cursor,
     encode_delivery_cursor,
-    webhook_test_event,
 )
 from intake.domain.listing import DEFAULT_PAGE
 from intake.domain.model import Submission
@@ -28,13 +24,12 @@ from intake.service.admin.destinations import CreatedEndpoint, DestinationAdmin
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import check_page_limit, page_after
 from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned, workspace_of
+from intake.service.admin.queued_tests import QueuedTestAdmin
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
 from intake.service.admin.submissions import SubmissionAdmin
 from intake.service.admin.triage import TriageAdmin
 
-log = logging.getLogger("intake.webhooks")
-
-STATE, DELIVERY_ID, ENDPOINT_ID = "state", "delivery_id", "endpoint_id"
+STATE, DELIVERY_ID = "state", "delivery_id"
 
 
 @frozen
@@ -55,7 +50,7 @@ class SubmissionDetail:
     deliveries: list[DeliveryRecord]
 
 
-class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmin):
+class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmin, QueuedTestAdmin):
     async def owned_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         return await owned(
             workspace_id,
@@ -108,17 +103,29 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
         await self.remove_webhook(endpoint.endpoint_id)
 
     async def test_webhook(self, workspace_id: str, endpoint_id: str) -> DeliveryRecord:
-        """Queues a signed `webhook.test` event to this endpoint only: an outbox row
-        already published (no fan-out takes it) and one delivery, which the relay sends
-        as any other. A disabled endpoint is refused: the relay would not send to it."""
+        """Queues a signed `webhook.test` event to this endpoint only (`QueuedTestAdmin`)."""
         endpoint = await self.owned_endpoint(workspace_id, endpoint_id)
-        return await self._queue_test(endpoint, workspace_id)
+        return await self._queue_webhook_test(endpoint, workspace_id)
 
     async def test_endpoint(self, endpoint_id: str) -> DeliveryRecord:
         """`test_webhook` for an operator (`intake webhook test`): any workspace's."""
         endpoint = await self._endpoint(endpoint_id)
         form = await self.form(endpoint.form_id)
-        return await self._queue_test(endpoint, form.workspace_id)
+        return await self._queue_webhook_test(endpoint, form.workspace_id)
+
+    async def test_owned_recipient(self, workspace_id: str, recipient_id: str) -> DeliveryRecord:
+        """Queues a `mail.test` to this recipient only (`QueuedTestAdmin`)."""
+        recipient = await self.owned_recipient(workspace_id, recipient_id)
+        return await self._queue_mail_test(recipient, workspace_id)
+
+    async def test_recipient(self, recipient_id: str) -> DeliveryRecord:
+        """`test_owned_recipient` for an operator (`intake notify test`): any workspace's."""
+        check_plausible_id(recipient_id, "notification recipient")
+        recipient = await self._store.destinations.get_recipient(recipient_id)
+        if recipient is None:
+            raise NotFoundError(f"no notification recipient {recipient_id!r}")
+        form = await self.form(recipient.form_id)
+        return await self._queue_mail_test(recipient, form.workspace_id)
 
     async def _endpoint(self, endpoint_id: str) -> WebhookEndpoint:
         check_plausible_id(endpoint_id, "webhook endpoint")
@@ -126,27 +133,6 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
         if endpoint is None:
             raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
         return endpoint
-
-    async def _queue_test(self, endpoint: WebhookEndpoint, workspace_id: str) -> DeliveryRecord:
-        if not endpoint.enabled:
-            raise AdminError(
-                "the endpoint is disabled (it answered 410 Gone); add it again to resume",
-                field=ENDPOINT_ID,
-            )
-        now = self._clock.now()
-        event_id = ids.time_sorted_id(
-            "evt", int(now.timestamp() * 1000), self._ids.random_bytes(ids.ID_RANDOM_BYTES)
-        )
-        event = webhook_test_event(event_id, endpoint, workspace_id, now)
-        delivery = await self._store.deliveries.queue_direct(event, endpoint.endpoint_id, now)
-        log.info(
-            "webhook test queued",
-            extra={"endpoint_id": endpoint.endpoint_id, "delivery_id": delivery.delivery_id},
-        )
-        record = await self._store.deliveries.get_delivery(delivery.delivery_id)
-        if record is None:  # purged at once: only a clock far off could do it
-            raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
-        return record
 
     async def endpoint_delivery_page(
         self,

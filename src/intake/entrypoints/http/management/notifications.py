@@ -1,5 +1,5 @@
 """A form's notification recipients over HTTP: the addresses mailed for each accepted
-submission. List, add, remove."""
+submission. List, add, remove, and send one a test mail."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
     BodyFields,
     Call,
+    accepted,
     endpoint,
     json_object,
     json_response,
@@ -19,7 +20,7 @@ from intake.entrypoints.http.management.common import (
     page_limit,
     page_response,
 )
-from intake.presentation.views import recipient_view
+from intake.presentation.views import delivery_record_view, recipient_view
 
 # RFC 5321's longest address.
 MAX_EMAIL = 254
@@ -54,8 +55,17 @@ async def remove_recipient(request: Request, call: Call) -> Response:
     return no_content()
 
 
+@endpoint(Scope.MANAGE)
+async def test_recipient(request: Request, call: Call) -> Response:
+    record = await call.admin.test_owned_recipient(
+        call.workspace_id, request.path_params["recipient_id"]
+    )
+    return accepted(delivery_record_view(record))
+
+
 ROUTES: list[Route] = [
     Route("/v1/forms/{form_id}/notifications", list_recipients, methods=["GET"]),
     Route("/v1/forms/{form_id}/notifications", add_recipient, methods=["POST"]),
     Route("/v1/notifications/{recipient_id}", remove_recipient, methods=["DELETE"]),
+    Route("/v1/notifications/{recipient_id}/test", test_recipient, methods=["POST"]),
 ]

@@ -1,0 +1,70 @@
+"""Test events an owner queues to one destination only: a signed `webhook.test` to a
+webhook endpoint, a `mail.test` to a notification recipient. Each is an outbox row
+already published (no fan-out takes it) and one delivery, which the relay sends as any
+other, so the owner sees it in the delivery log and can retry it."""
+
+from __future__ import annotations
+
+import logging
+
+from intake.domain import ids
+from intake.domain.deliveries import (
+    DestinationKind,
+    NotificationRecipient,
+    WebhookEndpoint,
+    mail_test_event,
+    webhook_test_event,
+)
+from intake.domain.model import OutboxEvent
+from intake.ports.deliveries import DeliveryRecord
+from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.forms import FormAdmin
+
+log = logging.getLogger("intake.webhooks")
+
+ENDPOINT_ID = "endpoint_id"
+
+
+class QueuedTestAdmin(FormAdmin):
+    async def _queue_webhook_test(
+        self, endpoint: WebhookEndpoint, workspace_id: str
+    ) -> DeliveryRecord:
+        """A disabled endpoint is refused: the relay would not send to it."""
+        if not endpoint.enabled:
+            raise AdminError(
+                "the endpoint is disabled (it answered 410 Gone); add it again to resume",
+                field=ENDPOINT_ID,
+            )
+        now = self._clock.now()
+        event = webhook_test_event(self._event_id(), endpoint, workspace_id, now)
+        return await self._queue(event, DestinationKind.WEBHOOK, endpoint.endpoint_id)
+
+    async def _queue_mail_test(
+        self, recipient: NotificationRecipient, workspace_id: str
+    ) -> DeliveryRecord:
+        """Whatever events the recipient is mailed about: a test is for the mailbox."""
+        now = self._clock.now()
+        event = mail_test_event(self._event_id(), recipient, workspace_id, now)
+        return await self._queue(event, DestinationKind.EMAIL, recipient.recipient_id)
+
+    def _event_id(self) -> str:
+        millis = int(self._clock.now().timestamp() * 1000)
+        return ids.time_sorted_id("evt", millis, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
+
+    async def _queue(
+        self, event: OutboxEvent, kind: DestinationKind, destination_id: str
+    ) -> DeliveryRecord:
+        now = self._clock.now()
+        delivery = await self._store.deliveries.queue_direct(event, kind, destination_id, now)
+        log.info(
+            "test event queued",
+            extra={
+                "event_type": event.event_type.value,
+                "destination_id": destination_id,
+                "delivery_id": delivery.delivery_id,
+            },
+        )
+        record = await self._store.deliveries.get_delivery(delivery.delivery_id)
+        if record is None:  # purged at once: only a clock far off could do it
+            raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
+        return record
