@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export INTAKE_DATABASE_URL ?= sqlite:///.intake/intake.db
 
-.PHONY: install run test test-fast test-faults fuzz bench browser lint typecheck format clean
+.PHONY: install run test test-fast test-faults fuzz bench browser screenshots lint typecheck format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,11 @@ browser:
 	      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
 	      || echo "could not install chromium"; \
 	  else echo "chromium is not installed: the browser tests will skip"; fi; }
+
+# The dashboard's screenshots in docs/dashboard.md, taken by its browser tests in Chromium.
+screenshots: install browser
+	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
+	  tests/browser/test_dashboard_accessibility.py -k test_the_docs_screenshots
 
 # The inner loop, in under a minute: the unit, property and contract tests and the
 # in-process HTTP suite, on the memory and SQLite backends. What needs PostgreSQL or Redis,

@@ -25,6 +25,7 @@ from intake.domain.errors import Rejection
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
 from intake.ports.destinations import DestinationRepository
+from intake.ports.workspaces import FormStatusCounts
 from intake.service.accounts import NewUser
 
 # Any object: a parameter's name is marked as used by reading it as an attribute.
@@ -75,3 +76,4 @@ InProcessRateLimiter.keys_held
 
 # Read by the dashboard's templates, which vulture does not read.
 NewUser.mailed
+FormStatusCounts.unverified

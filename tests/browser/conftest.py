@@ -248,9 +248,9 @@ def page(browser: Browser) -> Iterator[Page]:
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def assert_real_png(path: Path) -> None:
-    """A well-formed PNG of the viewport's size that shows something: its decoded
-    pixels take many values, where a blank or failed render would be one colour."""
+def assert_real_png(path: Path, size: tuple[int, int] = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)) -> None:
+    """A well-formed PNG of `size` (the viewport's, unless told) that shows something: its
+    decoded pixels take many values, where a blank or failed render would be one colour."""
     data = path.read_bytes()
     assert data.startswith(PNG_SIGNATURE), f"{path} is not a PNG"
     chunks: dict[bytes, list[bytes]] = {}
@@ -265,8 +265,8 @@ def assert_real_png(path: Path) -> None:
         position += 12 + length
     assert b"IEND" in chunks, f"{path} is truncated"
     header = chunks[b"IHDR"][0]
-    size = (int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big"))
-    assert size == (VIEWPORT_WIDTH, VIEWPORT_HEIGHT), f"{path}: {size}"
+    found = (int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big"))
+    assert found == size, f"{path}: {found}"
     pixels = zlib.decompress(b"".join(chunks[b"IDAT"]))
     assert len(set(pixels)) > 16, f"{path} looks blank"
 

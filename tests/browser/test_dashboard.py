@@ -12,28 +12,16 @@ import pytest
 from playwright.sync_api import Dialog, Page
 
 from tests.browser.conftest import Service, assert_real_png
+from tests.browser.dashboard_steps import PASSWORD, sign_in, sign_in_with_the_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PASSWORD = "correct horse battery staple"
 HOSTILE = {
     "name": "<script>alert('name')</script>",
     "message": "<img src=x onerror=alert('message')>",
     "website": "javascript:alert('website')",
     "_subject": "<b>Quote</b> <script>alert('subject')</script>",
 }
-
-
-def _sign_in_with_the_link(service: Service, page: Page, workspace_id: str, email: str) -> None:
-    created = service.intake(
-        "user", "create", "--email", email, "--workspace", workspace_id, "--role", "owner"
-    )
-    # The link names the configured base address; the test's service listens elsewhere.
-    page.goto(service.base + urlsplit(created["sign_in_link"]).path)
-    page.fill("#password", PASSWORD)
-    page.fill("#confirm", PASSWORD)
-    page.get_by_role("button").last.click()
-    page.wait_for_load_state()
 
 
 def test_a_link_sets_the_password_and_the_owner_reads_hostile_submissions_inert(
@@ -50,7 +38,7 @@ def test_a_link_sets_the_password_and_the_owner_reads_hostile_submissions_inert(
 
     page.on("dialog", seen)
 
-    _sign_in_with_the_link(service, page, workspace_id, "owner@example.com")
+    sign_in_with_the_link(service, page, workspace_id, "owner@example.com")
     assert urlsplit(page.url).path == "/dashboard", page.content()
     page.goto(f"{service.base}/dashboard/forms/{form['form_id']}")
     inbox_shot = tmp_path / "inbox.png"
@@ -75,19 +63,17 @@ def test_a_link_sets_the_password_and_the_owner_reads_hostile_submissions_inert(
 def test_a_wrong_password_and_an_unknown_address_get_the_same_page(
     service: Service, workspace_id: str, page: Page
 ) -> None:
-    _sign_in_with_the_link(service, page, workspace_id, "known@example.com")
+    sign_in_with_the_link(service, page, workspace_id, "known@example.com")
     page.context.clear_cookies()
 
     texts: list[str] = []
+    statuses: list[int] = []
     for email in ("known@example.com", "nobody@example.com"):
-        page.goto(f"{service.base}/dashboard/sign-in")
-        page.fill("#email", email)
-        page.fill("#password", "not the password at all")
-        page.get_by_role("button").last.click()
-        page.wait_for_load_state()
+        statuses.append(sign_in(service, page, email, "not the password at all"))
         texts.append(page.locator("main").inner_text())
 
     assert texts[0] == texts[1]
+    assert statuses[0] == statuses[1]
     assert urlsplit(page.url).path == "/dashboard/sign-in"
     # The same form with the right password signs in: the refusals above are refusals.
     page.fill("#email", "known@example.com")

@@ -96,3 +96,30 @@ def test_user_create_refusals(cli: Cli) -> None:
         ).code
         == 2
     )
+
+
+def test_user_role_changes_a_role_and_keeps_the_last_owner(cli: Cli) -> None:
+    workspace_id = _workspace(cli)
+    owner = ("--workspace", workspace_id, "--role", "owner")
+    cli.json("user", "create", "--email", "a@example.com", *owner)
+    b = cli.json("user", "create", "--email", "b@example.com", "--workspace", workspace_id)
+
+    promoted = cli.json("user", "role", "--email", b["user_id"], *owner)
+    demoted = cli.json(
+        "user", "role", "--email", "A@example.com", "--workspace", workspace_id, "--role", "member"
+    )
+    last = cli(
+        "user", "role", "--email", "b@example.com", "--workspace", workspace_id, "--role", "member"
+    )
+
+    assert promoted["memberships"] == [{"workspace_id": workspace_id, "role": "owner"}]
+    assert demoted["memberships"] == [{"workspace_id": workspace_id, "role": "member"}]
+    assert last.code == 1
+    assert "at least one owner" in last.err
+    assert cli("user", "role", "--email", "c@example.com", *owner).code == 1
+    assert (
+        cli(
+            "user", "role", "--email", "b@example.com", "--workspace", "ws_no", "--role", "owner"
+        ).code
+        == 1
+    )

@@ -1,5 +1,5 @@
-"""The dashboard's members page and password change: owners invite and remove, members
-cannot, no one reaches another workspace, and removal and a password change end
+"""The dashboard's members page and password change: owners invite, change roles and
+remove, members cannot, no one reaches another workspace, and removal and a password change end
 sessions; on every store."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ import httpx2
 import pytest
 
 from intake.domain.users import Role
+from intake.entrypoints.http.dashboard import members
 from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import PASSWORD, Dashboard
 
 MEMBERS = "/dashboard/settings/members"
 LINK = re.compile(r"http://[^<\s]+/dashboard/sign-in/([0-9a-z]{39})")
+EMAIL = re.compile(r"<td>([\w.]+@example\.com)</td>")
 
 
 @pytest.fixture
@@ -145,3 +147,90 @@ def test_changing_the_password_ends_the_other_sessions(dash: Dashboard) -> None:
     assert dash.client.get("/dashboard").status_code == 303
     dash.new_browser()
     assert dash.sign_in("ada@example.com", "a brand new password").status_code == 303
+
+
+def _change_role(dash: Dashboard, user_id: str, role: str) -> httpx2.Response:
+    return dash.client.post(
+        MEMBERS + "/role",
+        data={
+            "csrf": dash.csrf(MEMBERS),
+            "workspace": dash.workspace.workspace_id,
+            "user": user_id,
+            "role": role,
+        },
+    )
+
+
+def test_an_owner_changes_roles_and_keeps_the_last_owner(dash: Dashboard) -> None:
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+    member_browser = dict(dash.client.cookies)
+    member = dash.svc.run(dash.svc.store.users.find_by_email, "member@example.com")
+    dash.new_browser()
+    dash.set_password(dash.link("owner@example.com"))
+    owner = dash.svc.run(dash.svc.store.users.find_by_email, "owner@example.com")
+    assert member is not None
+    assert owner is not None
+
+    last = _change_role(dash, owner.user_id, "member")
+    unknown = _change_role(dash, member.user_id, "admin")
+    promoted = _change_role(dash, member.user_id, "owner")
+    demoted = _change_role(dash, owner.user_id, "member")
+
+    assert last.status_code == unknown.status_code == 422
+    assert "at least one owner" in last.text
+    assert promoted.status_code == demoted.status_code == 303
+    assert "Invite" not in dash.client.get(MEMBERS).text  # a member now
+    assert _change_role(dash, member.user_id, "member").status_code == 403
+    dash.new_browser()
+    dash.client.cookies.update(member_browser)  # the promoted member's session went on
+    assert "Invite" in dash.client.get(MEMBERS).text
+
+
+def test_a_role_change_needs_the_csrf_token_and_a_member_of_this_workspace(
+    dash: Dashboard,
+) -> None:
+    other = dash.svc.workspace(name="Other")
+    stranger = dash.svc.run(
+        dash.accounts.create_user, "s@example.com", other.workspace_id, Role.MEMBER
+    )
+    dash.set_password(dash.link("owner@example.com"))
+    owner = dash.svc.run(dash.svc.store.users.find_by_email, "owner@example.com")
+    assert owner is not None
+
+    forged = dash.client.post(
+        MEMBERS + "/role",
+        data={"workspace": dash.workspace.workspace_id, "user": owner.user_id, "role": "member"},
+    )
+    outsider = _change_role(dash, stranger.user.user_id, "owner")
+
+    assert forged.status_code == 403
+    assert outsider.status_code == 404
+    roles = dash.svc.run(dash.svc.store.users.memberships, stranger.user.user_id)
+    assert [m.role for m in roles] == [Role.MEMBER]
+
+
+def test_the_members_page_pages_through_a_workspaces_members(
+    dash: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(members, "MEMBERS_PER_PAGE", 2)
+    dash.set_password(dash.link("owner@example.com"))
+    for n in range(2):
+        dash.svc.run(
+            dash.accounts.create_user, f"m{n}@example.com", dash.workspace.workspace_id, Role.MEMBER
+        )
+
+    first = dash.client.get(MEMBERS)
+    more = re.findall(r'href="(/dashboard/settings/members\?[^"]+)">More members', first.text)
+    assert len(more) == 1
+    second = dash.client.get(more[0].replace("&amp;", "&"))
+    shown = [set(EMAIL.findall(page.text)) for page in (first, second)]
+
+    assert second.status_code == 200
+    assert shown[0].isdisjoint(shown[1])
+    assert shown[0] | shown[1] == {"owner@example.com", "m0@example.com", "m1@example.com"}
+    assert "More members" not in second.text
+    assert dash.client.get(MEMBERS + "?workspace=ws_unknown").status_code == 404
+    workspace = dash.workspace.workspace_id
+    refused = dash.client.get(f"{MEMBERS}?workspace={workspace}&cursor=nonsense")
+    assert refused.status_code == 422
+    assert set(EMAIL.findall(refused.text)) == shown[0]

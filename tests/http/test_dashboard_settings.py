@@ -12,6 +12,7 @@ import pytest
 
 from intake.domain.model import Scope
 from intake.domain.users import Role
+from intake.entrypoints.http.dashboard import settings
 from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
 from tests.http.dashboard_support import Dashboard
 
@@ -25,6 +26,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 SETTINGS = "/dashboard/settings"
 KEY = re.compile(r'<code class="secret">([^<]+)</code>')
+PREFIX = re.compile(r"<td><code>(intake_sk_\w+)…</code></td>")
 
 
 @pytest.fixture
@@ -216,3 +218,30 @@ def test_usage_shows_the_plan_the_month_and_each_form(dash: Dashboard) -> None:
     assert "<script>" not in page
     assert "javascript:alert(1)" in page  # shown, as text
     assert 'href="javascript' not in page
+
+
+def test_the_keys_list_pages_through_a_workspaces_keys(
+    dash: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "KEYS_PER_PAGE", 2)
+    _owner(dash)
+    workspace = dash.workspace.workspace_id
+    made = {
+        dash.svc.run(dash.svc.admin.create_api_key, workspace, frozenset({Scope.READ})).key.prefix
+        for _ in range(3)
+    }
+
+    first = dash.client.get(SETTINGS)
+    more = re.findall(r'href="(/dashboard/settings\?[^"]+)">More keys', first.text)
+    assert len(more) == 1
+    second = dash.client.get(more[0].replace("&amp;", "&"))
+    shown = [set(PREFIX.findall(page.text)) for page in (first, second)]
+
+    assert second.status_code == 200
+    assert shown[0].isdisjoint(shown[1])
+    assert shown[0] | shown[1] == made
+    assert "More keys" not in second.text
+    assert "First keys" in second.text
+    refused = dash.client.get(f"{SETTINGS}?workspace={workspace}&cursor=nonsense")
+    assert refused.status_code == 422
+    assert set(PREFIX.findall(refused.text)) == shown[0]

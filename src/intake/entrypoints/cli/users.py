@@ -1,4 +1,5 @@
-"""`intake user ...`: workspace users of the dashboard, and their one-time sign-in links."""
+"""`intake user ...`: workspace users of the dashboard, their roles, and their one-time
+sign-in links."""
 
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ def register(commands: Subparsers) -> None:
         group, "list", help="list users and their workspaces", handler=read_only(_list)
     )
     listing.add_argument("--workspace", metavar="ID", help="only this workspace's members")
+
+    role = add_command(
+        group,
+        "role",
+        help="change a member's role in a workspace; a workspace keeps one owner at least",
+        handler=with_runtime(_role),
+    )
+    role.add_argument("--email", metavar="EMAIL_OR_ID", required=True, dest="user")
+    role.add_argument("--workspace", required=True, metavar="ID")
+    role.add_argument("--role", choices=[r.value for r in Role], required=True)
 
     remove = add_command(
         group,
@@ -81,3 +92,15 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     user = await command_accounts(runtime).remove_user(args.user)
     out.result(user_view(user), [f"user {user.user_id} removed: {user.email}; sessions ended"])
+
+
+async def _role(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    member = await command_accounts(runtime).set_role(args.workspace, args.user, Role(args.role))
+    (membership,) = member.memberships
+    out.result(
+        user_view(member.user, member.memberships),
+        [
+            f"user {member.user.user_id} ({member.user.email}) is now"
+            f" {membership.role.value} of {membership.workspace_id}"
+        ],
+    )

@@ -11,6 +11,7 @@ from intake.domain.users import InvalidEmail, Membership, Role, User, normalise_
 from intake.ports.senders import MailRejected, MailUnavailable
 from intake.service.accounts.base import AccountsBase, NewUser, SignedIn
 from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.short_lists import Position, ShortPage, short_page
 
 
 @frozen
@@ -82,6 +83,13 @@ class PeopleAccounts(AccountsBase):
         users = {u.user_id: u for u in await self._store.users.list_users(workspace_id)}
         return [Member(users[m.user_id], (m,)) for m in roles if m.user_id in users]
 
+    async def member_page(
+        self, by: SignedIn, workspace_id: str, limit: int, cursor: str | None
+    ) -> ShortPage[Member]:
+        """`limit` of `workspace_members` after `cursor`, the newest membership first."""
+        members = await self.workspace_members(by, workspace_id)
+        return short_page(members, _member_position, limit, cursor)
+
     async def users(self, workspace_id: str | None = None) -> list[Member]:
         found = await self._store.users.list_users(workspace_id)
         return [
@@ -90,11 +98,7 @@ class PeopleAccounts(AccountsBase):
 
     async def remove_user(self, user_ref: str) -> User:
         """By id or email address: the user, memberships, links and sessions go."""
-        if "\x00" in user_ref:  # no id holds one, and PostgreSQL text cannot
-            raise NotFoundError("no such user")
-        user = await self._store.users.get(user_ref)
-        if user is None and "@" in user_ref:
-            user = await self._store.users.find_by_email(user_ref.strip().lower())
+        user = await self._user(user_ref)
         if user is None or not await self._store.users.remove(user.user_id):
             raise NotFoundError(f"no user {user_ref}")
         return user
@@ -114,6 +118,39 @@ class PeopleAccounts(AccountsBase):
         await self._store.users.end_sessions(user_id)
         if not await self._store.users.memberships(user_id):
             await self._store.users.remove(user_id)
+
+    async def change_role(self, by: SignedIn, workspace_id: str, user_id: str, role: Role) -> None:
+        """An owner makes a member an owner, or an owner a member (themselves too); the
+        member's sessions go on, with the new role from their next page on."""
+        by.require_owner(workspace_id)
+        await self.set_role(workspace_id, user_id, role)
+
+    async def set_role(self, workspace_id: str, user_ref: str, role: Role) -> Member:
+        """For `intake user role` and owners: the member's role in the workspace, by user
+        id or email address. The last owner stays an owner: a workspace no one can
+        configure would need an operator to recover."""
+        user = await self._user(user_ref)
+        if user is None or "\x00" in workspace_id:
+            raise NotFoundError("no such member")
+        members = await self._store.users.workspace_memberships(workspace_id)
+        target = next((m for m in members if m.user_id == user.user_id), None)
+        if target is None:
+            raise NotFoundError("no such member")
+        owners = [m for m in members if m.role is Role.OWNER]
+        if target.role is Role.OWNER and role is not Role.OWNER and len(owners) == 1:
+            raise AdminError("a workspace keeps at least one owner; make another owner first")
+        changed = Membership(target.user_id, workspace_id, role, target.created_at)
+        await self._store.users.add_membership(changed)  # replaces the role, keeps the rest
+        return Member(user, (changed,))
+
+    async def _user(self, user_ref: str) -> User | None:
+        """By id or email address."""
+        if "\x00" in user_ref:  # no id holds one, and PostgreSQL text cannot
+            return None
+        user = await self._store.users.get(user_ref)
+        if user is None and "@" in user_ref:
+            user = await self._store.users.find_by_email(user_ref.strip().lower())
+        return user
 
     async def _checked(self, email: str, workspace_id: str) -> str:
         try:
@@ -143,3 +180,7 @@ class PeopleAccounts(AccountsBase):
             f"Choose your password here (the link works once, for 24 hours):\n{link}\n"
         )
         return message
+
+
+def _member_position(member: Member) -> Position:
+    return (member.memberships[0].created_at, member.user.user_id)

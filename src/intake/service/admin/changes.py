@@ -175,7 +175,8 @@ def _type_patterns(values: Iterable[str]) -> tuple[str, ...]:
             pattern = normalize_type_pattern(value)
         except ValueError:
             raise AdminError(
-                f"not a MIME type or pattern: {value!r} (type/subtype, type/* or */*)"
+                f"not a MIME type or pattern: {value!r} (type/subtype, type/* or */*)",
+                field=UPLOADS,
             ) from None
         if pattern not in patterns:
             patterns.append(pattern)

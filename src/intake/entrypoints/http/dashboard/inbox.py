@@ -182,6 +182,8 @@ async def render(
         "csrf": signed.csrf,
         "email": signed.user.email,
         "form": form,
+        "owner": signed.configures(form.workspace_id),  # owners reach its settings
+        "current": "inbox",
         "query": query,
         "path": _path(form),
         "tabs": [(s, query.url(_path(form), status=s)) for s in STATUSES],

@@ -1,7 +1,10 @@
 """Settings, members: every member of the user's workspaces; owners invite (the link
-mailed, or shown this once) and remove members, whose sessions end at once."""
+mailed, or shown this once), change a member's role and remove members, whose sessions
+end at once."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,17 +16,26 @@ from intake.service.accounts import NewUser, NotAllowed, SignedIn
 from intake.service.admin import AdminError, NotFoundError
 
 PATH = web.PREFIX + "/settings/members"
+MEMBERS_PER_PAGE = 50
 
 
 @web.requires_sign_in
 async def members_page(request: Request, signed: SignedIn) -> Response:
-    return await _page(request, signed)
+    """Each workspace's first page of members; `?workspace=ID&cursor=C`, one workspace's
+    page after C."""
+    wanted = request.query_params.get("workspace", "")
+    if wanted and signed.role_in(wanted) is None:
+        return web.page(request, "not_found.html", {}, status=404)
+    cursor = request.query_params.get("cursor") or None
+    return await _page(request, signed, only=wanted or None, cursor=cursor)
 
 
 async def _page(
     request: Request,
     signed: SignedIn,
     *,
+    only: str | None = None,
+    cursor: str | None = None,
     invited: NewUser | None = None,
     error: str | None = None,
     status: int = 200,
@@ -33,11 +45,24 @@ async def _page(
     workspaces = []
     for membership in signed.memberships:
         workspace_id = membership.workspace_id
+        if only is not None and workspace_id != only:
+            continue
+        try:
+            page = await accounts.member_page(signed, workspace_id, MEMBERS_PER_PAGE, cursor)
+        except AdminError:  # a cursor this page did not make: the first page, saying so
+            page = await accounts.member_page(signed, workspace_id, MEMBERS_PER_PAGE, None)
+            error, status = "That page of members is not one this list gave.", 422
+        next_url = None
+        if page.next_cursor is not None:
+            next_url = (
+                f"{PATH}?{urlencode({'workspace': workspace_id, 'cursor': page.next_cursor})}"
+            )
         workspaces.append(
             {
                 "workspace": await admin.workspace(workspace_id),
                 "owner": signed.configures(workspace_id),
-                "members": await accounts.workspace_members(signed, workspace_id),
+                "members": page.items,
+                "next_url": next_url,
             }
         )
     context = {
@@ -47,6 +72,7 @@ async def _page(
         "workspaces": workspaces,
         "roles": [role.value for role in Role],
         "invited": invited,
+        "paged": only is not None,
         "error": error,
     }
     return web.page(request, "members.html", context, status=status)
@@ -84,4 +110,22 @@ async def remove(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "not_found.html", {}, status=404)
     except AdminError as error:
         return await _page(request, signed, error=f"{error}.", status=422)
+    return web.see_other(PATH)
+
+
+@web.requires_sign_in
+async def change_role(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await read_form(request, signed.csrf)
+        role = Role(text(form, "role"))
+        await web.accounts(request).change_role(
+            signed, text(form, "workspace"), text(form, "user"), role
+        )
+    except (BadFormError, NotAllowed):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    except (AdminError, ValueError) as error:
+        message = f"{error}." if isinstance(error, AdminError) else "Unknown role."
+        return await _page(request, signed, error=message, status=422)
     return web.see_other(PATH)

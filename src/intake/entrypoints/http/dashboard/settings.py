@@ -18,6 +18,7 @@ from intake.service.admin import AdminError, NotFoundError
 from intake.service.admin.keys import CreatedKey
 
 PATH = web.PREFIX + "/settings"
+KEYS_PER_PAGE = 25
 
 
 def _chosen_workspace(signed: SignedIn, wanted: str) -> str:
@@ -49,7 +50,8 @@ async def settings_page(request: Request, signed: SignedIn) -> Response:
         workspace_id = _chosen_workspace(signed, request.query_params.get("workspace", ""))
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    return await _page(request, signed, workspace_id)
+    cursor = request.query_params.get("cursor") or None
+    return await _page(request, signed, workspace_id, cursor=cursor)
 
 
 async def _page(
@@ -57,12 +59,22 @@ async def _page(
     signed: SignedIn,
     workspace_id: str,
     *,
+    cursor: str | None = None,
     created: CreatedKey | None = None,
     confirm: dict[str, object] | None = None,
     error: str | None = None,
     status: int = 200,
 ) -> Response:
     admin = web.runtime(request).admin
+    try:
+        keys = await admin.api_key_page(workspace_id, KEYS_PER_PAGE, cursor)
+    except AdminError:  # a cursor this page did not make: the first page, saying so
+        keys = await admin.api_key_page(workspace_id, KEYS_PER_PAGE, None)
+        error, status = "That page of keys is not one this list gave; showing the first.", 422
+    next_url = None
+    if keys.next_cursor is not None:
+        query = urlencode({"workspace": workspace_id, "cursor": keys.next_cursor})
+        next_url = f"{PATH}?{query}#keys-title"
     usage = await admin.usage(workspace_id)
     names = {form.form_id: form.name for form in await admin.forms(workspace_id)}
     context: dict[str, Any] = {
@@ -73,7 +85,9 @@ async def _page(
             await admin.workspace(membership.workspace_id) for membership in signed.memberships
         ],
         "owner": signed.configures(workspace_id),
-        "keys": [key_view(key) for key in await admin.api_keys(workspace_id)],
+        "keys": [key_view(key) for key in keys.items],
+        "keys_next": next_url,
+        "keys_paged": cursor is not None,
         "scopes": [scope.value for scope in Scope],
         "usage": usage_view(usage),
         "bar": _bar(usage.used, usage.ceiling, usage.limit),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +30,8 @@ SESSION_COOKIE = "intake_session"
 FORM_COOKIE = "intake_form"
 CSRF_FIELD = "csrf"
 SESSION_COOKIE_AGE = 14 * 24 * 3600
+# Session cookies looked up per request at most: the dashboard's own comes first.
+MAX_SESSION_COOKIES = 2
 
 # Scripts, styles and images from this origin only, never inline; no framing; no
 # referrer to another site (a sign-in link's path is a secret), but this origin's own:
@@ -45,13 +48,28 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-_TEMPLATES = Jinja2Templates(
-    env=jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-        autoescape=True,  # every value, whatever the file's name
-        undefined=jinja2.StrictUndefined,
-    )
+
+def when(value: object) -> object:
+    """A time as people read it, to the second in UTC (the `<time>` element around it
+    keeps the exact value); anything that is not a time, as it is."""
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not isinstance(moment, datetime) or moment.tzinfo is None:
+        return value
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+_ENVIRONMENT = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,  # every value, whatever the file's name
+    undefined=jinja2.StrictUndefined,
 )
+_ENVIRONMENT.filters["when"] = when
+_TEMPLATES = Jinja2Templates(env=_ENVIRONMENT)
 
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
@@ -99,10 +117,24 @@ def _secure(request: Request) -> bool:
 
 
 async def signed_in(request: Request) -> SignedIn | None:
-    secret = request.cookies.get(SESSION_COOKIE)
-    if not secret or len(secret) > 100:
-        return None
-    return await accounts(request).session(secret)
+    for secret in _cookie_values(request, SESSION_COOKIE)[:MAX_SESSION_COOKIES]:
+        if secret and len(secret) <= 100:
+            found = await accounts(request).session(secret)
+            if found is not None:
+                return found
+    return None
+
+
+def _cookie_values(request: Request, name: str) -> list[str]:
+    """Every value the browser sent under `name`, the most specific path first. A
+    cookie of that name planted for "/" by anything else on this host is sent after the
+    dashboard's own, and must not hide it (request.cookies keeps only the last)."""
+    values = []
+    for part in request.headers.get("cookie", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            values.append(value.strip('"'))
+    return values
 
 
 def start_session(response: Response, request: Request, signed: SignedIn) -> Response:

@@ -1,0 +1,155 @@
+"""A form's mail recipients, for its owners: the addresses told of each accepted
+submission; add one, remove one (after a confirmation), and send one a test mail, whose
+delivery (sent, waiting, or parked without a mail server) the page then shows."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.deliveries import NotificationRecipient
+from intake.domain.model import EventType, Form
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.form_owner import (
+    every_item,
+    not_found,
+    owners_form,
+    refused,
+    settings_path,
+)
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.management.notifications import MAX_EMAIL
+from intake.presentation.views import delivery_record_view, recipient_view
+from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.admin import AdminError, NotFoundError
+
+PATH = web.PREFIX + "/forms/{form_id}/settings/mail"
+
+
+@web.requires_sign_in
+async def mail_page(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await owners_form(request, signed, request.path_params["form_id"])
+    except NotAllowed:
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    return await _page(request, signed, form, test_id=request.query_params.get("test", ""))
+
+
+async def _page(
+    request: Request,
+    signed: SignedIn,
+    form: Form,
+    *,
+    address: str = "",
+    error: str | None = None,
+    confirm: NotificationRecipient | None = None,
+    test_id: str = "",
+    status: int = 200,
+) -> Response:
+    admin = web.runtime(request).admin
+    recipients = await every_item(
+        lambda limit, cursor: admin.owned_recipients(form.workspace_id, form.form_id, limit, cursor)
+    )
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "form": form,
+        "current": "mail",
+        "owner": True,
+        "path": settings_path(form, "mail"),
+        "recipients": [recipient_view(r) for r in recipients],
+        "addresses": {r.recipient_id: r.email for r in recipients},
+        "address": address,
+        "error": error,
+        "confirm": recipient_view(confirm) if confirm else None,
+        "test": await _test_delivery(request, form, test_id),
+        "smtp": web.runtime(request).settings.smtp_url is not None,
+    }
+    return web.page(request, "form_mail.html", context, status=status)
+
+
+async def _test_delivery(
+    request: Request, form: Form, delivery_id: str
+) -> dict[str, object] | None:
+    """The test mail a redirect names, as it stands now: only a `mail.test` of this form."""
+    if not delivery_id:
+        return None
+    try:
+        record = await web.runtime(request).admin.owned_delivery(form.workspace_id, delivery_id)
+    except NotFoundError:
+        return None
+    if record.event_type is not EventType.MAIL_TEST or record.form_id != form.form_id:
+        return None
+    return delivery_record_view(record)
+
+
+async def _recipient(request: Request, form: Form, recipient_id: str) -> NotificationRecipient:
+    """One of this form's recipients; NotFoundError for any other."""
+    admin = web.runtime(request).admin
+    recipient = await admin.owned_recipient(form.workspace_id, recipient_id)
+    if recipient.form_id != form.form_id:
+        raise NotFoundError(f"no notification recipient {recipient_id!r}")
+    return recipient
+
+
+@web.requires_sign_in
+async def add(request: Request, signed: SignedIn) -> Response:
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await owners_form(request, signed, request.path_params["form_id"])
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    address = text(posted, "email")
+    try:
+        if len(address) > MAX_EMAIL:  # as the API's reader refuses it
+            raise AdminError(f"must be at most {MAX_EMAIL} characters", field="email")
+        await web.runtime(request).admin.add_owned_recipient(
+            form.workspace_id, form.form_id, address
+        )
+    except AdminError as error:
+        message = f"Email: {error}."
+        return await _page(request, signed, form, address=address, error=message, status=422)
+    return web.see_other(settings_path(form, "mail"))
+
+
+@web.requires_sign_in
+async def remove(request: Request, signed: SignedIn) -> Response:
+    """A first post asks for confirmation; the second, with `confirm`, removes."""
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await owners_form(request, signed, request.path_params["form_id"])
+        recipient = await _recipient(request, form, text(posted, "recipient"))
+        if text(posted, "confirm") != "yes":
+            return await _page(request, signed, form, confirm=recipient)
+        await web.runtime(request).admin.remove_owned_recipient(
+            form.workspace_id, recipient.recipient_id
+        )
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    return web.see_other(settings_path(form, "mail"))
+
+
+@web.requires_sign_in
+async def send_test(request: Request, signed: SignedIn) -> Response:
+    """Queues a test mail to one recipient; the page it leads to shows how it went."""
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await owners_form(request, signed, request.path_params["form_id"])
+        recipient = await _recipient(request, form, text(posted, "recipient"))
+        record = await web.runtime(request).admin.test_owned_recipient(
+            form.workspace_id, recipient.recipient_id
+        )
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    query = urlencode({"test": record.delivery.delivery_id})
+    return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")

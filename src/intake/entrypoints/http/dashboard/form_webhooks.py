@@ -1,0 +1,245 @@
+"""A form's webhook endpoints, for its owners: add one (its signing secret shown on the
+answer page once, never again), remove one (after a confirmation), send one a signed
+test event, and read an endpoint's delivery log a page at a time, retrying a delivery."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from intake.domain.deliveries import DeliveryState, DestinationKind, WebhookEndpoint
+from intake.domain.model import Form
+from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.form_owner import (
+    every_item,
+    not_found,
+    owners_form,
+    refused,
+    settings_path,
+)
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.management.webhooks import MAX_URL
+from intake.presentation.views import created_endpoint_view, delivery_record_view, endpoint_view
+from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.admin import AdminError, CreatedEndpoint, NotFoundError
+
+PATH = web.PREFIX + "/forms/{form_id}/settings/webhooks"
+ENDPOINT = PATH + "/{endpoint_id}"
+LOG_PAGE = 25  # deliveries a page of the log shows
+STATES = tuple(state.value for state in DeliveryState)
+
+
+async def _form(request: Request, signed: SignedIn) -> Form:
+    return await owners_form(request, signed, request.path_params["form_id"])
+
+
+async def _endpoint(request: Request, form: Form, endpoint_id: str) -> WebhookEndpoint:
+    """One of this form's endpoints; NotFoundError for any other."""
+    endpoint = await web.runtime(request).admin.owned_endpoint(form.workspace_id, endpoint_id)
+    if endpoint.form_id != form.form_id:
+        raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
+    return endpoint
+
+
+def _endpoint_path(form: Form, endpoint: WebhookEndpoint) -> str:
+    return settings_path(form, "webhooks/" + quote(endpoint.endpoint_id, safe=""))
+
+
+@web.requires_sign_in
+async def webhooks_page(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await _form(request, signed)
+    except NotAllowed:
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    return await _list(request, signed, form)
+
+
+async def _list(
+    request: Request,
+    signed: SignedIn,
+    form: Form,
+    *,
+    created: CreatedEndpoint | None = None,
+    url: str = "",
+    include_flagged: bool = False,
+    error: str | None = None,
+    confirm: WebhookEndpoint | None = None,
+    status: int = 200,
+) -> Response:
+    admin = web.runtime(request).admin
+    endpoints = await every_item(
+        lambda limit, cursor: admin.owned_webhooks(form.workspace_id, form.form_id, limit, cursor)
+    )
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "form": form,
+        "current": "webhooks",
+        "owner": True,
+        "path": settings_path(form, "webhooks"),
+        "endpoints": [endpoint_view(e) for e in endpoints],
+        # The one page that holds the secret: the answer to the add, never kept (no-store).
+        "created": created_endpoint_view(created) if created else None,
+        "url": url,
+        "include_flagged": include_flagged,
+        "error": error,
+        "confirm": endpoint_view(confirm) if confirm else None,
+    }
+    return web.page(request, "form_webhooks.html", context, status=status)
+
+
+@web.requires_sign_in
+async def add(request: Request, signed: SignedIn) -> Response:
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await _form(request, signed)
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    url = text(posted, "url")
+    include_flagged = text(posted, "include_flagged") == "yes"
+    try:
+        if len(url) > MAX_URL:  # as the API's reader refuses it
+            raise AdminError(f"must be at most {MAX_URL} characters", field="url")
+        created = await web.runtime(request).admin.add_owned_webhook(
+            form.workspace_id, form.form_id, url, include_flagged=include_flagged
+        )
+    except AdminError as error:
+        return await _list(
+            request,
+            signed,
+            form,
+            url=url,
+            include_flagged=include_flagged,
+            error=f"URL: {error}.",
+            status=422,
+        )
+    return await _list(request, signed, form, created=created)
+
+
+@web.requires_sign_in
+async def remove(request: Request, signed: SignedIn) -> Response:
+    """A first post asks for confirmation; the second, with `confirm`, removes."""
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await _form(request, signed)
+        endpoint = await _endpoint(request, form, text(posted, "endpoint"))
+        if text(posted, "confirm") != "yes":
+            return await _list(request, signed, form, confirm=endpoint)
+        await web.runtime(request).admin.remove_owned_webhook(
+            form.workspace_id, endpoint.endpoint_id
+        )
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    return web.see_other(settings_path(form, "webhooks"))
+
+
+@web.requires_sign_in
+async def endpoint_page(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await _form(request, signed)
+        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
+    except NotAllowed:
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    return await _log(request, signed, form, endpoint)
+
+
+async def _log(
+    request: Request,
+    signed: SignedIn,
+    form: Form,
+    endpoint: WebhookEndpoint,
+    *,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    """The endpoint and a page of its deliveries, newest first (`state`, `cursor` in the
+    URL); a bad or stale parameter is said, and the first page shown."""
+    path = _endpoint_path(form, endpoint)
+    state = request.query_params.get("state", "")
+    state = state if state in STATES else ""
+    cursor = request.query_params.get("cursor") or None
+    admin = web.runtime(request).admin
+    try:
+        page = await admin.endpoint_delivery_page(
+            form.workspace_id,
+            endpoint.endpoint_id,
+            state=state or None,
+            cursor=cursor,
+            limit=LOG_PAGE,
+        )
+    except AdminError:
+        error, status = "This page link is not valid any more: the newest are shown.", 422
+        page = await admin.endpoint_delivery_page(
+            form.workspace_id, endpoint.endpoint_id, state=state or None, limit=LOG_PAGE
+        )
+    kept = {"state": state} if state else {}
+    next_url = None
+    if page.next_cursor is not None:
+        next_url = f"{path}?{urlencode({**kept, 'cursor': page.next_cursor})}"
+    context = {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "form": form,
+        "current": "webhooks",
+        "owner": True,
+        "path": path,
+        "endpoint": endpoint_view(endpoint),
+        "deliveries": [delivery_record_view(r) for r in page.deliveries],
+        "state": state,
+        "states": [("", "all"), *((s, s) for s in STATES)],
+        "next_url": next_url,
+        "first_url": f"{path}?{urlencode(kept)}" if cursor else None,
+        "error": error,
+    }
+    return web.page(request, "form_webhook.html", context, status=status)
+
+
+@web.requires_sign_in
+async def send_test(request: Request, signed: SignedIn) -> Response:
+    try:
+        await read_form(request, signed.csrf)
+        form = await _form(request, signed)
+        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
+        await web.runtime(request).admin.test_webhook(form.workspace_id, endpoint.endpoint_id)
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    except AdminError as error:  # disabled: the relay would not send it
+        return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
+    return web.see_other(_endpoint_path(form, endpoint))
+
+
+@web.requires_sign_in
+async def retry(request: Request, signed: SignedIn) -> Response:
+    """Makes one of this endpoint's deliveries due now (a dead one afresh)."""
+    admin = web.runtime(request).admin
+    try:
+        posted = await read_form(request, signed.csrf)
+        form = await _form(request, signed)
+        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
+        record = await admin.owned_delivery(form.workspace_id, text(posted, "delivery"))
+        delivery = record.delivery
+        if (delivery.kind, delivery.destination_id) != (
+            DestinationKind.WEBHOOK,
+            endpoint.endpoint_id,
+        ):
+            raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
+        await admin.retry_owned_delivery(form.workspace_id, delivery.delivery_id)
+    except (BadFormError, NotAllowed):
+        return refused(request)
+    except NotFoundError:
+        return not_found(request)
+    except AdminError as error:  # delivered already
+        return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
+    return web.see_other(_endpoint_path(form, endpoint))

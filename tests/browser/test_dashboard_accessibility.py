@@ -1,0 +1,295 @@
+"""Every dashboard screen in Chromium, checked by axe-core (WCAG 2.1 A and AA and axe's
+best practices: no serious or critical violation) on a desktop and at 360 px wide, where
+nothing may scroll sideways; the keyboard reaches the main actions with a visible focus;
+and the screenshots of docs/dashboard.md, written where INTAKE_DOCS_SCREENSHOTS says
+(`make screenshots`), else to a temporary directory."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, JSHandle, Page
+from playwright.sync_api import Error as PlaywrightError
+
+from tests.browser.axe import assert_accessible, axe_violations
+from tests.browser.conftest import assert_real_png
+from tests.browser.dashboard_demo import OWNER, PASSWORD, Demo, running_demo
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DESKTOP = (1280, 800)
+PHONE = (360, 740)
+_unique = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> Iterator[Demo]:
+    with running_demo(tmp_path_factory.mktemp("dashboard-demo"), browser) as running:
+        yield running
+
+
+# -- the screens: how to reach each one from a fresh page ------------------------------
+
+
+@dataclass(frozen=True)
+class Screen:
+    name: str
+    signed_in: bool
+    visit: Callable[[Page, Demo], None]
+
+
+def _go(path: str) -> Callable[[Page, Demo], None]:
+    def visit(page: Page, demo: Demo) -> None:
+        page.goto(demo.url(path.format(form=demo.form_id, submission=demo.submission_id)))
+
+    return visit
+
+
+def _sign_in_link(page: Page, demo: Demo) -> None:
+    page.goto(demo.url(demo.sign_in_link(f"new-{next(_unique)}@acme.example")))
+
+
+def _sign_in_error(page: Page, demo: Demo) -> None:
+    page.goto(demo.url("/dashboard/sign-in"))
+    page.fill("#email", OWNER)
+    page.fill("#password", "not the password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+
+
+def _expired_form(page: Page, demo: Demo) -> None:
+    """The sign-in form posted after its cookie is gone: refused (403)."""
+    page.goto(demo.url("/dashboard/sign-in"))
+    page.context.clear_cookies()
+    page.fill("#email", OWNER)
+    page.fill("#password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+    assert page.get_by_role("heading", name="This form could not be accepted").is_visible()
+
+
+def _bulk(page: Page, demo: Demo, *, pick: bool) -> None:
+    page.goto(demo.url(f"/dashboard/forms/{demo.form_id}"))
+    if pick:
+        page.locator("table.inbox input[type=checkbox]").first.check()
+    page.select_option("#action", "delete")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_load_state()
+
+
+def _new_key(page: Page, demo: Demo) -> None:
+    page.goto(demo.url("/dashboard/settings"))
+    page.get_by_role("button", name="Create key").click()
+    page.wait_for_load_state()
+    assert page.locator(".secret").is_visible()
+
+
+def _revoke_confirmation(page: Page, demo: Demo) -> None:
+    _new_key(page, demo)
+    page.get_by_role("button", name="Revoke").first.click()
+    page.wait_for_load_state()
+    assert page.get_by_role("alertdialog").is_visible()
+
+
+def _invitation(page: Page, demo: Demo) -> None:
+    page.goto(demo.url("/dashboard/settings/members"))
+    page.fill("input[type=email]", f"guest-{next(_unique)}@acme.example")
+    page.get_by_role("button", name="Invite").click()
+    page.wait_for_load_state()
+    assert page.locator(".secret").is_visible()
+
+
+def _webhook_endpoint(page: Page, demo: Demo) -> None:
+    """An endpoint's page, with its delivery log, reached from the form's webhooks."""
+    page.goto(demo.url(f"/dashboard/forms/{demo.form_id}/settings/webhooks"))
+    page.locator("main a[href*='/settings/webhooks/']").first.click()
+    page.wait_for_load_state()
+
+
+SCREENS = [
+    Screen("sign-in", False, _go("/dashboard/sign-in")),
+    Screen("sign-in refused", False, _sign_in_error),
+    Screen("sign-in link", False, _sign_in_link),
+    Screen("link refused", False, _go("/dashboard/sign-in/not-a-link-that-exists")),
+    Screen("form refused (403)", False, _expired_form),
+    Screen("forms", True, _go("/dashboard")),
+    Screen("inbox", True, _go("/dashboard/forms/{form}")),
+    Screen("inbox, spam", True, _go("/dashboard/forms/{form}?status=spam")),
+    Screen("inbox, unverified", True, _go("/dashboard/forms/{form}?status=unverified")),
+    Screen("inbox, no match", True, _go("/dashboard/forms/{form}?q=no+such+words")),
+    Screen("inbox, bad filter", True, _go("/dashboard/forms/{form}?since=yesterday")),
+    Screen("inbox, nothing selected", True, lambda page, demo: _bulk(page, demo, pick=False)),
+    Screen("bulk delete confirmation", True, lambda page, demo: _bulk(page, demo, pick=True)),
+    Screen("submission", True, _go("/dashboard/submissions/{submission}")),
+    Screen("delete confirmation", True, _go("/dashboard/submissions/{submission}/delete")),
+    Screen("workspace settings", True, _go("/dashboard/settings")),
+    Screen("new API key", True, _new_key),
+    Screen("revoke confirmation", True, _revoke_confirmation),
+    Screen("members", True, _go("/dashboard/settings/members")),
+    Screen("invitation link", True, _invitation),
+    Screen("form settings", True, _go("/dashboard/forms/{form}/settings")),
+    Screen("rotate key confirmation", True, _go("/dashboard/forms/{form}/settings/rotate-key")),
+    Screen("form mail", True, _go("/dashboard/forms/{form}/settings/mail")),
+    Screen("form webhooks", True, _go("/dashboard/forms/{form}/settings/webhooks")),
+    Screen("webhook endpoint", True, _webhook_endpoint),
+    Screen("password", True, _go("/dashboard/password")),
+    Screen("not found (404)", True, _go("/dashboard/forms/no-such-form")),
+]
+
+
+# -- axe and the page's width ----------------------------------------------------------
+
+
+def _overflow(page: Page) -> str | None:
+    """What sticks out sideways at the viewport's width, if anything."""
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    if scroll <= width:
+        return None
+    wide = page.evaluate(
+        """(width) => [...document.querySelectorAll("body *")]
+          .filter((e) => e.getBoundingClientRect().right > width && !e.closest("table"))
+          .slice(0, 5).map((e) => e.outerHTML.slice(0, 80))""",
+        width,
+    )
+    return f"scrollWidth {scroll} > {width}: {wide}"
+
+
+def test_axe_finds_a_control_without_a_label(demo: Demo, browser: Browser) -> None:
+    """The check is not vacuous: a control stripped of its label is reported; and axe
+    runs under the page's own Content-Security-Policy, which no test relaxes."""
+    page = demo.new_page(browser, *DESKTOP, signed_in=False)
+    response = page.goto(demo.url("/dashboard/sign-in"))
+    assert response is not None
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    page.evaluate("document.querySelector('label[for=email]').remove()")
+    found = {violation["id"] for violation in axe_violations(page)}
+    assert "label" in found
+    with pytest.raises(AssertionError, match="label"):
+        assert_accessible(page)
+    page.context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_every_screen_passes_axe_and_fits_the_width(
+    demo: Demo, browser: Browser, width: int, height: int
+) -> None:
+    failures = []
+    for signed_in in (False, True):
+        page = demo.new_page(browser, width, height, signed_in=signed_in)
+        for screen in (s for s in SCREENS if s.signed_in == signed_in):
+            try:
+                screen.visit(page, demo)
+                assert_accessible(page)
+            except (AssertionError, PlaywrightError) as failure:
+                failures.append(f"{screen.name}: {failure}")
+                continue
+            too_wide = _overflow(page)
+            if too_wide:
+                failures.append(f"{screen.name} at {width} px: {too_wide}")
+        page.context.close()
+    assert not failures, "\n\n".join(failures)
+
+
+# -- the keyboard ------------------------------------------------------------------------
+
+_OUTLINE = """(e) => {
+  const style = getComputedStyle(e);
+  return [style.outlineStyle, style.outlineWidth, style.boxShadow].join(" ");
+}"""
+_NAME = """(e) => (e.labels && e.labels[0] ? e.labels[0].innerText
+                                      : e.innerText || e.value || "").trim()"""
+MAX_TABS = 80
+
+
+def _tab_through(page: Page, wanted: set[str]) -> set[str]:
+    """Tabs from the top of the page until every control named in `wanted` had the focus;
+    each control focused on the way must look different once it loses the focus. Returns
+    the names never reached."""
+    page.locator("body").focus()
+    missing = set(wanted)
+    seen: list[tuple[str, str, JSHandle]] = []
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        handle = page.evaluate_handle("document.activeElement")
+        if seen and page.evaluate("([a, b]) => a === b", [handle, seen[-1][2]]):
+            continue  # a date input's next part: the same control
+        name = page.evaluate(_NAME, handle)
+        seen.append((name, page.evaluate(_OUTLINE, handle), handle))
+        missing.discard(name)
+        if not missing:
+            break
+    page.evaluate("document.activeElement.blur()")
+    for name, focused, handle in seen:
+        unfocused = page.evaluate(_OUTLINE, handle)
+        assert focused != unfocused, f"{name!r} shows no focus on {page.url}: {focused}"
+    return missing
+
+
+@pytest.mark.parametrize(
+    ("path", "wanted"),
+    [
+        ("/dashboard/sign-in", {"Email address", "Password", "Sign in"}),
+        ("/dashboard", {"Forms", "Settings", "Sign out", "Contact"}),
+        ("/dashboard/forms/{form}", {"Search", "Filter", "csv", "With the selected", "Apply"}),
+        ("/dashboard/submissions/{submission}", {"Reply by email", "Mark as spam", "Delete…"}),
+        ("/dashboard/settings", {"submit", "Create key"}),
+        ("/dashboard/settings/members", {"Invite by email address", "Role", "Invite"}),
+    ],
+    ids=["sign-in", "forms", "inbox", "submission", "settings", "members"],
+)
+def test_the_keyboard_reaches_the_main_actions_with_a_visible_focus(
+    demo: Demo, browser: Browser, path: str, wanted: set[str]
+) -> None:
+    page = demo.new_page(browser, *DESKTOP, signed_in=path != "/dashboard/sign-in")
+    page.goto(demo.url(path.format(form=demo.form_id, submission=demo.submission_id)))
+    assert _tab_through(page, wanted) == set()
+    page.context.close()
+
+
+# -- the screenshots of docs/dashboard.md ----------------------------------------------
+
+
+def _deliveries(page: Page, demo: Demo) -> None:
+    """A submission's files and delivery timeline: its page scrolled down to them."""
+    page.goto(demo.url(f"/dashboard/submissions/{demo.submission_id}"))
+    page.evaluate("document.getElementById('triage').scrollIntoView()")
+
+
+DOCS_SHOTS = [
+    ("sign-in", _go("/dashboard/sign-in"), False),
+    ("forms", _go("/dashboard"), True),
+    ("inbox", _go("/dashboard/forms/{form}"), True),
+    ("submission", _go("/dashboard/submissions/{submission}"), True),
+    ("submission-deliveries", _deliveries, True),
+    ("form-settings", _go("/dashboard/forms/{form}/settings"), True),
+    ("form-mail", _go("/dashboard/forms/{form}/settings/mail"), True),
+    ("form-webhooks", _go("/dashboard/forms/{form}/settings/webhooks"), True),
+    ("workspace-settings", _go("/dashboard/settings"), True),
+    ("members", _go("/dashboard/settings/members"), True),
+]
+MAX_SHOT_BYTES = 150_000
+
+
+def test_the_docs_screenshots(demo: Demo, browser: Browser, tmp_path: Path) -> None:
+    """`make screenshots` keeps them in docs/images/dashboard; otherwise they are made
+    and checked all the same, so the docs' pictures cannot stop being takeable."""
+    target = Path(os.environ.get("INTAKE_DOCS_SCREENSHOTS") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    pages = {signed: demo.new_page(browser, *DESKTOP, signed_in=signed) for signed in (False, True)}
+    for name, visit, signed_in in DOCS_SHOTS:
+        page = pages[signed_in]
+        visit(page, demo)
+        assert page.locator("main h1").is_visible(), name
+        assert page.title() != "Not found · intake", name
+        shot = target / f"{name}.png"
+        page.screenshot(path=str(shot), type="png", full_page=False)
+        assert_real_png(shot, DESKTOP)
+        assert shot.stat().st_size < MAX_SHOT_BYTES, f"{shot}: {shot.stat().st_size} bytes"
+    for page in pages.values():
+        page.context.close()

@@ -1,0 +1,325 @@
+"""A form's webhooks in the dashboard: owners add one (the secret on the answer page only),
+remove one after confirming, send a test event that the real relay signs and posts to a
+local receiver, and read an endpoint's delivery log a page at a time, retrying a
+delivery; members are refused, other workspaces' ids are not found, CSRF is required."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import httpx
+import httpx2
+import pytest
+from standardwebhooks import Webhook
+
+from intake.adapters.memory.senders import FakeMailer
+from intake.adapters.webhook_http import HttpWebhookSender
+from intake.config import Settings
+from intake.domain.deliveries import DeliveryState
+from intake.domain.model import Scope
+from intake.domain.users import Role
+from intake.entrypoints.http.dashboard import form_webhooks
+from intake.service.admin import Admin
+from intake.service.relay import Relay
+from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.dashboard_support import Dashboard
+from tests.support.receiver import Receiver
+
+
+# The store rules under these pages are held on every store by the contract tests: the
+# inner loop runs this module on memory, `make test` on all three.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
+
+
+SECRET = re.compile(r'<code class="secret">(whsec_[^<]+)</code>')
+HOSTILE_URL = 'http://127.0.0.1:9/h?x=<script>alert(3)</script>&y="q"'
+
+
+@pytest.fixture
+def dash(make_service: ServiceFactory) -> Dashboard:
+    # The receiver is plain http on 127.0.0.1, as INTAKE_WEBHOOK_ALLOW_PRIVATE allows.
+    return Dashboard(make_service(Settings(webhook_allow_private=True)))
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver() as running:
+        yield running
+
+
+def _hooks(dash: Dashboard) -> str:
+    return f"/dashboard/forms/{dash.form.form_id}/settings/webhooks"
+
+
+def _owner(dash: Dashboard) -> None:
+    dash.set_password(dash.link("owner@example.com"))
+
+
+def _post(dash: Dashboard, path: str, **data: str) -> httpx2.Response:
+    data.setdefault("csrf", dash.csrf("/dashboard"))
+    return dash.client.post(path, data=data)
+
+
+def _admin(dash: Dashboard) -> Admin:
+    """The serving process's own, which takes the receiver's private address."""
+    admin: Admin = dash.app.state.runtime.admin
+    return admin
+
+
+def _add(dash: Dashboard, url: str) -> str:
+    created = dash.svc.run(_admin(dash).add_webhook, dash.form.form_id, url)
+    return created.endpoint.endpoint_id
+
+
+def _endpoints(dash: Dashboard) -> list[tuple[str, bool]]:
+    found = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    return [(e.url, e.include_flagged) for e in found]
+
+
+def _relay(dash: Dashboard) -> None:
+    svc = dash.svc
+
+    async def run() -> None:
+        async with httpx.AsyncClient() as client:
+            sender = HttpWebhookSender(client, allow_private=True)
+            await Relay(svc.store, sender, FakeMailer(), svc.clock, jitter=lambda: 0.0).run_once()
+
+    svc.run(run)
+
+
+def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> None:
+    _owner(dash)
+
+    added = _post(dash, _hooks(dash), url=HOSTILE_URL, include_flagged="yes")
+
+    assert added.status_code == 200
+    assert added.headers["cache-control"] == "no-store"
+    found = SECRET.search(added.text)
+    assert found is not None
+    secret = found.group(1)
+    assert _endpoints(dash) == [(HOSTILE_URL, True)]
+    listed = dash.client.get(_hooks(dash))
+    assert secret not in listed.text  # never again
+    assert "x=&lt;script&gt;alert(3)&lt;/script&gt;&amp;y=&#34;q&#34;" in listed.text
+    assert "<script>alert(3)" not in listed.text
+    assert "submission.flagged" in listed.text
+    assert "enabled" in listed.text
+    assert secret not in added.headers.get("location", "")
+
+
+def test_a_bad_url_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> None:
+    _owner(dash)
+
+    bad = _post(dash, _hooks(dash), url="ftp://<b>x</b>")
+    long = _post(dash, _hooks(dash), url="https://hooks.example.com/" + "a" * 2048)
+
+    assert bad.status_code == long.status_code == 422
+    assert "URL: not an absolute http(s) URL" in bad.text
+    assert 'value="ftp://&lt;b&gt;x&lt;/b&gt;"' in bad.text
+    assert "<b>x</b>" not in bad.text
+    assert "at most 2048 characters" in long.text
+    assert _endpoints(dash) == []
+
+
+def test_removing_asks_first(dash: Dashboard) -> None:
+    _owner(dash)
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+
+    asked = _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id)
+
+    assert asked.status_code == 200
+    assert 'name="confirm" value="yes"' in asked.text
+    assert len(_endpoints(dash)) == 1
+    done = _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes")
+    assert done.status_code == 303
+    assert done.headers["location"] == _hooks(dash)
+    assert _endpoints(dash) == []
+
+
+def test_a_test_event_reaches_the_receiver_signed_and_shows_in_the_log(
+    dash: Dashboard, receiver: Receiver
+) -> None:
+    _owner(dash)
+    added = _post(dash, _hooks(dash), url=receiver.url())
+    secret = SECRET.search(added.text)
+    assert secret is not None
+    [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    page = f"{_hooks(dash)}/{endpoint.endpoint_id}"
+
+    sent = _post(dash, page + "/test")
+
+    assert sent.status_code == 303
+    assert sent.headers["location"] == page
+    assert "webhook.test · pending" in dash.client.get(page).text
+    _relay(dash)
+    [request] = receiver.requests
+    moment = datetime.fromtimestamp(int(request.headers["webhook-timestamp"]), tz=UTC)
+    signed = Webhook(secret.group(1)).sign(
+        request.headers["webhook-id"], moment, request.body.decode()
+    )
+    assert request.headers["webhook-signature"] == signed
+    log = dash.client.get(page).text
+    assert "webhook.test · delivered" in log
+    assert "<td>200</td>" in log
+    assert "/dashboard/submissions/" not in log  # a test has no submission
+
+
+def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
+    dash: Dashboard, receiver: Receiver
+) -> None:
+    endpoint_id = _add(dash, receiver.url())
+    submitter = dash.svc.run(
+        dash.svc.admin.create_api_key, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
+    )
+    answer = dash.svc.server(dash.form.form_id, submitter.secret, json={"message": "hi"})
+    submission_id = answer.json()["submission_id"]
+    receiver.statuses = [500]
+    _relay(dash)
+    _owner(dash)
+    page = f"{_hooks(dash)}/{endpoint_id}"
+    failed = dash.client.get(page).text
+    assert "submission.created · pending" in failed
+    assert f'href="/dashboard/submissions/{submission_id}"' in failed
+    assert "<td>500 · HTTP 500</td>" in failed
+    [delivery] = dash.svc.run(dash.svc.store.deliveries.endpoint_deliveries, endpoint_id)
+
+    retried = _post(dash, page + "/retry", delivery=delivery.delivery.delivery_id)
+    _relay(dash)
+
+    assert retried.status_code == 303
+    assert retried.headers["location"] == page
+    assert len(receiver.requests) == 2
+    log = dash.client.get(page).text
+    assert "submission.created · delivered" in log
+    again = _post(dash, page + "/retry", delivery=delivery.delivery.delivery_id)
+    assert again.status_code == 422
+    assert "the delivery was delivered already" in again.text
+
+
+def test_the_log_pages_and_filters_by_state(
+    dash: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(form_webhooks, "LOG_PAGE", 2)
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    for _ in range(3):
+        dash.svc.clock.advance(1)
+        dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id)
+    _owner(dash)
+    page = f"{_hooks(dash)}/{endpoint_id}"
+
+    first = dash.client.get(page)
+    older = re.search(r'<a href="([^"]+)">Older</a>', first.text)
+    assert older is not None
+    second = dash.client.get(older.group(1).replace("&amp;", "&"))
+    dead = dash.client.get(page, params={"state": "dead"})
+    stale = dash.client.get(page, params={"cursor": "nope"})
+
+    assert first.text.count("<article") == 2
+    assert second.text.count("<article") == 1
+    assert "Newest</a>" in second.text
+    assert "No deliveries in this state." in dead.text
+    assert stale.status_code == 422
+    assert "not valid any more" in stale.text
+
+
+def test_a_disabled_endpoint_cannot_be_tested(dash: Dashboard) -> None:
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    dash.svc.run(dash.svc.store.destinations.disable_endpoint, endpoint_id, dash.svc.clock.now())
+    _owner(dash)
+    page = f"{_hooks(dash)}/{endpoint_id}"
+
+    shown = dash.client.get(page)
+    refused = _post(dash, page + "/test")
+
+    assert "Send a test event" not in shown.text
+    assert "disabled: it answered 410 Gone" in shown.text
+    assert refused.status_code == 422
+    assert "the endpoint is disabled" in refused.text
+    assert dash.svc.run(dash.svc.store.deliveries.list_deliveries) == []
+
+
+def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    queued = dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id)
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+    page = f"{_hooks(dash)}/{endpoint_id}"
+
+    answers = [
+        dash.client.get(_hooks(dash)),
+        dash.client.get(page),
+        _post(dash, _hooks(dash), url="http://127.0.0.1:9/other"),
+        _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes"),
+        _post(dash, page + "/test"),
+        _post(dash, page + "/retry", delivery=queued.delivery.delivery_id),
+    ]
+
+    assert [a.status_code for a in answers] == [403] * 6
+    assert "127.0.0.1:9" not in answers[0].text + answers[1].text
+    assert _endpoints(dash) == [("http://127.0.0.1:9/h", False)]
+    assert len(dash.svc.run(dash.svc.store.deliveries.list_deliveries)) == 1
+
+
+def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
+    other = dash.svc.workspace(name="Other")
+    other_form = dash.svc.form(other.workspace_id)
+    theirs = dash.svc.run(_admin(dash).add_webhook, other_form.form_id, "http://127.0.0.1:9/t")
+    their_id = theirs.endpoint.endpoint_id
+    their_delivery = dash.svc.run(dash.svc.admin.test_endpoint, their_id).delivery.delivery_id
+    second = dash.svc.form(dash.workspace.workspace_id, name="Second")
+    sibling = dash.svc.run(_admin(dash).add_webhook, second.form_id, "http://127.0.0.1:9/s")
+    sibling_id = sibling.endpoint.endpoint_id
+    sibling_delivery = dash.svc.run(dash.svc.admin.test_endpoint, sibling_id).delivery.delivery_id
+    mine = _add(dash, "http://127.0.0.1:9/h")
+    _owner(dash)
+    elsewhere = f"/dashboard/forms/{other_form.form_id}/settings/webhooks"
+    page = f"{_hooks(dash)}/{mine}"
+
+    answers = [
+        dash.client.get(elsewhere),
+        dash.client.get(f"{elsewhere}/{their_id}"),
+        _post(dash, elsewhere, url="http://127.0.0.1:9/x"),
+        dash.client.get(f"{_hooks(dash)}/{their_id}"),
+        dash.client.get(f"{_hooks(dash)}/{sibling_id}"),  # another form's, same workspace
+        _post(dash, _hooks(dash) + "/remove", endpoint=their_id, confirm="yes"),
+        _post(dash, f"{_hooks(dash)}/{their_id}/test"),
+        _post(dash, page + "/retry", delivery=their_delivery),
+        _post(dash, page + "/retry", delivery=sibling_delivery),
+        _post(dash, page + "/retry", delivery="dlv_nope"),
+    ]
+
+    assert [a.status_code for a in answers] == [404] * 10
+    assert [e.endpoint_id for e in dash.svc.run(dash.svc.admin.webhooks, other_form.form_id)] == [
+        their_id
+    ]
+    assert len(dash.svc.run(dash.svc.store.deliveries.list_deliveries)) == 2
+
+
+def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard) -> None:
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    assert dash.client.get(_hooks(dash)).status_code == 303  # signed out: to sign in
+    _owner(dash)
+    page = f"{_hooks(dash)}/{endpoint_id}"
+
+    answers = [
+        dash.client.post(_hooks(dash), data={"url": "http://127.0.0.1:9/x"}),
+        _post(dash, _hooks(dash), url="http://127.0.0.1:9/x", csrf="wrong"),
+        dash.client.post(
+            _hooks(dash) + "/remove",
+            data={"endpoint": endpoint_id, "confirm": "yes", "csrf": dash.csrf("/dashboard")},
+            headers={"origin": "https://evil.example"},
+        ),
+        dash.client.post(page + "/test", data={}),
+        dash.client.post(page + "/retry", data={"delivery": "dlv_x"}),
+    ]
+
+    assert [a.status_code for a in answers] == [403] * 5
+    assert _endpoints(dash) == [("http://127.0.0.1:9/h", False)]
+    assert dash.svc.run(dash.svc.store.deliveries.list_deliveries) == []
+    state = DeliveryState.PENDING
+    assert (
+        dash.svc.run(dash.svc.store.deliveries.endpoint_deliveries, endpoint_id, state=state) == []
+    )
