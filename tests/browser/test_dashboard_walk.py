@@ -4,7 +4,8 @@ it to a local webhook receiver (signed) and the page show it delivered, delete o
 its confirmation, bulk-mark, export the current filter, and create (shown once) and
 revoke an API key that /v1 then refuses. Each step leaves a screenshot.
 
-The walks have a workspace of their own, so that the forms list shows only theirs."""
+The walks have a workspace of their own, so that the forms list shows only theirs, and
+run on SQLite and on PostgreSQL with Redis."""
 
 from __future__ import annotations
 
@@ -29,6 +30,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # Five spam phrases of docs/scoring.md: over the default threshold by far.
 SPAM = {"name": "Deals", "message": "Buy now! Click here: backlinks, SEO services, casino."}
 RELAY_PASSES = 5  # `intake relay --once` runs; the first normally delivers everything
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def service(request: pytest.FixtureRequest, service: Service) -> Service:
+    """Each walk on the embedded store and on PostgreSQL with Redis, as production runs."""
+    if request.param == "postgres":
+        running: Service = request.getfixturevalue("postgres_service")
+        return running
+    return service
 
 
 @pytest.fixture(scope="module")
