@@ -1,4 +1,5 @@
-"""Shared test setup: the async backend, Hypothesis profiles, and real-service gating."""
+"""Shared test setup: the async backend, Hypothesis profiles, real-service gating, and
+the local destinations (webhook receiver, SMTP server) every directory may ask for."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# Fixtures shared by every directory: the local webhook receiver and SMTP server.
+from tests.support.destination_servers import receiver, smtp  # noqa: F401
 
 settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

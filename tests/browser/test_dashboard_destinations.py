@@ -41,18 +41,6 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     assert running.returncode == 0, running.tail()
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as running:
-        yield running
-
-
 def _relay(service: Service, smtp: SmtpServer | None = None) -> dict[str, Any]:
     """One round of the real relay, a process on the service's database."""
     env = dict(service.env)

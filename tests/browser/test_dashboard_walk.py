@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -46,12 +45,6 @@ def walk_workspace(service: Service) -> str:
     created = service.intake("workspace", "create", "--name", "Walks", "--plan", "starter")
     workspace: str = created["workspace_id"]
     return workspace
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
 
 
 def _private_ok(service: Service) -> dict[str, str]:

@@ -35,12 +35,6 @@ def private_allowed(monkeypatch: pytest.MonkeyPatch, database_url: str) -> None:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
 def smtp(monkeypatch: pytest.MonkeyPatch, database_url: str) -> Iterator[SmtpServer]:
     with SmtpServer() as running:
         monkeypatch.setenv("INTAKE_SMTP_URL", running.url)

@@ -113,12 +113,6 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
 def serve(
     env: dict[str, str], tmp_path: Path
 ) -> Iterator[Callable[..., tuple[str, ServedProcess]]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -31,18 +30,6 @@ MAIL_TO = f"owner-{MARKER}@example.com"
 # visitor's address, which the submission carries.
 SECRETS = (MARKER, "ada@example.com")
 LEVELS = ["trace", "debug", "info"]
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as running:
-        yield running
 
 
 def marked_url(receiver: Receiver) -> str:

@@ -40,18 +40,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as running:
-        yield running
-
-
-@pytest.fixture
 def env(database: str, smtp: SmtpServer) -> dict[str, str]:
     return clean_env(
         INTAKE_DATABASE_URL=database,

@@ -56,6 +56,15 @@ class Dashboard:
         assert found is not None
         return found.group(1)
 
+    def post(self, path: str, **data: str) -> httpx2.Response:
+        """A dashboard form posted with the signed-in session's CSRF token (or `csrf`)."""
+        data.setdefault("csrf", self.csrf("/dashboard"))
+        return self.client.post(path, data=data)
+
+    def owner_signs_in(self) -> None:
+        """A new owner of the workspace, signed in by setting their password."""
+        self.set_password(self.link("owner@example.com"))
+
     def set_password(self, link: str, password: str = PASSWORD) -> httpx2.Response:
         token = self.csrf(link)
         return self.client.post(

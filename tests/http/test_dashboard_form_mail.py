@@ -6,9 +6,7 @@ refused, other workspaces' forms and recipients are not found, CSRF is required.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-import httpx2
 import pytest
 
 from intake.adapters.mail_smtp import SmtpMailer
@@ -35,23 +33,8 @@ def dash(make_service: ServiceFactory) -> Dashboard:
     return Dashboard(make_service())
 
 
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as running:
-        yield running
-
-
 def _mail(dash: Dashboard) -> str:
     return f"/dashboard/forms/{dash.form.form_id}/settings/mail"
-
-
-def _owner(dash: Dashboard) -> None:
-    dash.set_password(dash.link("owner@example.com"))
-
-
-def _post(dash: Dashboard, path: str, **data: str) -> httpx2.Response:
-    data.setdefault("csrf", dash.csrf("/dashboard"))
-    return dash.client.post(path, data=data)
 
 
 def _recipients(dash: Dashboard) -> list[str]:
@@ -70,9 +53,9 @@ def _relay(dash: Dashboard, mailer: Mailer | None) -> None:
 
 
 def test_an_owner_adds_a_recipient(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
 
-    added = _post(dash, _mail(dash), email="o'neil&co@example.com")
+    added = dash.post(_mail(dash), email="o'neil&co@example.com")
 
     assert added.status_code == 303
     assert added.headers["location"] == _mail(dash)
@@ -86,12 +69,12 @@ def test_an_owner_adds_a_recipient(dash: Dashboard) -> None:
 
 
 def test_a_bad_address_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     _add(dash, "team@example.com")
 
-    hostile = _post(dash, _mail(dash), email="<script>alert(2)</script>")
-    twice = _post(dash, _mail(dash), email="TEAM@example.com")
-    long = _post(dash, _mail(dash), email="a" * 250 + "@example.com")
+    hostile = dash.post(_mail(dash), email="<script>alert(2)</script>")
+    twice = dash.post(_mail(dash), email="TEAM@example.com")
+    long = dash.post(_mail(dash), email="a" * 250 + "@example.com")
 
     assert hostile.status_code == twice.status_code == long.status_code == 422
     assert "Email: not an email address" in hostile.text
@@ -104,15 +87,15 @@ def test_a_bad_address_is_said_and_kept_and_nothing_is_added(dash: Dashboard) ->
 
 
 def test_removing_asks_first(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     recipient_id = _add(dash, "team@example.com")
 
-    asked = _post(dash, _mail(dash) + "/remove", recipient=recipient_id)
+    asked = dash.post(_mail(dash) + "/remove", recipient=recipient_id)
 
     assert asked.status_code == 200
     assert 'name="confirm" value="yes"' in asked.text
     assert _recipients(dash) == ["team@example.com"]
-    done = _post(dash, _mail(dash) + "/remove", recipient=recipient_id, confirm="yes")
+    done = dash.post(_mail(dash) + "/remove", recipient=recipient_id, confirm="yes")
     assert done.status_code == 303
     assert _recipients(dash) == []
 
@@ -120,11 +103,11 @@ def test_removing_asks_first(dash: Dashboard) -> None:
 def test_a_test_mail_reaches_the_recipient_through_the_relay(
     dash: Dashboard, smtp: SmtpServer
 ) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     chosen = _add(dash, "team@example.com")
     _add(dash, "other@example.com")
 
-    sent = _post(dash, _mail(dash) + "/test", recipient=chosen)
+    sent = dash.post(_mail(dash) + "/test", recipient=chosen)
 
     assert sent.status_code == 303
     location = sent.headers["location"]
@@ -149,10 +132,10 @@ def test_a_test_mail_reaches_the_recipient_through_the_relay(
 
 
 def test_without_a_mail_server_the_page_says_the_test_was_parked(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     chosen = _add(dash, "team@example.com")
 
-    location = _post(dash, _mail(dash) + "/test", recipient=chosen).headers["location"]
+    location = dash.post(_mail(dash) + "/test", recipient=chosen).headers["location"]
     _relay(dash, None)
     shown = dash.client.get(location)
 
@@ -170,9 +153,9 @@ def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
 
     answers = [
         dash.client.get(_mail(dash)),
-        _post(dash, _mail(dash), email="new@example.com"),
-        _post(dash, _mail(dash) + "/remove", recipient=recipient_id, confirm="yes"),
-        _post(dash, _mail(dash) + "/test", recipient=recipient_id),
+        dash.post(_mail(dash), email="new@example.com"),
+        dash.post(_mail(dash) + "/remove", recipient=recipient_id, confirm="yes"),
+        dash.post(_mail(dash) + "/test", recipient=recipient_id),
     ]
 
     assert [a.status_code for a in answers] == [403] * 4
@@ -187,15 +170,15 @@ def test_another_workspaces_form_and_recipient_are_not_found(dash: Dashboard) ->
     other = dash.svc.workspace(name="Other")
     other_form = dash.svc.form(other.workspace_id)
     theirs = dash.svc.run(dash.svc.admin.add_recipient, other_form.form_id, "them@example.com")
-    _owner(dash)
+    dash.owner_signs_in()
     path = f"/dashboard/forms/{other_form.form_id}/settings/mail"
 
     answers = [
         dash.client.get(path),
-        _post(dash, path, email="new@example.com"),
-        _post(dash, _mail(dash) + "/remove", recipient=theirs.recipient_id, confirm="yes"),
-        _post(dash, _mail(dash) + "/test", recipient=theirs.recipient_id),
-        _post(dash, _mail(dash) + "/test", recipient="rcpt_nope"),
+        dash.post(path, email="new@example.com"),
+        dash.post(_mail(dash) + "/remove", recipient=theirs.recipient_id, confirm="yes"),
+        dash.post(_mail(dash) + "/test", recipient=theirs.recipient_id),
+        dash.post(_mail(dash) + "/test", recipient="rcpt_nope"),
         dash.client.get("/dashboard/forms/frm_nope/settings/mail"),
     ]
 
@@ -207,9 +190,9 @@ def test_another_workspaces_form_and_recipient_are_not_found(dash: Dashboard) ->
 def test_a_recipient_of_another_form_is_not_found_under_this_one(dash: Dashboard) -> None:
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
     elsewhere = dash.svc.run(dash.svc.admin.add_recipient, second.form_id, "x@example.com")
-    _owner(dash)
+    dash.owner_signs_in()
 
-    answer = _post(dash, _mail(dash) + "/remove", recipient=elsewhere.recipient_id, confirm="yes")
+    answer = dash.post(_mail(dash) + "/remove", recipient=elsewhere.recipient_id, confirm="yes")
 
     assert answer.status_code == 404
     assert len(dash.svc.run(dash.svc.admin.recipients, second.form_id)) == 1
@@ -219,11 +202,11 @@ def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard)
     recipient_id = _add(dash, "team@example.com")
     anonymous = dash.client.get(_mail(dash))
     assert anonymous.status_code == 303
-    _owner(dash)
+    dash.owner_signs_in()
 
     answers = [
         dash.client.post(_mail(dash), data={"email": "new@example.com"}),
-        _post(dash, _mail(dash), email="new@example.com", csrf="wrong"),
+        dash.post(_mail(dash), email="new@example.com", csrf="wrong"),
         dash.client.post(
             _mail(dash) + "/remove",
             data={"recipient": recipient_id, "confirm": "yes", "csrf": dash.csrf("/dashboard")},
@@ -238,7 +221,7 @@ def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard)
 
 
 def test_the_pages_are_not_kept(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     page = dash.client.get(_mail(dash))
     assert page.headers["cache-control"] == "no-store"
     assert "script-src 'self'" in page.headers["content-security-policy"]

@@ -6,11 +6,9 @@ delivery; members are refused, other workspaces' ids are not found, CSRF is requ
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import httpx
-import httpx2
 import pytest
 from standardwebhooks import Webhook
 
@@ -45,23 +43,8 @@ def dash(make_service: ServiceFactory) -> Dashboard:
     return Dashboard(make_service(Settings(webhook_allow_private=True)))
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
 def _hooks(dash: Dashboard) -> str:
     return f"/dashboard/forms/{dash.form.form_id}/settings/webhooks"
-
-
-def _owner(dash: Dashboard) -> None:
-    dash.set_password(dash.link("owner@example.com"))
-
-
-def _post(dash: Dashboard, path: str, **data: str) -> httpx2.Response:
-    data.setdefault("csrf", dash.csrf("/dashboard"))
-    return dash.client.post(path, data=data)
 
 
 def _admin(dash: Dashboard) -> Admin:
@@ -92,9 +75,9 @@ def _relay(dash: Dashboard) -> None:
 
 
 def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
 
-    added = _post(dash, _hooks(dash), url=HOSTILE_URL, include_flagged="yes")
+    added = dash.post(_hooks(dash), url=HOSTILE_URL, include_flagged="yes")
 
     assert added.status_code == 200
     assert added.headers["cache-control"] == "no-store"
@@ -112,10 +95,10 @@ def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> 
 
 
 def test_a_bad_url_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
 
-    bad = _post(dash, _hooks(dash), url="ftp://<b>x</b>")
-    long = _post(dash, _hooks(dash), url="https://hooks.example.com/" + "a" * 2048)
+    bad = dash.post(_hooks(dash), url="ftp://<b>x</b>")
+    long = dash.post(_hooks(dash), url="https://hooks.example.com/" + "a" * 2048)
 
     assert bad.status_code == long.status_code == 422
     assert "URL: not an absolute http(s) URL" in bad.text
@@ -126,15 +109,15 @@ def test_a_bad_url_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> Non
 
 
 def test_removing_asks_first(dash: Dashboard) -> None:
-    _owner(dash)
+    dash.owner_signs_in()
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
 
-    asked = _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id)
+    asked = dash.post(_hooks(dash) + "/remove", endpoint=endpoint_id)
 
     assert asked.status_code == 200
     assert 'name="confirm" value="yes"' in asked.text
     assert len(_endpoints(dash)) == 1
-    done = _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes")
+    done = dash.post(_hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes")
     assert done.status_code == 303
     assert done.headers["location"] == _hooks(dash)
     assert _endpoints(dash) == []
@@ -143,14 +126,14 @@ def test_removing_asks_first(dash: Dashboard) -> None:
 def test_a_test_event_reaches_the_receiver_signed_and_shows_in_the_log(
     dash: Dashboard, receiver: Receiver
 ) -> None:
-    _owner(dash)
-    added = _post(dash, _hooks(dash), url=receiver.url())
+    dash.owner_signs_in()
+    added = dash.post(_hooks(dash), url=receiver.url())
     secret = SECRET.search(added.text)
     assert secret is not None
     [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
     page = f"{_hooks(dash)}/{endpoint.endpoint_id}"
 
-    sent = _post(dash, page + "/test")
+    sent = dash.post(page + "/test")
 
     assert sent.status_code == 303
     assert sent.headers["location"] == page
@@ -179,7 +162,7 @@ def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
     submission_id = answer.json()["submission_id"]
     receiver.statuses = [500]
     _relay(dash)
-    _owner(dash)
+    dash.owner_signs_in()
     page = f"{_hooks(dash)}/{endpoint_id}"
     failed = dash.client.get(page).text
     assert "submission.created · pending" in failed
@@ -187,7 +170,7 @@ def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
     assert "<td>500 · HTTP 500</td>" in failed
     [delivery] = dash.svc.run(dash.svc.store.deliveries.endpoint_deliveries, endpoint_id)
 
-    retried = _post(dash, page + "/retry", delivery=delivery.delivery.delivery_id)
+    retried = dash.post(page + "/retry", delivery=delivery.delivery.delivery_id)
     _relay(dash)
 
     assert retried.status_code == 303
@@ -195,7 +178,7 @@ def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
     assert len(receiver.requests) == 2
     log = dash.client.get(page).text
     assert "submission.created · delivered" in log
-    again = _post(dash, page + "/retry", delivery=delivery.delivery.delivery_id)
+    again = dash.post(page + "/retry", delivery=delivery.delivery.delivery_id)
     assert again.status_code == 422
     assert "the delivery was delivered already" in again.text
 
@@ -208,7 +191,7 @@ def test_the_log_pages_and_filters_by_state(
     for _ in range(3):
         dash.svc.clock.advance(1)
         dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id)
-    _owner(dash)
+    dash.owner_signs_in()
     page = f"{_hooks(dash)}/{endpoint_id}"
 
     first = dash.client.get(page)
@@ -229,11 +212,11 @@ def test_the_log_pages_and_filters_by_state(
 def test_a_disabled_endpoint_cannot_be_tested(dash: Dashboard) -> None:
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
     dash.svc.run(dash.svc.store.destinations.disable_endpoint, endpoint_id, dash.svc.clock.now())
-    _owner(dash)
+    dash.owner_signs_in()
     page = f"{_hooks(dash)}/{endpoint_id}"
 
     shown = dash.client.get(page)
-    refused = _post(dash, page + "/test")
+    refused = dash.post(page + "/test")
 
     assert "Send a test event" not in shown.text
     assert "disabled: it answered 410 Gone" in shown.text
@@ -251,10 +234,10 @@ def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
     answers = [
         dash.client.get(_hooks(dash)),
         dash.client.get(page),
-        _post(dash, _hooks(dash), url="http://127.0.0.1:9/other"),
-        _post(dash, _hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes"),
-        _post(dash, page + "/test"),
-        _post(dash, page + "/retry", delivery=queued.delivery.delivery_id),
+        dash.post(_hooks(dash), url="http://127.0.0.1:9/other"),
+        dash.post(_hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes"),
+        dash.post(page + "/test"),
+        dash.post(page + "/retry", delivery=queued.delivery.delivery_id),
     ]
 
     assert [a.status_code for a in answers] == [403] * 6
@@ -274,21 +257,21 @@ def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
     sibling_id = sibling.endpoint.endpoint_id
     sibling_delivery = dash.svc.run(dash.svc.admin.test_endpoint, sibling_id).delivery.delivery_id
     mine = _add(dash, "http://127.0.0.1:9/h")
-    _owner(dash)
+    dash.owner_signs_in()
     elsewhere = f"/dashboard/forms/{other_form.form_id}/settings/webhooks"
     page = f"{_hooks(dash)}/{mine}"
 
     answers = [
         dash.client.get(elsewhere),
         dash.client.get(f"{elsewhere}/{their_id}"),
-        _post(dash, elsewhere, url="http://127.0.0.1:9/x"),
+        dash.post(elsewhere, url="http://127.0.0.1:9/x"),
         dash.client.get(f"{_hooks(dash)}/{their_id}"),
         dash.client.get(f"{_hooks(dash)}/{sibling_id}"),  # another form's, same workspace
-        _post(dash, _hooks(dash) + "/remove", endpoint=their_id, confirm="yes"),
-        _post(dash, f"{_hooks(dash)}/{their_id}/test"),
-        _post(dash, page + "/retry", delivery=their_delivery),
-        _post(dash, page + "/retry", delivery=sibling_delivery),
-        _post(dash, page + "/retry", delivery="dlv_nope"),
+        dash.post(_hooks(dash) + "/remove", endpoint=their_id, confirm="yes"),
+        dash.post(f"{_hooks(dash)}/{their_id}/test"),
+        dash.post(page + "/retry", delivery=their_delivery),
+        dash.post(page + "/retry", delivery=sibling_delivery),
+        dash.post(page + "/retry", delivery="dlv_nope"),
     ]
 
     assert [a.status_code for a in answers] == [404] * 10
@@ -301,12 +284,12 @@ def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
 def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard) -> None:
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
     assert dash.client.get(_hooks(dash)).status_code == 303  # signed out: to sign in
-    _owner(dash)
+    dash.owner_signs_in()
     page = f"{_hooks(dash)}/{endpoint_id}"
 
     answers = [
         dash.client.post(_hooks(dash), data={"url": "http://127.0.0.1:9/x"}),
-        _post(dash, _hooks(dash), url="http://127.0.0.1:9/x", csrf="wrong"),
+        dash.post(_hooks(dash), url="http://127.0.0.1:9/x", csrf="wrong"),
         dash.client.post(
             _hooks(dash) + "/remove",
             data={"endpoint": endpoint_id, "confirm": "yes", "csrf": dash.csrf("/dashboard")},

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -146,18 +145,6 @@ def test_line_breaks_in_fields_are_stored_as_they_were_sent(seeded: Seeded) -> N
 
 
 # -- the webhook request and the notification mail, delivered for real -----------------------
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as running:
-        yield running
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as running:
-        yield running
 
 
 class Delivered:

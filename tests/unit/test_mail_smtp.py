@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from typing import Literal
@@ -38,12 +37,6 @@ def notification(to: str = "owner@example.com") -> EmailMessage:
         to=to,
         base_url=None,
     )
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpServer]:
-    with SmtpServer() as server:
-        yield server
 
 
 async def test_the_mailer_is_a_mailer(smtp: SmtpServer) -> None:

@@ -16,7 +16,8 @@ from intake.domain.deliveries import DeliveryState, NotificationRecipient, mail_
 from intake.domain.mail_tests import render_test_mail
 from intake.domain.model import EventType, Form
 from intake.service.admin import Admin, NotFoundError
-from intake.service.relay import NO_MAILER, Relay
+from intake.service.delivery_sending import NO_MAILER
+from intake.service.relay import Relay
 
 NOW = datetime(2026, 11, 25, 14, 3, 7, tzinfo=UTC)
 

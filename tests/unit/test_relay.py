@@ -43,7 +43,8 @@ from intake.domain.webhooks import headers
 from intake.ports.senders import MailRejected, MailUnavailable, WebhookResponse
 from intake.ports.submissions import CommitPlan, Committed
 from intake.service.admin import Admin
-from intake.service.relay import NO_MAILER, Relay, RelayRound
+from intake.service.delivery_sending import NO_MAILER
+from intake.service.relay import Relay, RelayRound
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from importlib import metadata
@@ -35,12 +35,6 @@ BODY = json.dumps({"type": "submission.created", "data": {"name": "Zoë"}}).enco
 
 def signed(body: bytes = BODY) -> dict[str, str]:
     return webhooks.headers(SECRET, "evt_" + os.urandom(8).hex(), int(time.time()), body)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver() as server:
-        yield server
 
 
 @pytest.fixture

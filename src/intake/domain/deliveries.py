@@ -139,21 +139,14 @@ def webhook_test_event(
 ) -> OutboxEvent:
     """A `webhook.test` event for one endpoint: ids and the time, nothing submitted (no
     submission: its submission id is empty)."""
-    payload: dict[str, object] = {
-        "type": EventType.WEBHOOK_TEST.value,
-        "endpoint_id": endpoint.endpoint_id,
-        "form_id": endpoint.form_id,
-        "workspace_id": workspace_id,
-        "created_at": now.isoformat(),
-    }
-    return OutboxEvent(
-        event_id=event_id,
-        event_type=EventType.WEBHOOK_TEST,
-        submission_id="",
+    destination = ("endpoint_id", endpoint.endpoint_id)
+    return _test_event(
+        EventType.WEBHOOK_TEST,
+        destination,
+        event_id,
         form_id=endpoint.form_id,
         workspace_id=workspace_id,
-        payload=payload,
-        created_at=now,
+        now=now,
     )
 
 
@@ -162,18 +155,40 @@ def mail_test_event(
 ) -> OutboxEvent:
     """A `mail.test` event for one recipient: ids and the time, neither the address nor
     anything submitted (its submission id is empty)."""
+    destination = ("recipient_id", recipient.recipient_id)
+    return _test_event(
+        EventType.MAIL_TEST,
+        destination,
+        event_id,
+        form_id=recipient.form_id,
+        workspace_id=workspace_id,
+        now=now,
+    )
+
+
+def _test_event(
+    event_type: EventType,
+    destination: tuple[str, str],
+    event_id: str,
+    *,
+    form_id: str,
+    workspace_id: str,
+    now: datetime,
+) -> OutboxEvent:
+    """A test event for one destination (`destination`: its id's name and value)."""
+    id_name, id_value = destination
     payload: dict[str, object] = {
-        "type": EventType.MAIL_TEST.value,
-        "recipient_id": recipient.recipient_id,
-        "form_id": recipient.form_id,
+        "type": event_type.value,
+        id_name: id_value,
+        "form_id": form_id,
         "workspace_id": workspace_id,
         "created_at": now.isoformat(),
     }
     return OutboxEvent(
         event_id=event_id,
-        event_type=EventType.MAIL_TEST,
+        event_type=event_type,
         submission_id="",
-        form_id=recipient.form_id,
+        form_id=form_id,
         workspace_id=workspace_id,
         payload=payload,
         created_at=now,

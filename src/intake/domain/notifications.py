@@ -4,13 +4,12 @@ Every header value that can hold visitor input (subject, reply-to, field names o
 appear in the body) is stripped of line breaks, so no field can add a header; every
 name and value in the HTML part is escaped, so none can add markup. Uploaded files are
 listed after the fields, each with its name, its size and its download link, held to the
-same rules: a file name is the visitor's text too.
+same rules: a file name is the visitor's text too. The body is notification_body.py's.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 from collections.abc import Mapping
@@ -21,8 +20,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from urllib.parse import quote
 
-from attrs import frozen
-
+from intake.domain.notification_body import ListedFile, html_body, plain_body
 from intake.domain.validation import DEFAULT_EMAIL_FIELD, is_email
 
 SUBMISSION_ID_HEADER = "X-Intake-Submission-Id"
@@ -72,22 +70,13 @@ def render_notification(
     files = _files(event_payload.get("files"))
     footer = _footer(submission_id, created, base_url)
     link = dashboard_link(base_url, submission_id)
-    message.set_content(_plain_body(title, rows, files, footer, link), charset="utf-8")
-    html_part = _html_body(title, rows, files, footer, link)
+    message.set_content(plain_body(title, rows, files, footer, link), charset="utf-8")
+    html_part = html_body(title, rows, files, footer, link)
     message.add_alternative(html_part, subtype="html", charset="utf-8")
     return message
 
 
-@frozen
-class _File:
-    field: str
-    name: str
-    size: str
-    url: str | None
-    expires: str | None
-
-
-def _files(value: object) -> list[_File]:
+def _files(value: object) -> list[ListedFile]:
     """The files an event tells of (`describe_files`), as the mail shows them."""
     if not isinstance(value, list):
         return []
@@ -101,7 +90,7 @@ def _files(value: object) -> list[_File]:
         expires = _created_at(entry.get("url_expires_at"))
         size = entry.get("size")
         files.append(
-            _File(
+            ListedFile(
                 field=one_line(_text(entry.get("field"))),
                 name=one_line(_text(entry.get("name"))) or "file",
                 size=_size(size) if isinstance(size, int) and not isinstance(size, bool) else "",
@@ -124,11 +113,6 @@ def _size(size: int) -> str:
 
 def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _file_title(item: _File) -> str:
-    label = f"{item.field}: {item.name}" if item.field else item.name
-    return f"{label} ({item.size})" if item.size else label
 
 
 def reply_address(reply_to: object, email_field: object) -> Address | None:
@@ -236,78 +220,3 @@ def _footer(submission_id: str, created: datetime | None, base_url: str | None) 
     if base_url:
         lines.append(f"Sent by intake at {base_url}")
     return lines
-
-
-def _plain_body(
-    title: str,
-    rows: list[tuple[str, str]],
-    files: list[_File],
-    footer: list[str],
-    link: str | None,
-) -> str:
-    lines = [f"New submission to {title}", ""]
-    if not rows:
-        lines.append("(no fields)")
-    for name, value in rows:
-        # Continuation lines are indented, so a value's own lines cannot pass for
-        # another field.
-        lines.append(f"{name}: " + "\n  ".join(value.splitlines() or [""]))
-    if files:
-        lines.extend(["", "Files:"])
-    for item in files:
-        lines.append(_file_title(item))
-        if item.url is not None:
-            lines.append(f"  {item.url}")
-        if item.expires is not None:
-            lines.append(f"  (the link works until {item.expires})")
-    if link is not None:
-        lines.extend(["", f"Open it in the dashboard: {link}"])
-    lines.extend(["", "--", *footer])
-    return "\n".join(lines) + "\n"
-
-
-def _html_files(files: list[_File]) -> str:
-    if not files:
-        return ""
-    items = []
-    for item in files:
-        title = html.escape(_file_title(item))
-        if item.url is not None:
-            title = f'<a href="{html.escape(item.url, quote=True)}">{title}</a>'
-        if item.expires is not None:
-            title += (
-                f'<br><span style="color:#666;font-size:small">'
-                f"the link works until {html.escape(item.expires)}</span>"
-            )
-        items.append(f'<li style="padding:4px 0">{title}</li>')
-    return f"<h3>Files</h3><ul>{''.join(items)}</ul>"
-
-
-def _html_body(
-    title: str,
-    rows: list[tuple[str, str]],
-    files: list[_File],
-    footer: list[str],
-    link: str | None,
-) -> str:
-    cells = "".join(
-        "<tr>"
-        f'<th style="text-align:left;vertical-align:top;padding:4px 12px 4px 0">'
-        f"{html.escape(name)}</th>"
-        f'<td style="white-space:pre-wrap;padding:4px 0">{html.escape(value)}</td>'
-        "</tr>"
-        for name, value in rows
-    )
-    table = f"<table>{cells}</table>" if rows else "<p>(no fields)</p>"
-    notes = "<br>".join(html.escape(line) for line in footer)
-    if link is not None:
-        link = f'<p><a href="{html.escape(link, quote=True)}">Open it in the dashboard</a></p>'
-    return (
-        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
-        f"<h2>New submission to {html.escape(title)}</h2>"
-        f"{table}"
-        f"{_html_files(files)}"
-        f"{link or ''}"
-        f'<p style="color:#666;font-size:small">{notes}</p>'
-        "</body></html>\n"
-    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -14,28 +15,22 @@ from intake.domain.model import EventType, Form
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.form_owner import (
     every_item,
-    not_found,
-    owners_form,
-    refused,
+    for_owners,
+    owner_context,
+    owners_post,
     settings_path,
 )
-from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.forms import text
 from intake.entrypoints.http.management.notifications import MAX_EMAIL
 from intake.presentation.views import delivery_record_view, recipient_view
-from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, NotFoundError
 
 PATH = web.PREFIX + "/forms/{form_id}/settings/mail"
 
 
-@web.requires_sign_in
-async def mail_page(request: Request, signed: SignedIn) -> Response:
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-    except NotAllowed:
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+@for_owners
+async def mail_page(request: Request, signed: SignedIn, form: Form) -> Response:
     return await _page(request, signed, form, test_id=request.query_params.get("test", ""))
 
 
@@ -54,13 +49,7 @@ async def _page(
     recipients = await every_item(
         lambda limit, cursor: admin.owned_recipients(form.workspace_id, form.form_id, limit, cursor)
     )
-    context = {
-        "csrf": signed.csrf,
-        "email": signed.user.email,
-        "form": form,
-        "current": "mail",
-        "owner": True,
-        "path": settings_path(form, "mail"),
+    context = owner_context(signed, form, "mail", settings_path(form, "mail")) | {
         "recipients": [recipient_view(r) for r in recipients],
         "addresses": {r.recipient_id: r.email for r in recipients},
         "address": address,
@@ -96,15 +85,8 @@ async def _recipient(request: Request, form: Form, recipient_id: str) -> Notific
     return recipient
 
 
-@web.requires_sign_in
-async def add(request: Request, signed: SignedIn) -> Response:
-    try:
-        posted = await read_form(request, signed.csrf)
-        form = await owners_form(request, signed, request.path_params["form_id"])
-    except (BadFormError, NotAllowed):
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+@owners_post
+async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     address = text(posted, "email")
     try:
         if len(address) > MAX_EMAIL:  # as the API's reader refuses it
@@ -118,38 +100,24 @@ async def add(request: Request, signed: SignedIn) -> Response:
     return web.see_other(settings_path(form, "mail"))
 
 
-@web.requires_sign_in
-async def remove(request: Request, signed: SignedIn) -> Response:
+@owners_post
+async def remove(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """A first post asks for confirmation; the second, with `confirm`, removes."""
-    try:
-        posted = await read_form(request, signed.csrf)
-        form = await owners_form(request, signed, request.path_params["form_id"])
-        recipient = await _recipient(request, form, text(posted, "recipient"))
-        if text(posted, "confirm") != "yes":
-            return await _page(request, signed, form, confirm=recipient)
-        await web.runtime(request).admin.remove_owned_recipient(
-            form.workspace_id, recipient.recipient_id
-        )
-    except (BadFormError, NotAllowed):
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+    recipient = await _recipient(request, form, text(posted, "recipient"))
+    if text(posted, "confirm") != "yes":
+        return await _page(request, signed, form, confirm=recipient)
+    await web.runtime(request).admin.remove_owned_recipient(
+        form.workspace_id, recipient.recipient_id
+    )
     return web.see_other(settings_path(form, "mail"))
 
 
-@web.requires_sign_in
-async def send_test(request: Request, signed: SignedIn) -> Response:
+@owners_post
+async def send_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Queues a test mail to one recipient; the page it leads to shows how it went."""
-    try:
-        posted = await read_form(request, signed.csrf)
-        form = await owners_form(request, signed, request.path_params["form_id"])
-        recipient = await _recipient(request, form, text(posted, "recipient"))
-        record = await web.runtime(request).admin.test_owned_recipient(
-            form.workspace_id, recipient.recipient_id
-        )
-    except (BadFormError, NotAllowed):
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+    recipient = await _recipient(request, form, text(posted, "recipient"))
+    record = await web.runtime(request).admin.test_owned_recipient(
+        form.workspace_id, recipient.recipient_id
+    )
     query = urlencode({"test": record.delivery.delivery_id})
     return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")

@@ -1,23 +1,31 @@
-"""What a form's owner-only pages share (mail recipients, webhooks): the form, reached
-only by an owner of its workspace, and the pages of a refusal."""
+"""What a form's owner-only pages share (settings, mail recipients, webhooks): the form,
+reached only by an owner of its workspace, the pages of a refusal, and the routes that
+answer with them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
 from intake.domain.listing import MAX_PAGE
 from intake.domain.model import Form
 from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form
 from intake.entrypoints.http.dashboard.inbox import owned_form
-from intake.service.accounts import SignedIn
+from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.admin import NotFoundError
 from intake.service.admin.short_lists import ShortPage
 
 T = TypeVar("T")
+Route = Callable[[Request], Awaitable[Response]]
+FormHandler = Callable[[Request, SignedIn, Form], Awaitable[Response]]
+PostHandler = Callable[[Request, SignedIn, Form, FormData], Awaitable[Response]]
 
 
 async def owners_form(request: Request, signed: SignedIn, form_id: str) -> Form:
@@ -30,6 +38,57 @@ async def owners_form(request: Request, signed: SignedIn, form_id: str) -> Form:
 
 def settings_path(form: Form, tail: str) -> str:
     return f"{web.PREFIX}/forms/{quote(form.form_id, safe='')}/settings/{tail}"
+
+
+def owner_context(signed: SignedIn, form: object, current: str, path: str) -> dict[str, Any]:
+    """What every owner page of a form shows around its own part (`form` as its template
+    reads it; `current`, the tab it is)."""
+    return {
+        "csrf": signed.csrf,
+        "email": signed.user.email,
+        "form": form,
+        "current": current,
+        "owner": True,
+        "path": path,
+    }
+
+
+def for_owners(handler: FormHandler) -> Route:
+    """A route of the form `form_id` names, for its owners: the handler gets the form
+    (and reads a post itself); a bad post or a member is refused (403), a form or item
+    out of the user's reach is not found (404), whichever step finds it."""
+
+    @functools.wraps(handler)
+    async def route(request: Request, signed: SignedIn) -> Response:
+        form = await owners_form(request, signed, request.path_params["form_id"])
+        return await handler(request, signed, form)
+
+    return _refusals_answered(route)
+
+
+def owners_post(handler: PostHandler) -> Route:
+    """As `for_owners`, for a post read (its CSRF token checked) before the form is."""
+
+    @functools.wraps(handler)
+    async def route(request: Request, signed: SignedIn) -> Response:
+        posted = await read_form(request, signed.csrf)
+        form = await owners_form(request, signed, request.path_params["form_id"])
+        return await handler(request, signed, form, posted)
+
+    return _refusals_answered(route)
+
+
+def _refusals_answered(route: web.SignedInHandler) -> Route:
+    @functools.wraps(route)
+    async def answered(request: Request, signed: SignedIn) -> Response:
+        try:
+            return await route(request, signed)
+        except (BadFormError, NotAllowed):
+            return refused(request)
+        except NotFoundError:
+            return not_found(request)
+
+    return web.requires_sign_in(answered)
 
 
 def refused(request: Request) -> Response:

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from intake.domain.model import ChallengeProvider, Form
 from intake.entrypoints.http.dashboard import web
-from intake.entrypoints.http.dashboard.form_owner import not_found, owners_form, refused
+from intake.entrypoints.http.dashboard.form_owner import for_owners, not_found, owner_context
 from intake.entrypoints.http.dashboard.form_settings_input import (
     CONTROLS,
     WHOLE_FORM,
@@ -24,11 +24,11 @@ from intake.entrypoints.http.dashboard.form_settings_input import (
     sentence,
     shown,
 )
-from intake.entrypoints.http.dashboard.forms import BadFormError, read_form
+from intake.entrypoints.http.dashboard.forms import read_form
 from intake.entrypoints.http.dashboard.inbox import FORMS
 from intake.entrypoints.http.dashboard.snippet import form_action, form_snippet
 from intake.presentation.views import form_view
-from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, FormChanges, NotFoundError
 
 PATH = FORMS + "/{form_id}/settings"
@@ -51,13 +51,7 @@ def base_url(request: Request) -> str:
 def _context(request: Request, signed: SignedIn, form: Form) -> dict[str, Any]:
     """What every page of a form's settings shows; never the challenge's secret."""
     base = base_url(request)
-    return {
-        "csrf": signed.csrf,
-        "email": signed.user.email,
-        "form": form_view(form),
-        "owner": True,
-        "current": "settings",
-        "path": _path(form),
+    return owner_context(signed, form_view(form), "settings", _path(form)) | {
         "action": form_action(base, form),
         "snippet": form_snippet(base, form),
     }
@@ -85,28 +79,16 @@ def _render(
     return web.page(request, "form_settings.html", context, status=422 if errors else 200)
 
 
-@web.requires_sign_in
-async def settings_page(request: Request, signed: SignedIn) -> Response:
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-    except NotFoundError:
-        return not_found(request)
-    except NotAllowed:
-        return refused(request)
+@for_owners
+async def settings_page(request: Request, signed: SignedIn, form: Form) -> Response:
     return _render(request, signed, form, shown(form))
 
 
-@web.requires_sign_in
-async def save(request: Request, signed: SignedIn) -> Response:
+@for_owners
+async def save(request: Request, signed: SignedIn, form: Form) -> Response:
     """Every setting at once, or none: a refused value shows the page again (422) with
     what was typed (but a secret) and the reason next to its control."""
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-        entered = posted(await read_form(request, signed.csrf, max_fields=len(CONTROLS) + 1))
-    except NotFoundError:
-        return not_found(request)
-    except (NotAllowed, BadFormError):
-        return refused(request)
+    entered = posted(await read_form(request, signed.csrf, max_fields=len(CONTROLS) + 1))
     try:
         changes = changes_of(entered, form)
         await web.runtime(request).admin.update_owned_form(form.workspace_id, form.form_id, changes)
@@ -120,53 +102,35 @@ async def save(request: Request, signed: SignedIn) -> Response:
     return web.see_other(_path(form) + "?saved=1")
 
 
-async def _set_enabled(request: Request, signed: SignedIn, enabled: bool) -> Response:
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-        await read_form(request, signed.csrf)
-        await web.runtime(request).admin.update_owned_form(
-            form.workspace_id, form.form_id, FormChanges(enabled=enabled)
-        )
-    except NotFoundError:
-        return not_found(request)
-    except (NotAllowed, BadFormError):
-        return refused(request)
+async def _set_enabled(request: Request, signed: SignedIn, form: Form, enabled: bool) -> Response:
+    await read_form(request, signed.csrf)
+    await web.runtime(request).admin.update_owned_form(
+        form.workspace_id, form.form_id, FormChanges(enabled=enabled)
+    )
     return web.see_other(_path(form))
 
 
-@web.requires_sign_in
-async def pause(request: Request, signed: SignedIn) -> Response:
+@for_owners
+async def pause(request: Request, signed: SignedIn, form: Form) -> Response:
     """The form refuses submissions (form_disabled) until resumed; nothing else changes."""
-    return await _set_enabled(request, signed, enabled=False)
+    return await _set_enabled(request, signed, form, enabled=False)
 
 
-@web.requires_sign_in
-async def resume(request: Request, signed: SignedIn) -> Response:
-    return await _set_enabled(request, signed, enabled=True)
+@for_owners
+async def resume(request: Request, signed: SignedIn, form: Form) -> Response:
+    return await _set_enabled(request, signed, form, enabled=True)
 
 
-@web.requires_sign_in
-async def rotate_form(request: Request, signed: SignedIn) -> Response:
+@for_owners
+async def rotate_form(request: Request, signed: SignedIn, form: Form) -> Response:
     """The warning first: the old key stops working at once, everywhere."""
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-    except NotFoundError:
-        return not_found(request)
-    except NotAllowed:
-        return refused(request)
     return web.page(request, "form_rotate.html", _context(request, signed, form))
 
 
-@web.requires_sign_in
-async def rotate(request: Request, signed: SignedIn) -> Response:
+@for_owners
+async def rotate(request: Request, signed: SignedIn, form: Form) -> Response:
     """A new public key; the settings page then shows it, with the snippet that carries
     it (a redirect: reloading that page must not rotate the key again)."""
-    try:
-        form = await owners_form(request, signed, request.path_params["form_id"])
-        await read_form(request, signed.csrf)
-        await web.runtime(request).admin.rotate_owned_key(form.workspace_id, form.form_id)
-    except NotFoundError:
-        return not_found(request)
-    except (NotAllowed, BadFormError):
-        return refused(request)
+    await read_form(request, signed.csrf)
+    await web.runtime(request).admin.rotate_owned_key(form.workspace_id, form.form_id)
     return web.see_other(_path(form) + "?rotated=1")

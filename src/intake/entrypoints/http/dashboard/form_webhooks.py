@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -14,25 +15,21 @@ from intake.domain.model import Form
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.form_owner import (
     every_item,
-    not_found,
-    owners_form,
-    refused,
+    for_owners,
+    owner_context,
+    owners_post,
     settings_path,
 )
-from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.forms import text
 from intake.entrypoints.http.management.webhooks import MAX_URL
 from intake.presentation.views import created_endpoint_view, delivery_record_view, endpoint_view
-from intake.service.accounts import NotAllowed, SignedIn
+from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, CreatedEndpoint, NotFoundError
 
 PATH = web.PREFIX + "/forms/{form_id}/settings/webhooks"
 ENDPOINT = PATH + "/{endpoint_id}"
 LOG_PAGE = 25  # deliveries a page of the log shows
 STATES = tuple(state.value for state in DeliveryState)
-
-
-async def _form(request: Request, signed: SignedIn) -> Form:
-    return await owners_form(request, signed, request.path_params["form_id"])
 
 
 async def _endpoint(request: Request, form: Form, endpoint_id: str) -> WebhookEndpoint:
@@ -47,14 +44,8 @@ def _endpoint_path(form: Form, endpoint: WebhookEndpoint) -> str:
     return settings_path(form, "webhooks/" + quote(endpoint.endpoint_id, safe=""))
 
 
-@web.requires_sign_in
-async def webhooks_page(request: Request, signed: SignedIn) -> Response:
-    try:
-        form = await _form(request, signed)
-    except NotAllowed:
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+@for_owners
+async def webhooks_page(request: Request, signed: SignedIn, form: Form) -> Response:
     return await _list(request, signed, form)
 
 
@@ -74,13 +65,7 @@ async def _list(
     endpoints = await every_item(
         lambda limit, cursor: admin.owned_webhooks(form.workspace_id, form.form_id, limit, cursor)
     )
-    context = {
-        "csrf": signed.csrf,
-        "email": signed.user.email,
-        "form": form,
-        "current": "webhooks",
-        "owner": True,
-        "path": settings_path(form, "webhooks"),
+    context = owner_context(signed, form, "webhooks", settings_path(form, "webhooks")) | {
         "endpoints": [endpoint_view(e) for e in endpoints],
         # The one page that holds the secret: the answer to the add, never kept (no-store).
         "created": created_endpoint_view(created) if created else None,
@@ -92,15 +77,8 @@ async def _list(
     return web.page(request, "form_webhooks.html", context, status=status)
 
 
-@web.requires_sign_in
-async def add(request: Request, signed: SignedIn) -> Response:
-    try:
-        posted = await read_form(request, signed.csrf)
-        form = await _form(request, signed)
-    except (BadFormError, NotAllowed):
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+@owners_post
+async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     url = text(posted, "url")
     include_flagged = text(posted, "include_flagged") == "yes"
     try:
@@ -122,34 +100,19 @@ async def add(request: Request, signed: SignedIn) -> Response:
     return await _list(request, signed, form, created=created)
 
 
-@web.requires_sign_in
-async def remove(request: Request, signed: SignedIn) -> Response:
+@owners_post
+async def remove(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """A first post asks for confirmation; the second, with `confirm`, removes."""
-    try:
-        posted = await read_form(request, signed.csrf)
-        form = await _form(request, signed)
-        endpoint = await _endpoint(request, form, text(posted, "endpoint"))
-        if text(posted, "confirm") != "yes":
-            return await _list(request, signed, form, confirm=endpoint)
-        await web.runtime(request).admin.remove_owned_webhook(
-            form.workspace_id, endpoint.endpoint_id
-        )
-    except (BadFormError, NotAllowed):
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+    endpoint = await _endpoint(request, form, text(posted, "endpoint"))
+    if text(posted, "confirm") != "yes":
+        return await _list(request, signed, form, confirm=endpoint)
+    await web.runtime(request).admin.remove_owned_webhook(form.workspace_id, endpoint.endpoint_id)
     return web.see_other(settings_path(form, "webhooks"))
 
 
-@web.requires_sign_in
-async def endpoint_page(request: Request, signed: SignedIn) -> Response:
-    try:
-        form = await _form(request, signed)
-        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
-    except NotAllowed:
-        return refused(request)
-    except NotFoundError:
-        return not_found(request)
+@for_owners
+async def endpoint_page(request: Request, signed: SignedIn, form: Form) -> Response:
+    endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
     return await _log(request, signed, form, endpoint)
 
 
@@ -186,13 +149,7 @@ async def _log(
     next_url = None
     if page.next_cursor is not None:
         next_url = f"{path}?{urlencode({**kept, 'cursor': page.next_cursor})}"
-    context = {
-        "csrf": signed.csrf,
-        "email": signed.user.email,
-        "form": form,
-        "current": "webhooks",
-        "owner": True,
-        "path": path,
+    context = owner_context(signed, form, "webhooks", path) | {
         "endpoint": endpoint_view(endpoint),
         "deliveries": [delivery_record_view(r) for r in page.deliveries],
         "state": state,
@@ -204,42 +161,31 @@ async def _log(
     return web.page(request, "form_webhook.html", context, status=status)
 
 
-@web.requires_sign_in
-async def send_test(request: Request, signed: SignedIn) -> Response:
+@owners_post
+async def send_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
+    endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
     try:
-        await read_form(request, signed.csrf)
-        form = await _form(request, signed)
-        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
         await web.runtime(request).admin.test_webhook(form.workspace_id, endpoint.endpoint_id)
-    except (BadFormError, NotAllowed):
-        return refused(request)
     except NotFoundError:
-        return not_found(request)
+        raise  # answered as not found, not as a refusal below
     except AdminError as error:  # disabled: the relay would not send it
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
     return web.see_other(_endpoint_path(form, endpoint))
 
 
-@web.requires_sign_in
-async def retry(request: Request, signed: SignedIn) -> Response:
+@owners_post
+async def retry(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Makes one of this endpoint's deliveries due now (a dead one afresh)."""
     admin = web.runtime(request).admin
+    endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
+    record = await admin.owned_delivery(form.workspace_id, text(posted, "delivery"))
+    delivery = record.delivery
+    if (delivery.kind, delivery.destination_id) != (DestinationKind.WEBHOOK, endpoint.endpoint_id):
+        raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
     try:
-        posted = await read_form(request, signed.csrf)
-        form = await _form(request, signed)
-        endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
-        record = await admin.owned_delivery(form.workspace_id, text(posted, "delivery"))
-        delivery = record.delivery
-        if (delivery.kind, delivery.destination_id) != (
-            DestinationKind.WEBHOOK,
-            endpoint.endpoint_id,
-        ):
-            raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
         await admin.retry_owned_delivery(form.workspace_id, delivery.delivery_id)
-    except (BadFormError, NotAllowed):
-        return refused(request)
     except NotFoundError:
-        return not_found(request)
+        raise  # answered as not found, not as a refusal below
     except AdminError as error:  # delivered already
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
     return web.see_other(_endpoint_path(form, endpoint))
