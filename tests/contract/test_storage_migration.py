@@ -17,9 +17,9 @@ from intake.adapters.postgres import repositories as pg
 from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.sqlite import commits as lite_commits
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite import repositories as lite
-from intake.adapters.sqlite import submissions as lite_submissions
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
 from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
@@ -65,9 +65,7 @@ async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Pa
         )
         conn.execute(lite._INSERT_FORM, LITE_ROW_MAPPER.form_params(form()))
         for sub in old_rows():
-            conn.execute(
-                lite_submissions._INSERT_SUBMISSION, LITE_ROW_MAPPER.submission_params(sub)
-            )
+            conn.execute(lite_commits.INSERT_SUBMISSION, LITE_ROW_MAPPER.submission_params(sub))
 
     store = await open_sqlite_store(f"sqlite:///{path}")
     try:

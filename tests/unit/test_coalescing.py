@@ -124,3 +124,20 @@ def test_every_caller_gets_its_own_result_in_any_batching(items: list[int], size
     assert results == [item + 1 for item in items]
     assert [item for batch in batches for item in batch] == items
     assert all(1 <= len(batch) <= size for batch in batches)
+
+
+async def test_a_call_held_back_past_its_queue_timeout_is_withdrawn_unsent() -> None:
+    recorder = Recorder()
+    coalescer = Coalescer(recorder.run)
+    stuck = asyncio.ensure_future(coalescer.call(1, queue_timeout=0.01))
+    await _settle()
+    behind = asyncio.ensure_future(coalescer.call(2, queue_timeout=0.01))
+    kept = asyncio.ensure_future(coalescer.call(3))
+
+    with pytest.raises(TimeoutError):
+        await behind
+    recorder.release.set()
+
+    assert await stuck == 2  # sent before its time ran out: it gets its result
+    assert await kept == 6
+    assert recorder.batches == [[1], [3]]  # the withdrawn call never went out

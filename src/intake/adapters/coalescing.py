@@ -9,7 +9,8 @@ transaction and one flush to disk for the lot.
 
 The batches run in a task of their own: a caller that gives up (its client went away)
 stops waiting, but its item still goes out with the others, as a call already sent would
-have. A batch that fails fails each of its calls with the same error.
+have. A batch that fails fails each of its calls with the same error. A call may bound
+its wait for a batch that hangs (`queue_timeout`): withdrawn before it was sent, it fails.
 """
 
 from __future__ import annotations
@@ -34,12 +35,27 @@ class Coalescer(Generic[Item, Result]):
         self._queue: list[tuple[Item, asyncio.Future[Result]]] = []
         self._draining: asyncio.Task[None] | None = None
 
-    async def call(self, item: Item) -> Result:
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._queue.append((item, future))
+    async def call(self, item: Item, *, queue_timeout: float | None = None) -> Result:
+        """`item`'s result. With `queue_timeout`: TimeoutError if a batch in flight held
+        it back that long (a stuck round trip), before it was sent, so it was not."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Result] = loop.create_future()
+        entry = (item, future)
+        self._queue.append(entry)
         if self._draining is None:
             self._draining = asyncio.create_task(self._drain())
+        if queue_timeout is not None:
+            withdrawal = loop.call_later(queue_timeout, self._withdraw, entry)
+            future.add_done_callback(lambda _: withdrawal.cancel())
         return await future
+
+    def _withdraw(self, entry: tuple[Item, asyncio.Future[Result]]) -> None:
+        for index, queued in enumerate(self._queue):
+            if queued is entry:  # not sent yet: it never will be
+                del self._queue[index]
+                if not entry[1].done():
+                    entry[1].set_exception(TimeoutError("held back by a batch in flight"))
+                return
 
     async def _drain(self) -> None:
         try:

@@ -92,6 +92,11 @@ class Database:
             raise
         return cls(pool, url)
 
+    @property
+    def pool_timeout(self) -> float:
+        """Seconds a request waits for a free connection before it is answered 503."""
+        return self._pool.timeout
+
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
         """A connection of the pool, driver errors translated. The pool takes it back

@@ -4,16 +4,19 @@ method is one statement on one connection taken from the pool and given back at 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from psycopg.rows import DictRow
+
 from intake.adapters import sql_statements as sql
-from intake.adapters.postgres import file_storage, mapping, purge, triage
+from intake.adapters.coalescing import Coalescer
+from intake.adapters.postgres import commit_batch, file_storage, mapping, purge, triage
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
-from intake.adapters.sql_rows import existing_query_ids
+from intake.adapters.sql_rows import Params, existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
 from intake.adapters.submission_pages import (
     Search,
@@ -21,7 +24,7 @@ from intake.adapters.submission_pages import (
     like_pattern,
     page_statement,
 )
-from intake.domain.errors import ErrorCode
+from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Submission
@@ -57,37 +60,8 @@ _CHECK_ARGUMENTS = """
         p_check_form_id => %(check_form_id)s::text,
         p_check_public_key => %(check_public_key)s::text"""
 # One round trip: the function (migrations/README.md names its file) runs the whole
-# commit in this statement's own transaction. Explicit casts pick its one signature
-# whatever types the driver sends (an int may go as smallint, a None as unknown).
-_COMMIT = f"""
-    SELECT outcome, held_fingerprint, held_submission_id, held_created_at
-    FROM intake_commit(
-        p_submission_id => %(submission_id)s::text,
-        p_form_id => %(form_id)s::text,
-        p_workspace_id => %(workspace_id)s::text,
-        p_status => %(status)s::text,
-        p_data => %(data)s::json,
-        p_subject => %(subject)s::text,
-        p_reply_to => %(reply_to)s::text,
-        p_spam_score => %(spam_score)s::double precision,
-        p_client_ip => %(client_ip)s::text,
-        p_created_at => %(created_at)s::timestamptz,
-        p_event_id => %(event_id)s::text,
-        p_event_type => %(event_type)s::text,
-        p_event_submission_id => %(event_submission_id)s::text,
-        p_event_form_id => %(event_form_id)s::text,
-        p_event_workspace_id => %(event_workspace_id)s::text,
-        p_payload => %(payload)s::json,
-        p_event_created_at => %(event_created_at)s::timestamptz,{_IDEMPOTENCY_ARGUMENTS}
-        p_quota_workspace_id => %(quota_workspace_id)s::text,
-        p_quota_period => %(quota_period)s::text,
-        p_quota_ceiling => %(quota_ceiling)s::bigint,{_CHECK_ARGUMENTS},
-        p_quota_exact => %(quota_exact)s::boolean,
-        p_files => %(files)s::jsonb,
-        p_storage_bytes => %(storage_bytes)s::bigint,
-        p_storage_ceiling => %(storage_ceiling)s::bigint
-    )
-"""  # noqa: S608 - made of constants only
+# commit in this statement's own transaction; commit_batch.py sends many in one.
+_COMMIT = commit_batch.SINGLE
 # One round trip, as _COMMIT (migrations/0007_honeypot_hits.sql).
 _RECORD_HONEYPOT = f"""
     SELECT outcome, held_fingerprint, held_submission_id, held_created_at
@@ -130,6 +104,9 @@ _HELD_KEY = """
     WHERE scope = %s AND key = %s
 """
 
+# The most commits sent in one round trip: what queued up behind the previous one.
+_MAX_BATCH = 64
+
 # What intake_commit answers when its FormCheck fails, as the refusal of steps 1 and 2.
 _FORM_REFUSALS = {
     "form_not_found": ErrorCode.FORM_NOT_FOUND,
@@ -156,14 +133,26 @@ class PostgresSubmissions:
         self._db = db
         # The relay's wake-up, sent after commits rather than by them (relay_notifier.py).
         self._relay_notifier = RelayNotifier(db)
+        # Commits made while others are on their way go together (commit_batch.py).
+        self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
+
+    async def _commit_batch(self, batch: Sequence[Params]) -> list[commit_batch.Answer]:
+        return await commit_batch.commit_all(self._db, batch)
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
         params = mapping.commit_params(plan)
-        row = await self._db.fetch_one(_COMMIT, params)
-        outcome = None if row is None else row["outcome"]
+        try:
+            # Behind a stuck batch (a lock held), as long as for a free connection.
+            answer = await self._commits.call(params, queue_timeout=self._db.pool_timeout)
+        except TimeoutError as error:
+            raise StorageUnavailable("postgres: the commits before it are stuck") from error
+        if isinstance(answer, StorageUnavailable):
+            raise answer
+        row: DictRow | None = answer
+        outcome = answer["outcome"]
         if outcome == "quota_exact":
-            # Too near the ceiling to count beside other commits: again, exactly. The
-            # first call wrote nothing.
+            # Too near the ceiling to count beside other commits: again, alone and
+            # exactly. The first call wrote nothing.
             params["quota_exact"] = True
             row = await self._db.fetch_one(_COMMIT, params)
             outcome = None if row is None else row["outcome"]

@@ -5,180 +5,51 @@ each method sends one function to the worker thread."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import datetime, timedelta
 
 from intake.adapters import sql_statements as sql
+from intake.adapters.coalescing import Coalescer
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql_rows import existing_query_ids
-from intake.adapters.sqlite import file_storage, mapping, purge, triage
-from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION, transaction
+from intake.adapters.sqlite import commits, file_storage, mapping, purge, triage
+from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.adapters.submission_pages import Search, each_submission, page_statement
-from intake.domain.errors import ErrorCode
+from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import FormMode, Submission
+from intake.domain.model import Submission
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
     CommitResult,
     Committed,
     ErasedBatch,
-    FormCheck,
-    FormRefused,
     HoneypotHit,
     HoneypotResult,
-    IdempotencyTaken,
     OutboxRow,
     PurgeCounts,
-    QuotaCharge,
-    QuotaReached,
-    StorageFull,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
+
+# The most commits in one transaction: what queued up behind the previous one.
+_MAX_BATCH = 64
 
 # The SQL is written out in full, with named parameters matching `mapping`'s params;
 # what PostgreSQL sends too is in adapters/sql_statements.py, sent as written.
 
-_INSERT_SUBMISSION = """
-    INSERT INTO submissions (
-        submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at, files
-    ) VALUES (
-        :submission_id, :form_id, :workspace_id, :status, :data, :subject, :reply_to,
-        :spam_score, :client_ip, :created_at, :files
-    )
-"""
 _GET_SUBMISSION = sql.GET_SUBMISSION
 # Seeks the primary key once per id; {} is the ids' placeholders.
 _EXISTING = "SELECT submission_id FROM submissions WHERE submission_id IN ({})"
-_INSERT_EVENT = sql.INSERT_EVENT
 _OUTBOX = sql.OUTBOX
-_INSERT_IDEMPOTENCY = """
-    INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
-    VALUES (:scope, :key, :fingerprint, :submission_id, :created_at)
-"""
-_REPLACE_IDEMPOTENCY = """
-    UPDATE idempotency
-    SET fingerprint = :fingerprint, submission_id = :submission_id, created_at = :created_at
-    WHERE scope = :scope AND key = :key
-"""
-_GET_IDEMPOTENCY = """
-    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
-    WHERE scope = ? AND key = ?
-"""
 _FIND_IDEMPOTENCY = sql.FIND_IDEMPOTENCY
-# Counts one only below the ceiling: no row changes at the ceiling. The SELECT's WHERE
-# keeps a zero ceiling from creating the month's row with a count of one.
-_CHARGE_QUOTA = """
-    INSERT INTO monthly_usage (workspace_id, period, count)
-    SELECT :workspace_id, :period, 1 WHERE :ceiling > 0
-    ON CONFLICT (workspace_id, period)
-    DO UPDATE SET count = monthly_usage.count + 1 WHERE monthly_usage.count < :ceiling
-"""
-_COUNT_HONEYPOT = """
-    INSERT INTO honeypot_hits (form_id, day, count) VALUES (?, ?, 1)
-    ON CONFLICT (form_id, day) DO UPDATE SET count = honeypot_hits.count + 1
-"""
 _HONEYPOT_HITS = "SELECT day, count FROM honeypot_hits WHERE form_id = ? ORDER BY day"
-
-# What FormCheck confirms: the form and its workspace as they are now.
-_CHECK_FORM = """
-    SELECT f.public_form_key, f.mode, f.enabled, w.active
-    FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
-    WHERE f.form_id = ?
-"""
-
-
-def _form_refusal(conn: sqlite3.Connection, check: FormCheck) -> ErrorCode | None:
-    row = conn.execute(_CHECK_FORM, (check.form_id,)).fetchone()
-    if row is None:
-        return check.refusal(None, FormMode.PUBLIC, accepting=False)
-    return check.refusal(
-        row["public_form_key"],
-        FormMode(row["mode"]),
-        accepting=ROW_MAPPER.codec.read_boolean(row["enabled"])
-        and ROW_MAPPER.codec.read_boolean(row["active"]),
-    )
-
-
-def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
-    """The form first (the write lock is held: it stays as read until the commit); the
-    key next, so a retry gets its answer even when the month's quota is spent; then the
-    count; then the rows. A refusal discards whatever was written before it."""
-    with transaction(conn) as tx:
-        if (refusal := _check_and_claim(conn, plan.check, plan.idempotency)) is not None:
-            tx.discard()
-            return refusal
-        if plan.quota is not None and not _charge(conn, plan.quota):
-            tx.discard()
-            return QuotaReached()
-        if not file_storage.charge_storage(conn, plan):
-            tx.discard()  # the quota's count with the rest
-            return StorageFull()
-        conn.execute(_INSERT_SUBMISSION, ROW_MAPPER.submission_params(plan.submission))
-        conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(plan.event))
-    return Committed()
-
-
-def _check_and_claim(
-    conn: sqlite3.Connection, check: FormCheck | None, idempotency: IdempotencyRecord | None
-) -> FormRefused | IdempotencyTaken | None:
-    """What a commit and a honeypot's hit both do first: the form check, then the key's
-    claim. The refusal, if any; the caller discards the transaction."""
-    if check is not None and (refused := _form_refusal(conn, check)):
-        return FormRefused(refused)
-    if idempotency is not None and (holder := _claim_key(conn, idempotency)) is not None:
-        return IdempotencyTaken(holder)
-    return None
-
-
-def _claim_key(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
-    """Writes the record; if a live one holds the key already, returns that instead."""
-    params = ROW_MAPPER.idempotency_params(record)
-    try:
-        conn.execute(_INSERT_IDEMPOTENCY, params)
-    except sqlite3.IntegrityError:
-        # The key is taken: not an error, the answer. Only the statement failed; the
-        # transaction goes on.
-        row = conn.execute(_GET_IDEMPOTENCY, (record.scope, record.key)).fetchone()
-        if row is None:
-            raise  # some other constraint: a real error
-        holder = ROW_MAPPER.idempotency_from_row(row)
-        if not holder.expired(record.created_at):
-            return holder
-        conn.execute(_REPLACE_IDEMPOTENCY, params)
-    return None
-
-
-def _record_honeypot(conn: sqlite3.Connection, hit: HoneypotHit) -> HoneypotResult:
-    """As `_commit`, with the day's count in place of the quota and the rows: the same
-    write lock, and a commit that reaches the disk as durably."""
-    with transaction(conn) as tx:
-        if (refusal := _check_and_claim(conn, hit.check, hit.idempotency)) is not None:
-            tx.discard()
-            return refusal
-        conn.execute(_COUNT_HONEYPOT, (hit.form_id, hit.day))
-    return Committed()
 
 
 def _honeypot_hits(conn: sqlite3.Connection, form_id: str) -> dict[str, int]:
     return {row["day"]: int(row["count"]) for row in conn.execute(_HONEYPOT_HITS, (form_id,))}
-
-
-def _claim_alone(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
-    with transaction(conn) as tx:
-        holder = _claim_key(conn, record)
-        if holder is not None:
-            tx.discard()
-        return holder
-
-
-def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:
-    params = {"workspace_id": quota.workspace_id, "period": quota.period, "ceiling": quota.ceiling}
-    return conn.execute(_CHARGE_QUOTA, params).rowcount > 0
 
 
 def _find_idempotency(
@@ -221,21 +92,30 @@ class SqliteSubmissions:
     def __init__(self, worker: Worker, wakeup: RelayWakeup) -> None:
         self._worker = worker
         self._wakeup = wakeup
+        # Commits made while the thread is busy go together in its next transaction.
+        self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
+
+    async def _commit_batch(
+        self, plans: Sequence[CommitPlan]
+    ) -> list[CommitResult | StorageUnavailable]:
+        return await self._worker.run(commits.commit_batch, plans)
 
     async def commit(self, plan: CommitPlan) -> CommitResult:
-        result = await self._worker.run(_commit, plan)
+        result = await self._commits.call(plan)
+        if isinstance(result, StorageUnavailable):
+            raise result
         if isinstance(result, Committed):
             self._wakeup.ring()  # a relay of this process need not wait for its poll
         return result
 
     async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
-        return await self._worker.run(_record_honeypot, hit)
+        return await self._worker.run(commits.record_honeypot, hit)
 
     async def honeypot_hits(self, form_id: str) -> dict[str, int]:
         return await self._worker.run(_honeypot_hits, form_id)
 
     async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
-        return await self._worker.run(_claim_alone, record)
+        return await self._worker.run(commits.claim_alone, record)
 
     async def find_idempotency(
         self, scope: str, key: str, not_before: datetime
