@@ -1,6 +1,8 @@
 """Exact sliding windows in Redis, shared by every worker and host (decisions.md "Rate
-limits"). Each window is a sorted set of hit timestamps; one Lua script checks and counts
-all the windows of a request atomically, in one round trip.
+limits"). Each window is a sorted set of hit timestamps; one Lua script call checks and
+counts all the windows of a request atomically. The calls of concurrent requests go to
+Redis together, in one round trip (natural batching: a lone request goes at once), where
+Redis runs them one after the other, each deciding exactly as if it had gone alone.
 
 Time is the caller's: `now` is the worker's clock (the pipeline passes its Clock), not
 Redis TIME, so the pipeline uses one instant per request and tests can drive time. Across
@@ -13,6 +15,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import cast
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -20,6 +24,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, RedisError
 
+from intake.adapters.coalescing import Coalescer
+from intake.adapters.redis_script_batch import ScriptBatches
 from intake.domain.errors import StorageUnavailable
 from intake.domain.ratelimit import RateDecision, Window, retry_after
 
@@ -78,14 +84,25 @@ def _map_redis_errors() -> Iterator[None]:
         raise RateLimiterUnavailable(f"redis: {type(error).__name__}: {error}") from error
 
 
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    ticket: int  # the order the limiter was called in
+    keys: list[str]
+    args: list[str | int]
+
+
 class RedisRateLimiter:
-    def __init__(self, client: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: Redis, prefix: str = DEFAULT_PREFIX, max_batch: int = 64) -> None:
         # The window keys carry a Redis Cluster hash tag, `{form_id}`, so the windows of
         # one request share a slot; a brace in the prefix would become the tag instead.
         if "{" in prefix or "}" in prefix:
             raise ValueError(f"a rate-limit key prefix cannot hold braces: {prefix!r}")
         self._prefix = prefix
-        self._script = client.register_script(_HIT_SCRIPT)
+        self._script = ScriptBatches(client, _HIT_SCRIPT)
+        self._batches: Coalescer[_Hit, object] = Coalescer(self._send, max_batch)
+        self._tickets = 0
+        self._failed_before = 0  # hits with a lower ticket waited on a failed round trip
+        self._failure: RateLimiterUnavailable | None = None
 
     async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
         if not windows:
@@ -97,8 +114,11 @@ class RedisRateLimiter:
             seconds = window.rule.window_seconds
             # Computed here, as the in-process limiter does, so the edge is the same float.
             args += [repr(now - seconds), window.rule.limit, seconds * 1000]
-        with _map_redis_errors():
-            oldest = await self._script(keys=keys, args=args)
+        self._tickets += 1
+        reply = await self._batches.call(_Hit(self._tickets - 1, keys, args))
+        if isinstance(reply, RedisError):  # Redis refused this call alone
+            raise RateLimiterUnavailable(f"redis: {type(reply).__name__}: {reply}") from reply
+        oldest = cast(list[bytes], reply)
         if not oldest:
             return RateDecision(allowed=True)
         wait = max(
@@ -107,6 +127,20 @@ class RedisRateLimiter:
             if score
         )
         return RateDecision(allowed=False, retry_after=wait)
+
+    async def _send(self, hits: Sequence[_Hit]) -> list[object]:
+        # Hits that queued while a round trip failed fail with it at once, as they would
+        # have failed side by side had each gone alone: a hung Redis then holds a request
+        # up for one socket timeout, not for one per batch queued ahead of it.
+        failure = self._failure
+        if failure is not None and hits[-1].ticket < self._failed_before:
+            raise RateLimiterUnavailable(str(failure)) from failure.__cause__
+        try:
+            with _map_redis_errors():
+                return await self._script.run([(hit.keys, hit.args) for hit in hits])
+        except RateLimiterUnavailable as error:
+            self._failure, self._failed_before = error, self._tickets
+            raise
 
 
 @asynccontextmanager
@@ -127,8 +161,10 @@ async def open_redis_rate_limiter(
     while Redis is down only one request at a time probes it.
 
     A broken connection is retried once, at once, since pooled connections go stale when
-    Redis restarts (should the break come after the script ran, the hit counts twice: the
-    safe side). A timeout is not retried: the script may well have run."""
+    Redis restarts. The retry sends the whole round trip again: should the break come
+    after Redis ran its calls, each hit of that round trip counts twice (the safe side: a
+    limit is reached early, never passed). A timeout is not retried: the calls may well
+    have run."""
     client = Redis.from_url(
         url,
         socket_timeout=socket_timeout,
