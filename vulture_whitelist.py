@@ -22,6 +22,7 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.sql_rows import Row
 from intake.domain import steps
 from intake.domain.errors import Rejection
+from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
 from intake.ports.destinations import DestinationRepository
@@ -48,6 +49,8 @@ sqlite3.Connection.row_factory
 Router.redirect_slashes
 IntakeH11Protocol
 IntakeH11Protocol.send_400_response
+IntakeHttpToolsProtocol
+IntakeHttpToolsProtocol.send_400_response
 _.msg
 
 # The Python library's API, called by its users' code.

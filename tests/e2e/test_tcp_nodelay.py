@@ -63,14 +63,19 @@ def _servers_nodelay(server_pid: int, client: socket.socket) -> int:
     pytest.fail("no process of the server holds the connection")
 
 
-@pytest.fixture(params=[1, 2], ids=["one-worker", "two-workers"])
+@pytest.fixture(
+    params=[(1, "httptools"), (2, "httptools"), (1, "h11"), (2, "h11")],
+    ids=["one-worker", "two-workers", "one-worker-h11", "two-workers-h11"],
+)
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedProcess]:
+    workers, protocol = request.param
     env = clean_env(
         INTAKE_DATABASE_URL=f"sqlite:///{tmp_path / 'intake.db'}",
         INTAKE_REDIS_URL=REDIS_URL,
         INTAKE_LOG_LEVEL="warning",
+        INTAKE_HTTP_PROTOCOL=protocol,
     )
-    with ServedProcess(env, tmp_path / "serve.log", workers=request.param) as server:
+    with ServedProcess(env, tmp_path / "serve.log", workers=workers) as server:
         yield server
 
 

@@ -36,6 +36,7 @@ def test_an_empty_environment_gives_the_defaults() -> None:
     assert settings.plans == DEFAULT_PLANS
     assert settings.body_timeout == 30.0
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8000, 1)
+    assert settings.http_protocol == "httptools"
     assert settings.log_level == "info"
     assert settings.webhook_allow_private is False
     assert settings.outbox_retention_days == 7
@@ -84,6 +85,7 @@ def test_every_variable_is_read() -> None:
             "INTAKE_HOST": "0.0.0.0",
             "INTAKE_PORT": "9000",
             "INTAKE_WORKERS": "4",
+            "INTAKE_HTTP_PROTOCOL": "H11",
             "INTAKE_LOG_LEVEL": "DEBUG",
             "INTAKE_WEBHOOK_ALLOW_PRIVATE": "true",
             "INTAKE_OUTBOX_RETENTION_DAYS": "0",
@@ -136,6 +138,7 @@ def test_every_variable_is_read() -> None:
     }
     assert settings.body_timeout == 10.0
     assert (settings.host, settings.port, settings.workers) == ("0.0.0.0", 9000, 4)
+    assert settings.http_protocol == "h11"
     assert settings.log_level == "debug"
     assert settings.webhook_allow_private is True
     assert settings.outbox_retention_days == 0
@@ -184,6 +187,7 @@ def test_a_boolean_takes_the_usual_spellings(raw: str, expected: bool) -> None:
         ("INTAKE_PORT", "65536"),
         ("INTAKE_PORT", "http"),
         ("INTAKE_WORKERS", "0"),
+        ("INTAKE_HTTP_PROTOCOL", "h2"),
         ("INTAKE_CHALLENGE_TIMEOUT", "0"),
         ("INTAKE_CHALLENGE_TIMEOUT", "-3"),
         ("INTAKE_CHALLENGE_TIMEOUT", "soon"),

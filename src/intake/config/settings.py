@@ -99,6 +99,7 @@ class Settings:
     host: str = _variable(v.HOST)
     port: int = _variable(v.PORT)
     workers: int = _variable(v.WORKERS)
+    http_protocol: str = _variable(v.HTTP_PROTOCOL)
     log_level: str = _variable(v.LOG_LEVEL)
     webhook_allow_private: bool = _variable(v.WEBHOOK_ALLOW_PRIVATE)
     outbox_retention_days: int = _variable(v.OUTBOX_RETENTION_DAYS)

@@ -61,6 +61,16 @@ def lowercase(name: str, raw: str) -> str:
     return raw.lower()
 
 
+def choice(*allowed: str) -> Parser[str]:
+    def parse(name: str, raw: str) -> str:
+        value = raw.lower()
+        if value not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {raw!r}")
+        return value
+
+    return parse
+
+
 def integer(*, minimum: int = 1, maximum: int | None = None) -> Parser[int]:
     def parse(name: str, raw: str) -> int:
         try:

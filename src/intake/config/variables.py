@@ -12,6 +12,7 @@ from intake.config.variable import (
     Network,
     Variable,
     boolean,
+    choice,
     integer,
     lowercase,
     networks,
@@ -88,6 +89,16 @@ WORKERS = Variable(
     1,
     integer(),
     "`intake serve` worker processes (more than one needs Redis)",
+)
+HTTP_PROTOCOL = Variable(
+    "INTAKE_HTTP_PROTOCOL",
+    "httptools",
+    choice("httptools", "h11"),
+    (
+        "`httptools` or `h11`: the HTTP/1.1 parser of `intake serve`, both with the same header "
+        "and body deadlines and head limit; `h11` is pure Python, `httptools` faster "
+        "([performance.md](performance.md#tuning-a-deployment))"
+    ),
 )
 LOG_LEVEL = Variable(
     "INTAKE_LOG_LEVEL",
@@ -355,6 +366,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     HOST,
     PORT,
     WORKERS,
+    HTTP_PROTOCOL,
     LOG_LEVEL,
     TURNSTILE_VERIFY_URL,
     HCAPTCHA_VERIFY_URL,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 
 from intake.config import Settings
@@ -18,8 +19,23 @@ from intake.metrics import multiprocess_directory
 log = logging.getLogger("intake.cli")
 
 APP_FACTORY = "intake.entrypoints.http.app:create_app"
-# h11 with deadlines for slow headers and for refused bodies (see the module).
-HTTP_PROTOCOL = "intake.entrypoints.http.protocol:IntakeH11Protocol"
+# uvicorn's protocols with deadlines for slow headers and refused bodies, and a head
+# limit (protocol_rules.py), by INTAKE_HTTP_PROTOCOL.
+HTTP_PROTOCOLS = {
+    "httptools": "intake.entrypoints.http.httptools_protocol:IntakeHttpToolsProtocol",
+    "h11": "intake.entrypoints.http.protocol:IntakeH11Protocol",
+}
+
+
+def event_loop() -> str:
+    """uvloop where it is installed (a dependency wherever it builds: not on Windows),
+    asyncio otherwise. Named, not uvicorn's "auto", which would also take uvloop but
+    says nothing of it: the loop is chosen here, the same for the tests and production."""
+    try:
+        importlib.import_module("uvloop")
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
 
 
 def register(commands: Subparsers) -> None:
@@ -93,11 +109,8 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
             # No WebSocket routes: uvicorn's WebSocket handshake log names the client's
             # address and the raw path, which the app's own log leaves out.
             ws="none",
-            http=HTTP_PROTOCOL,
-            # The event loop named, not uvicorn's "auto": the same loop whatever else is
-            # installed beside intake (uvloop comes with the bench's dependencies), so
-            # what is tested and measured is what production runs.
-            loop="asyncio",
+            http=HTTP_PROTOCOLS[settings.http_protocol],
+            loop=event_loop(),
             server_header=False,
             # The app finds the client address itself (INTAKE_TRUSTED_PROXIES); uvicorn
             # must not rewrite it from headers a client can set.
