@@ -10,11 +10,18 @@ from intake.domain.ratelimit import RateDecision, Window, retry_after
 
 # Idle windows are dropped every so many hits, so memory follows the active clients.
 _SWEEP_EVERY = 10_000
+# A window of at most this many hits keeps them in a list: a few dozen bytes where a
+# deque takes some 600, and one client address holds such windows for ten minutes
+# (with many addresses, most of the embedded server's memory). A larger window (a
+# form's) keeps a deque, whose oldest hits leave without moving the rest.
+_SHORT_LOG = 64
+
+Log = list[float] | deque[float]
 
 
 class InProcessRateLimiter:
     def __init__(self) -> None:
-        self._hits: dict[str, deque[float]] = {}
+        self._hits: dict[str, Log] = {}
         self._windows: dict[str, int] = {}
         self._since_sweep = 0
 
@@ -27,15 +34,13 @@ class InProcessRateLimiter:
         if self._since_sweep >= _SWEEP_EVERY:
             self._sweep(now)
         wait = 0
-        logs: list[deque[float]] = []
+        logs: list[Log] = []
         for window in windows:
             log = self._hits.get(window.key)
             if log is None:
-                log = self._hits[window.key] = deque()
+                log = self._hits[window.key] = [] if window.rule.limit <= _SHORT_LOG else deque()
                 self._windows[window.key] = window.rule.window_seconds
-            start = now - window.rule.window_seconds
-            while log and log[0] <= start:
-                log.popleft()
+            _forget(log, now - window.rule.window_seconds)
             if len(log) >= window.rule.limit:
                 # Refused hits are not counted, so a full log holds exactly `limit` hits
                 # and admission resumes when the oldest leaves the window.
@@ -61,3 +66,16 @@ class InProcessRateLimiter:
         ]:
             del self._hits[key]
             del self._windows[key]
+
+
+def _forget(log: Log, start: float) -> None:
+    """Drops the hits at or before `start` from the front, up to the first one after it."""
+    if isinstance(log, list):
+        gone = 0
+        while gone < len(log) and log[gone] <= start:
+            gone += 1
+        if gone:
+            del log[:gone]
+        return
+    while log and log[0] <= start:
+        log.popleft()
