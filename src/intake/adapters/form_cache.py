@@ -17,19 +17,26 @@ Only forms that passed steps 1 and 2 are kept, so a form resumed, reactivated, m
 public or created is served at once. Whether anything is stored is decided by the
 commit anyway, which checks the form again in its own transaction (FormCheck).
 
-The SQLite store keeps nothing: its lookup is a hop to its database thread, and a change
-made by another process could not be announced cheaply.
+The SQLite store keeps its lookups for SQLITE_TTL only: a change made by another process
+(the `intake` command, another worker) cannot be announced cheaply, so it applies to
+steps 1 and 2 within that time, and at once to the commit, which checks the form again.
+Its lookup is a hop to the database thread, and a busy form is looked up hundreds of
+times a second: kept even this briefly, that hop is made a few dozen times a second.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from intake.domain.model import FormMode
 from intake.ports.forms import FormContext
 
 DEFAULT_TTL = 1.0  # seconds
+# The two kinds of lookup; by public key, a protected form is refused (not kept).
+PUBLIC_KEY = "key:"
+FORM_ID = "id:"
+SQLITE_TTL = 0.05  # seconds: how stale another process's change may be in steps 1 and 2
 DEFAULT_MAX_ENTRIES = 10_000
 
 
@@ -98,6 +105,19 @@ class FormCache:
             # lookup away.
             self._entries.clear()
         self._entries[key] = (self._clock() + self._ttl, context)
+
+    async def lookup(
+        self, kind: str, value: str, ask: Callable[[], Awaitable[FormContext | None]]
+    ) -> FormContext | None:
+        """The kept answer to `kind` + `value`, else `ask()`'s, kept if it may be."""
+        kept = self.get(kind + value)
+        if kept is not None:
+            return kept
+        ticket = self.ticket()
+        context = await ask()
+        if context is not None:
+            self.put(kind + value, context, public=kind == PUBLIC_KEY, ticket=ticket)
+        return context
 
     def clear(self) -> None:
         self._generation += 1

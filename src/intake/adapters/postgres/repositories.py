@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from intake.adapters import sql_statements as sql
-from intake.adapters.form_cache import FormCache
+from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
 from intake.adapters.postgres import file_storage, mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
@@ -124,25 +124,23 @@ class PostgresForms:
         return [ROW_MAPPER.form_from_row(row) for row in rows]
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_PUBLIC_KEY, "key:", public_form_key)
+        return await self._resolve(_RESOLVE_PUBLIC_KEY, PUBLIC_KEY, public_form_key)
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
-        return await self._resolve(_RESOLVE_ID, "id:", form_id)
+        return await self._resolve(_RESOLVE_ID, FORM_ID, form_id)
 
     async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
-        cache = self._cache
-        if cache is not None and (kept := cache.get(kind + value)) is not None:
-            return kept
-        ticket = 0 if cache is None else cache.ticket()
-        row = await self._db.fetch_one(query, (value,))
-        if row is None:
-            return None
-        context = FormContext(
-            ROW_MAPPER.form_from_row(row), ROW_MAPPER.workspace_from_row(row, prefix="w_")
-        )
-        if cache is not None:
-            cache.put(kind + value, context, public=kind == "key:", ticket=ticket)
-        return context
+        async def ask() -> FormContext | None:
+            row = await self._db.fetch_one(query, (value,))
+            if row is None:
+                return None
+            return FormContext(
+                ROW_MAPPER.form_from_row(row), ROW_MAPPER.workspace_from_row(row, prefix="w_")
+            )
+
+        if self._cache is None:
+            return await ask()
+        return await self._cache.lookup(kind, value, ask)
 
 
 # API keys

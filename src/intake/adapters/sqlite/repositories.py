@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from intake.adapters import sql_statements as sql
+from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
 from intake.adapters.sqlite import file_storage, mapping
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
@@ -76,8 +77,10 @@ def _status_counts(
 
 
 class SqliteWorkspaces:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, forms_cache: FormCache | None = None) -> None:
         self._worker = worker
+        # The forms' kept lookups hold their workspace: a change here ends them.
+        self._forms_cache = forms_cache
 
     async def add(self, workspace: Workspace) -> None:
         await self._worker.run(_add_workspace, workspace)
@@ -87,6 +90,8 @@ class SqliteWorkspaces:
 
     async def update(self, workspace: Workspace) -> None:
         await self._worker.run(_update_workspace, workspace)
+        if self._forms_cache is not None:
+            self._forms_cache.clear()
 
     async def list(self) -> list[Workspace]:
         return await self._worker.run(_list_workspaces)
@@ -153,26 +158,42 @@ def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | 
 
 
 class SqliteForms:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, cache: FormCache | None = None) -> None:
         self._worker = worker
+        # Step 1's answers, briefly (adapters/form_cache.py); None: always asked.
+        self._cache = cache
+
+    def _changed(self) -> None:
+        if self._cache is not None:
+            self._cache.clear()
 
     async def add(self, form: Form) -> None:
         await self._worker.run(_add_form, form)
+        self._changed()
 
     async def get(self, form_id: str) -> Form | None:
         return await self._worker.run(_get_form, form_id)
 
     async def update(self, form: Form) -> None:
         await self._worker.run(_update_form, form)
+        self._changed()
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
         return await self._worker.run(_list_forms, workspace_id)
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
-        return await self._worker.run(_resolve, _RESOLVE_PUBLIC_KEY, public_form_key)
+        return await self._resolve(_RESOLVE_PUBLIC_KEY, PUBLIC_KEY, public_form_key)
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
-        return await self._worker.run(_resolve, _RESOLVE_ID, form_id)
+        return await self._resolve(_RESOLVE_ID, FORM_ID, form_id)
+
+    async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
+        async def ask() -> FormContext | None:
+            return await self._worker.run(_resolve, query, value)
+
+        if self._cache is None:
+            return await ask()
+        return await self._cache.lookup(kind, value, ask)
 
 
 # API keys

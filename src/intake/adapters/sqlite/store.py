@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
 from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
@@ -22,10 +23,12 @@ class SqliteStore:
         # Migrations applied when the store opened, reported by the first migrate() call
         # so that `intake migrate` on a fresh file says what it did.
         self._applied_on_open = list(applied_on_open or [])
-        # No FormCache: a change made by another process (the `intake` command) could
-        # not be announced cheaply, and a lookup is only a hop to the database thread.
-        self._workspaces = SqliteWorkspaces(worker)
-        self._forms = SqliteForms(worker)
+        # Lookups kept briefly: a change made by another process (the `intake` command)
+        # cannot be announced cheaply (adapters/form_cache.py).
+        forms_cache = FormCache(SQLITE_TTL)
+        forms_cache.connect()
+        self._workspaces = SqliteWorkspaces(worker, forms_cache)
+        self._forms = SqliteForms(worker, forms_cache)
         self._api_keys = SqliteApiKeys(worker)
         # Commits ring it; a relay in this process waits on it.
         self._new_events = RelayWakeup()
