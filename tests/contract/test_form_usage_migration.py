@@ -13,22 +13,24 @@ import pytest
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.postgres import repositories as pg
-from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
-from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite import repositories as lite
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
-from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
-from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.workspaces import FormUsage
 from tests.contract.builders import FORM_ID, WORKSPACE_ID, form, submission
+from tests.contract.old_schemas import (
+    postgres_before,
+    postgres_workspace,
+    sqlite_before,
+    sqlite_workspace,
+)
 from tests.contract.test_postgres import empty_url  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.anyio
 
-SQLITE_VERSION = next(m.version for m in SQLITE_MIGRATIONS if m.name == "0010_form_usage")
-PG_VERSION = next(m.version for m in PG_MIGRATIONS if m.name == "0012_form_usage")
+SQLITE_NAME = "0010_form_usage"  # the migration under test
+PG_NAME = "0012_form_usage"
 # The columns every version has: a row as the version before wrote it.
 _COLUMNS = (
     "submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,"
@@ -53,20 +55,8 @@ async def test_a_sqlite_file_of_the_version_before_charges_its_accepted_rows(
 ) -> None:
     path = tmp_path / "old.db"
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(SQLITE_LEDGER)
-        for migration in SQLITE_MIGRATIONS:
-            if migration.version >= SQLITE_VERSION:
-                continue
-            for statement in migration.statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"),
-            )
-        conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES (?, 'A', 'free', 1)",
-            (WORKSPACE_ID,),
-        )
+        sqlite_before(conn, SQLITE_NAME)
+        sqlite_workspace(conn, WORKSPACE_ID)
         conn.execute(lite._INSERT_FORM, LITE_ROW_MAPPER.form_params(form()))
         placeholders = ", ".join(f":{name.strip()}" for name in _COLUMNS.split(","))
         for sub in old_rows():
@@ -88,22 +78,9 @@ async def test_a_postgres_database_of_the_version_before_charges_its_accepted_ro
     empty_url: str,  # noqa: F811
 ) -> None:
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await conn.execute(PG_LEDGER)
-        for migration in PG_MIGRATIONS:
-            if migration.version >= PG_VERSION:
-                continue
-            for statement in migration.statements:
-                await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
+        await postgres_before(conn, PG_NAME)
         rows = pg_mapping.ROW_MAPPER
-        await conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active)"
-            " VALUES (%s, 'A', 'free', true)",
-            (WORKSPACE_ID,),
-        )
+        await postgres_workspace(conn, WORKSPACE_ID)
         await conn.execute(pg._INSERT_FORM, rows.form_params(form()))
         placeholders = ", ".join(f"%({name.strip()})s" for name in _COLUMNS.split(","))
         for sub in old_rows():

@@ -14,21 +14,23 @@ from attrs import evolve
 
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
-from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
-from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
-from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
-from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.model import SUBMIT_ONLY, ApiKey, Scope
 from intake.ports.store import Store
 from tests.contract.builders import T0, WORKSPACE_ID, api_key, workspace
+from tests.contract.old_schemas import (
+    postgres_before,
+    postgres_workspace,
+    sqlite_before,
+    sqlite_workspace,
+)
 from tests.contract.test_postgres import empty_url  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.anyio
 
-SQLITE_VERSION = next(m.version for m in SQLITE_MIGRATIONS if m.name == "0007_key_scopes")
-PG_VERSION = next(m.version for m in PG_MIGRATIONS if m.name == "0009_key_scopes")
+SQLITE_NAME = "0007_key_scopes"  # the migration under test
+PG_NAME = "0009_key_scopes"
 
 # Every non-empty set of scopes a key may hold.
 EVERY_SET = [frozenset(chosen) for size in (1, 2, 3) for chosen in combinations(list(Scope), size)]
@@ -83,20 +85,8 @@ def old_key() -> ApiKey:
 async def test_a_sqlite_key_of_the_version_before_reads_as_submit_only(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(SQLITE_LEDGER)
-        for migration in SQLITE_MIGRATIONS:
-            if migration.version >= SQLITE_VERSION:
-                continue
-            for statement in migration.statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"),
-            )
-        conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES (?, 'A', 'free', 1)",
-            (WORKSPACE_ID,),
-        )
+        sqlite_before(conn, SQLITE_NAME)
+        sqlite_workspace(conn, WORKSPACE_ID)
         conn.execute(
             f"INSERT INTO api_keys ({OLD_KEY_COLUMNS}) VALUES"
             " (:key_id, :workspace_id, :key_hash, :prefix, :created_at, :revoked_at)",
@@ -119,21 +109,8 @@ async def test_a_postgres_key_of_the_version_before_reads_as_submit_only(
     empty_url: str,  # noqa: F811
 ) -> None:
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await conn.execute(PG_LEDGER)
-        for migration in PG_MIGRATIONS:
-            if migration.version >= PG_VERSION:
-                continue
-            for statement in migration.statements:
-                await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
-        await conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active)"
-            " VALUES (%s, 'A', 'free', true)",
-            (WORKSPACE_ID,),
-        )
+        await postgres_before(conn, PG_NAME)
+        await postgres_workspace(conn, WORKSPACE_ID)
         await conn.execute(
             f"INSERT INTO api_keys ({OLD_KEY_COLUMNS}) VALUES (%(key_id)s, %(workspace_id)s,"
             " %(key_hash)s, %(prefix)s, %(created_at)s, %(revoked_at)s)",

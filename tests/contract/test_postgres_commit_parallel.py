@@ -12,16 +12,19 @@ import psycopg
 import pytest
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres.migrations import _CREATE_LEDGER, MIGRATIONS
+from intake.adapters.postgres.migrations import MIGRATIONS
 from intake.ports.submissions import CommitResult, Committed, QuotaReached
 from tests.contract.builders import PERIOD, WORKSPACE_ID, form, plan, quota, seed, submission
 from tests.contract.conftest import PostgresBackend
+from tests.contract.old_schemas import from_on, postgres_before, postgres_workspace
 from tests.contract.test_postgres import empty_url, query  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
 # The rows a month's count is spread over: c_shards in intake_commit (migration 0004).
 QUOTA_SHARDS = 32
+
+SHARDS_MIGRATION = "0004_commit_in_parallel"  # counts made before it are kept
 
 
 @pytest.fixture
@@ -104,26 +107,15 @@ async def test_a_burst_of_commits_wakes_the_relay_after_its_last_commit(
 
 async def test_counts_made_before_the_shards_are_kept(empty_url: str) -> None:  # noqa: F811
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await conn.execute(_CREATE_LEDGER)
-        for migration in MIGRATIONS[:3]:
-            for statement in migration.statements:
-                await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
-        await conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active)"
-            " VALUES (%s, 'A', 'free', true)",
-            (WORKSPACE_ID,),
-        )
+        await postgres_before(conn, SHARDS_MIGRATION)
+        await postgres_workspace(conn, WORKSPACE_ID)
         await conn.execute(
             "INSERT INTO monthly_usage (workspace_id, period, count) VALUES (%s, %s, 7)",
             (WORKSPACE_ID, PERIOD),
         )
     store = await open_postgres_store(empty_url)
     try:
-        assert await store.migrate() == [m.name for m in MIGRATIONS[3:]]
+        assert await store.migrate() == from_on(MIGRATIONS, SHARDS_MIGRATION)
         assert await store.workspaces.usage(WORKSPACE_ID, PERIOD) == 7
         await store.forms.add(form())
 

@@ -16,10 +16,8 @@ from attrs import evolve
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.postgres import submissions as pg
 from intake.adapters.postgres.mapping import commit_params
-from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
-from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.errors import StorageUnavailable
 from intake.domain.listing import SubmissionFilter
@@ -49,9 +47,20 @@ from tests.contract.builders import (
     workspace,
 )
 from tests.contract.conftest import Backend
+from tests.contract.old_schemas import (
+    from_on,
+    postgres_before,
+    postgres_workspace,
+    sqlite_before,
+    sqlite_workspace,
+)
 from tests.contract.test_postgres import empty_url  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.anyio
+
+# A database of the version before uploads, migrated forward.
+SQLITE_NAME = "0004_uploads"
+PG_NAME = "0006_uploads"
 
 
 async def contexts(store: Store) -> tuple[FormContext | None, FormContext | None]:
@@ -261,18 +270,8 @@ def _previous_sqlite_file(path: Path) -> None:
     the new ones change."""
     sub = submission(1)
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(SQLITE_LEDGER)
-        for migration in SQLITE_MIGRATIONS[:-1]:
-            for statement in migration.statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"),
-            )
-        conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES (?, 'A', 'free', 1)",
-            (WORKSPACE_ID,),
-        )
+        sqlite_before(conn, SQLITE_NAME)
+        sqlite_workspace(conn, WORKSPACE_ID)
         conn.execute(
             "INSERT INTO forms (form_id, workspace_id, public_form_key, name, mode, enabled,"
             " allowed_origins, rules, spam_threshold)"
@@ -294,7 +293,7 @@ async def test_a_sqlite_file_of_the_previous_version_keeps_its_rows(tmp_path: Pa
 
     store = await open_sqlite_store(f"sqlite:///{path}")
     try:
-        assert await store.migrate() == [SQLITE_MIGRATIONS[-1].name]
+        assert await store.migrate() == from_on(SQLITE_MIGRATIONS, SQLITE_NAME)
         found = await store.submissions.get(old.submission_id)
         assert found is not None
         assert found.files == ()
@@ -323,19 +322,8 @@ async def test_a_postgres_database_of_the_previous_version_keeps_its_rows(
 ) -> None:
     old = submission(1, files=0)
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await conn.execute(PG_LEDGER)
-        for migration in PG_MIGRATIONS[:-1]:
-            for statement in migration.statements:
-                await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
-        await conn.execute(
-            "INSERT INTO workspaces (workspace_id, name, plan, active)"
-            " VALUES (%s, 'A', 'free', true)",
-            (WORKSPACE_ID,),
-        )
+        await postgres_before(conn, PG_NAME)
+        await postgres_workspace(conn, WORKSPACE_ID)
         await conn.execute(
             "INSERT INTO forms (form_id, workspace_id, public_form_key, name, mode, enabled,"
             " allowed_origins, rules, spam_threshold)"
@@ -350,7 +338,7 @@ async def test_a_postgres_database_of_the_previous_version_keeps_its_rows(
         )
     store = await open_postgres_store(empty_url)
     try:
-        assert await store.migrate() == [PG_MIGRATIONS[-1].name]
+        assert await store.migrate() == from_on(PG_MIGRATIONS, PG_NAME)
         await store.ping()
         found = await store.submissions.get(old.submission_id)
         assert found is not None

@@ -1,0 +1,69 @@
+"""Databases as an earlier version of intake left them: every migration before a named
+one applied and recorded in the ledger, for the tests that migrate old rows forward.
+Named, not counted from the end: a test of one migration keeps testing that one as
+later migrations are added."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import psycopg
+
+from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
+from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.sql_migrations import Migration
+from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
+from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+
+APPLIED_AT = "2026-01-01T00:00:00.000000Z"
+
+
+def _before(migrations: tuple[Migration, ...], name: str) -> list[Migration]:
+    names = [migration.name for migration in migrations]
+    if name not in names:
+        raise ValueError(f"no migration {name!r}")
+    return list(migrations[: names.index(name)])
+
+
+def from_on(migrations: tuple[Migration, ...], name: str) -> list[str]:
+    """The names `migrate()` applies to a database of the version before `name`."""
+    return [m.name for m in migrations][len(_before(migrations, name)) :]
+
+
+def sqlite_before(conn: sqlite3.Connection, name: str) -> None:
+    """The SQLite schema of the version before migration `name`, on `conn`."""
+    conn.execute(SQLITE_LEDGER)
+    for migration in _before(SQLITE_MIGRATIONS, name):
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.name, APPLIED_AT),
+        )
+
+
+async def postgres_before(conn: psycopg.AsyncConnection[Any], name: str) -> None:
+    """The PostgreSQL schema of the version before migration `name`, on `conn`."""
+    await conn.execute(PG_LEDGER)
+    for migration in _before(PG_MIGRATIONS, name):
+        for statement in migration.statements:
+            await conn.execute(statement)
+        await conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+            (migration.version, migration.name),
+        )
+
+
+# A workspace, in the columns every version has had.
+_WORKSPACE = (
+    "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES ({0}, 'A', 'free', {1})"
+)
+
+
+def sqlite_workspace(conn: sqlite3.Connection, workspace_id: str) -> None:
+    conn.execute(_WORKSPACE.format("?", "1"), (workspace_id,))
+
+
+async def postgres_workspace(conn: psycopg.AsyncConnection[Any], workspace_id: str) -> None:
+    await conn.execute(_WORKSPACE.format("%s", "true"), (workspace_id,))
