@@ -98,6 +98,46 @@ async def test_a_membership_is_replaced_and_removed(users_store: Store) -> None:
     assert await users_store.users.memberships("usr_1") == []
 
 
+async def test_the_last_owner_is_neither_demoted_nor_removed(users_store: Store) -> None:
+    await users_store.users.add(user(), membership())
+    await users_store.users.add(
+        user("usr_2", "bo@example.com"), membership("usr_2", role=Role.MEMBER)
+    )
+
+    assert await users_store.users.set_role("usr_1", "ws_1", Role.MEMBER) is False
+    assert await users_store.users.remove_membership("usr_1", "ws_1") is False
+    assert await users_store.users.set_role("usr_3", "ws_1", Role.OWNER) is False
+
+    assert await users_store.users.set_role("usr_2", "ws_1", Role.OWNER) is True
+    assert await users_store.users.set_role("usr_1", "ws_1", Role.MEMBER) is True
+    assert [m.role for m in await users_store.users.workspace_memberships("ws_1")] == [
+        Role.MEMBER,
+        Role.OWNER,
+    ]
+    assert await users_store.users.remove_membership("usr_1", "ws_1") is True
+    assert await users_store.users.remove_membership("usr_2", "ws_1") is False
+
+
+@pytest.mark.parametrize("step", ["demote", "remove"])
+async def test_owners_demoting_each_other_at_once_leave_one_owner(
+    users_store: Store, step: str
+) -> None:
+    owners = [f"usr_{n}" for n in range(1, 7)]
+    for n, user_id in enumerate(owners):
+        await users_store.users.add(user(user_id, f"o{n}@example.com"), membership(user_id))
+
+    async def change(user_id: str) -> bool:
+        if step == "demote":
+            return await users_store.users.set_role(user_id, "ws_1", Role.MEMBER)
+        return await users_store.users.remove_membership(user_id, "ws_1")
+
+    results = await asyncio.gather(*(change(u) for u in owners))
+
+    assert sum(results) == len(owners) - 1
+    left = await users_store.users.workspace_memberships("ws_1")
+    assert [m.role for m in left].count(Role.OWNER) == 1
+
+
 async def test_a_password_is_set(users_store: Store) -> None:
     await users_store.users.add(user(), membership())
 

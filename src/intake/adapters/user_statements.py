@@ -32,7 +32,27 @@ UPSERT_MEMBERSHIP = """
     VALUES (:user_id, :workspace_id, :role, :created_at)
     ON CONFLICT (user_id, workspace_id) DO UPDATE SET role = excluded.role
 """
-DELETE_MEMBERSHIP = "DELETE FROM memberships WHERE user_id = ? AND workspace_id = ?"
+# A role change or a removal that would leave the workspace without an owner touches
+# nothing (0 rows): the check and the change are one statement, so two owners demoting
+# each other at once cannot both pass it. PostgreSQL also locks the workspace's row
+# first (READ COMMITTED would let both statements see the other owner still there).
+SET_ROLE = """
+    UPDATE memberships SET role = :role
+    WHERE user_id = :user_id AND workspace_id = :workspace_id
+      AND (:role = 'owner' OR role <> 'owner' OR EXISTS (
+          SELECT 1 FROM memberships other
+          WHERE other.workspace_id = :workspace_id AND other.role = 'owner'
+            AND other.user_id <> :user_id))
+"""
+DELETE_MEMBERSHIP = """
+    DELETE FROM memberships
+    WHERE user_id = :user_id AND workspace_id = :workspace_id
+      AND (role <> 'owner' OR EXISTS (
+          SELECT 1 FROM memberships other
+          WHERE other.workspace_id = :workspace_id AND other.role = 'owner'
+            AND other.user_id <> :user_id))
+"""
+LOCK_WORKSPACE = "SELECT 1 FROM workspaces WHERE workspace_id = :workspace_id FOR UPDATE"
 USER_MEMBERSHIPS = "SELECT * FROM memberships WHERE user_id = ? ORDER BY workspace_id"
 WORKSPACE_MEMBERSHIPS = """
     SELECT * FROM memberships WHERE workspace_id = ? ORDER BY created_at, user_id

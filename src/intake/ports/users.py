@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from intake.domain.users import Membership, Session, SignInToken, User
+from intake.domain.users import Membership, Role, Session, SignInToken, User
 
 
 class UserRepository(Protocol):
@@ -32,7 +32,14 @@ class UserRepository(Protocol):
         """Adds or replaces the user's role in that workspace."""
         ...
 
-    async def remove_membership(self, user_id: str, workspace_id: str) -> bool: ...
+    async def set_role(self, user_id: str, workspace_id: str, role: Role) -> bool:
+        """Changes a member's role; False (nothing changed) when they are no member or
+        the change would leave the workspace without an owner."""
+        ...
+
+    async def remove_membership(self, user_id: str, workspace_id: str) -> bool:
+        """False (nothing removed) when they are no member or the last owner."""
+        ...
 
     async def memberships(self, user_id: str) -> list[Membership]: ...
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from attrs import evolve
 
 from intake.adapters.memory.tables import Repository, Tables, utc
-from intake.domain.users import Membership, Session, SignInToken, User
+from intake.domain.users import Membership, Role, Session, SignInToken, User
 
 
 class InMemoryUsers(Repository):
@@ -65,9 +65,29 @@ class InMemoryUsers(Repository):
         if membership.user_id in self._users:
             self._memberships[key] = membership
 
+    async def set_role(self, user_id: str, workspace_id: str, role: Role) -> bool:
+        _ = self._t
+        found = self._memberships.get((user_id, workspace_id))
+        if found is None or (role is not Role.OWNER and not self._another_owner(found)):
+            return False
+        self._memberships[(user_id, workspace_id)] = evolve(found, role=role)
+        return True
+
     async def remove_membership(self, user_id: str, workspace_id: str) -> bool:
         _ = self._t
-        return self._memberships.pop((user_id, workspace_id), None) is not None
+        found = self._memberships.get((user_id, workspace_id))
+        if found is None or not self._another_owner(found):
+            return False
+        del self._memberships[(user_id, workspace_id)]
+        return True
+
+    def _another_owner(self, member: Membership) -> bool:
+        """The member is no owner, or the workspace has another."""
+        return member.role is not Role.OWNER or any(
+            m.role is Role.OWNER and u != member.user_id
+            for (u, w), m in self._memberships.items()
+            if w == member.workspace_id
+        )
 
     async def memberships(self, user_id: str) -> list[Membership]:
         _ = self._t

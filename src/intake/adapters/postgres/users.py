@@ -8,7 +8,7 @@ from intake.adapters import user_statements as sql
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.users import Membership, Session, SignInToken, User
+from intake.domain.users import Membership, Role, Session, SignInToken, User
 
 ROWS = sql.UserRows(time=mapping.moment, read_time=mapping.utc)
 
@@ -21,6 +21,8 @@ _DELETE_USER = for_psycopg(sql.DELETE_USER)
 _STORE_HASH = for_psycopg(sql.STORE_HASH)
 _UPSERT_MEMBERSHIP = for_psycopg(sql.UPSERT_MEMBERSHIP)
 _DELETE_MEMBERSHIP = for_psycopg(sql.DELETE_MEMBERSHIP)
+_SET_ROLE = for_psycopg(sql.SET_ROLE)
+_LOCK_WORKSPACE = for_psycopg(sql.LOCK_WORKSPACE)
 _USER_MEMBERSHIPS = for_psycopg(sql.USER_MEMBERSHIPS)
 _WORKSPACE_MEMBERSHIPS = for_psycopg(sql.WORKSPACE_MEMBERSHIPS)
 _INSERT_LINK = for_psycopg(sql.INSERT_LINK)
@@ -70,8 +72,20 @@ class PostgresUsers:
         params = mapping.checked(ROWS.membership_params(membership))
         await self._db.execute(_UPSERT_MEMBERSHIP, params)
 
+    async def set_role(self, user_id: str, workspace_id: str, role: Role) -> bool:
+        params = {"user_id": user_id, "workspace_id": workspace_id, "role": role.value}
+        return await self._keeping_an_owner(_SET_ROLE, params)
+
     async def remove_membership(self, user_id: str, workspace_id: str) -> bool:
-        return await self._db.execute(_DELETE_MEMBERSHIP, (user_id, workspace_id)) > 0
+        params = {"user_id": user_id, "workspace_id": workspace_id}
+        return await self._keeping_an_owner(_DELETE_MEMBERSHIP, params)
+
+    async def _keeping_an_owner(self, statement: str, params: dict[str, str]) -> bool:
+        # The workspace's row lock makes concurrent changes of its owners take turns.
+        async with self._db.connection() as conn, conn.transaction():
+            await conn.execute(_LOCK_WORKSPACE, params)
+            cursor = await conn.execute(statement, params)
+            return cursor.rowcount > 0
 
     async def memberships(self, user_id: str) -> list[Membership]:
         rows = await self._db.fetch_all(_USER_MEMBERSHIPS, (user_id,))

@@ -9,7 +9,7 @@ from intake.adapters import user_statements as sql
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.worker import Worker
-from intake.domain.users import Membership, Session, SignInToken, User
+from intake.domain.users import Membership, Role, Session, SignInToken, User
 
 ROWS = sql.UserRows(time=mapping.time_text, read_time=mapping.parse_time)
 
@@ -84,8 +84,16 @@ class SqliteUsers:
         params = ROWS.membership_params(membership)
         await self._worker.run(_changed, sql.UPSERT_MEMBERSHIP, params)
 
+    async def set_role(self, user_id: str, workspace_id: str, role: Role) -> bool:
+        params: dict[str, object] = {
+            "user_id": user_id,
+            "workspace_id": workspace_id,
+            "role": role.value,
+        }
+        return await self._worker.run(_changed, sql.SET_ROLE, params) > 0
+
     async def remove_membership(self, user_id: str, workspace_id: str) -> bool:
-        params = (user_id, workspace_id)
+        params: dict[str, object] = {"user_id": user_id, "workspace_id": workspace_id}
         return await self._worker.run(_changed, sql.DELETE_MEMBERSHIP, params) > 0
 
     async def memberships(self, user_id: str) -> list[Membership]:

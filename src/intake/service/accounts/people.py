@@ -111,10 +111,8 @@ class PeopleAccounts(AccountsBase):
         target = next((m for m in members if m.user_id == user_id), None)
         if target is None:
             raise NotFoundError("no such member")
-        owners = [m for m in members if m.role is Role.OWNER]
-        if target.role is Role.OWNER and len(owners) == 1:
+        if not await self._store.users.remove_membership(user_id, workspace_id):
             raise AdminError("a workspace keeps at least one owner")
-        await self._store.users.remove_membership(user_id, workspace_id)
         await self._store.users.end_sessions(user_id)
         if not await self._store.users.memberships(user_id):
             await self._store.users.remove(user_id)
@@ -136,12 +134,11 @@ class PeopleAccounts(AccountsBase):
         target = next((m for m in members if m.user_id == user.user_id), None)
         if target is None:
             raise NotFoundError("no such member")
-        owners = [m for m in members if m.role is Role.OWNER]
-        if target.role is Role.OWNER and role is not Role.OWNER and len(owners) == 1:
+        # The store checks and changes in one step, so owners demoting each other at
+        # once cannot leave the workspace without one.
+        if not await self._store.users.set_role(user.user_id, workspace_id, role):
             raise AdminError("a workspace keeps at least one owner; make another owner first")
-        changed = Membership(target.user_id, workspace_id, role, target.created_at)
-        await self._store.users.add_membership(changed)  # replaces the role, keeps the rest
-        return Member(user, (changed,))
+        return Member(user, (Membership(target.user_id, workspace_id, role, target.created_at),))
 
     async def _user(self, user_ref: str) -> User | None:
         """By id or email address."""
