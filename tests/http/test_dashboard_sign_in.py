@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.http.conftest import PEER_HEADER, ServiceFactory
-from tests.http.dashboard_support import PASSWORD, Dashboard
+from tests.http.dashboard_support import CSRF, PASSWORD, Dashboard
 
 
 @pytest.fixture
@@ -243,3 +243,25 @@ def test_unreadable_or_oversized_posts_are_refused_not_failed(dash: Dashboard) -
     )
 
     assert as_json.status_code == garbage.status_code == huge.status_code == 403
+
+
+def test_a_form_cookie_planted_for_the_whole_host_decides_nothing(dash: Dashboard) -> None:
+    dash.set_password(dash.link())
+    dash.new_browser()
+    own, planted = "o" * 40, "p" * 40
+    # The browser sends the dashboard's own cookie (path /dashboard) first.
+    both = {"cookie": f"intake_form={own}; intake_form={planted}"}
+    form = {"email": "ada@example.com", "password": PASSWORD}
+
+    page = dash.client.get("/dashboard/sign-in", headers=both)
+    with_planted = dash.client.post(
+        "/dashboard/sign-in", data={**form, "csrf": planted}, headers=both
+    )
+    with_own = dash.client.post("/dashboard/sign-in", data={**form, "csrf": own}, headers=both)
+
+    found = CSRF.search(page.text)
+    assert found is not None
+    assert found.group(1) not in (own, planted)
+    assert f"intake_form={found.group(1)}" in page.headers["set-cookie"]
+    assert with_planted.status_code == 403
+    assert with_own.status_code == 303

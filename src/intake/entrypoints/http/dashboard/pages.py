@@ -42,7 +42,7 @@ async def sign_in_form(request: Request) -> Response:
 
 async def sign_in(request: Request) -> Response:
     try:
-        form = await read_form(request, request.cookies.get(web.FORM_COOKIE, ""))
+        form = await read_form(request, web.form_cookie(request))
     except BadFormError:
         return _refused_form(request)
     email = text(form, "email")
@@ -77,7 +77,7 @@ async def link_form(request: Request) -> Response:
 async def use_link(request: Request) -> Response:
     token: str = request.path_params["token"]
     try:
-        form = await read_form(request, request.cookies.get(web.FORM_COOKIE, ""))
+        form = await read_form(request, web.form_cookie(request))
     except BadFormError:
         return _refused_form(request)
     password = text(form, "password")

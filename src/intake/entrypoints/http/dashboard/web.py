@@ -176,9 +176,19 @@ def end_session(response: Response, request: Request) -> Response:
 
 
 def form_token(request: Request) -> str:
-    """The pre-sign-in form's token: the browser's, or a new one to set."""
-    current = request.cookies.get(FORM_COOKIE, "")
-    return current if 20 <= len(current) <= 100 else secrets.token_urlsafe(32)
+    """The pre-sign-in form's token: the browser's, or a new one to set. When another
+    cookie of the name was planted beside the dashboard's own, its value may be one the
+    planter chose: a new token replaces both."""
+    sent = _cookie_values(request, FORM_COOKIE)
+    if len(sent) == 1 and 20 <= len(sent[0]) <= 100:
+        return sent[0]
+    return secrets.token_urlsafe(32)
+
+
+def form_cookie(request: Request) -> str:
+    """The dashboard's own pre-sign-in cookie: the most specific path comes first."""
+    sent = _cookie_values(request, FORM_COOKIE)
+    return sent[0] if sent else ""
 
 
 def with_form_cookie(response: Response, request: Request, token: str) -> Response:
