@@ -147,6 +147,30 @@ def test_without_a_mail_server_the_page_says_the_test_was_parked(dash: Dashboard
     assert "Test mail to" not in other.text
 
 
+def test_a_parked_test_mail_is_retried_once_a_mail_server_is_there(
+    dash: Dashboard, smtp: SmtpServer
+) -> None:
+    dash.owner_signs_in()
+    chosen = _add(dash, "team@example.com")
+    location = dash.post(_mail(dash) + "/test", recipient=chosen).headers["location"]
+    delivery_id = location.split("test=", 1)[1].split("#", 1)[0]
+    _relay(dash, None)
+    assert 'aria-label="Retry the test mail"' in dash.client.get(location).text
+
+    retried = dash.post(_mail(dash) + "/retry", delivery=delivery_id)
+    _relay(dash, SmtpMailer(smtp.url))
+    shown = dash.client.get(retried.headers["location"])
+    again = dash.post(_mail(dash) + "/retry", delivery=delivery_id)
+    unknown = dash.post(_mail(dash) + "/retry", delivery="dlv_nope")
+
+    assert retried.status_code == 303
+    assert [m.rcpt_tos for m in smtp.messages] == [("team@example.com",)]
+    assert "accepted by the mail server" in shown.text
+    assert "Retry the test mail" not in shown.text
+    assert again.status_code == 422  # delivered already: nothing to retry
+    assert unknown.status_code == 404
+
+
 def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
     recipient_id = _add(dash, "team@example.com")
     dash.set_password(dash.link("member@example.com", Role.MEMBER))

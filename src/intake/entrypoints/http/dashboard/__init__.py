@@ -71,6 +71,7 @@ def routes() -> list[Route]:
         Route(form_mail.PATH, form_mail.add, methods=["POST"]),
         Route(form_mail.PATH + "/remove", form_mail.remove, methods=["POST"]),
         Route(form_mail.PATH + "/test", form_mail.send_test, methods=["POST"]),
+        Route(form_mail.PATH + "/retry", form_mail.retry_test, methods=["POST"]),
         Route(form_webhooks.PATH, form_webhooks.webhooks_page, methods=["GET"]),
         Route(form_webhooks.PATH, form_webhooks.add, methods=["POST"]),
         Route(form_webhooks.PATH + "/remove", form_webhooks.remove, methods=["POST"]),

@@ -1,6 +1,7 @@
 """A form's mail recipients, for its owners: the addresses told of each accepted
 submission; add one, remove one (after a confirmation), and send one a test mail, whose
-delivery (sent, waiting, or parked without a mail server) the page then shows."""
+delivery (sent, waiting, or parked without a mail server, then retried) the page then
+shows."""
 
 from __future__ import annotations
 
@@ -120,4 +121,21 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
         form.workspace_id, recipient.recipient_id
     )
     query = urlencode({"test": record.delivery.delivery_id})
+    return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")
+
+
+@owners_post
+async def retry_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
+    """Makes a parked test mail due again, once a mail server is configured."""
+    delivery_id = text(posted, "delivery")
+    if await _test_delivery(request, form, delivery_id) is None:
+        raise NotFoundError(f"no test mail {delivery_id!r}")
+    try:
+        await web.runtime(request).admin.retry_owned_delivery(form.workspace_id, delivery_id)
+    except NotFoundError:
+        raise  # answered as not found, not as a refusal below
+    except AdminError as error:  # delivered already
+        message = f"{error}."
+        return await _page(request, signed, form, error=message, test_id=delivery_id, status=422)
+    query = urlencode({"test": delivery_id})
     return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")
