@@ -31,8 +31,9 @@ LIMIT = "limit"
 
 
 def parse_rule(text: str) -> FieldRule:
-    """`field:kind` or `field:max_length=N`, as the command line spells a rule."""
-    name, sep, spec = text.partition(":")
+    """`field:kind` or `field:max_length=N`, as the command line spells a rule. The
+    last colon ends the field's name, which may hold colons itself (no kind does)."""
+    name, sep, spec = text.rpartition(":")
     # The shape first: `email` alone is a missing kind, not an unknown one.
     if not sep or not name.strip():
         raise AdminError(f"a rule is FIELD:KIND, not {text!r}", field=RULES)
