@@ -7,6 +7,7 @@ for them. Code that nothing calls is removed, not listed.
 
 # ruff: noqa: B018 - a bare attribute is how a whitelist marks a name as used
 
+import logging
 import sqlite3
 from typing import Any
 
@@ -22,6 +23,7 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.sql_rows import Row
 from intake.domain import steps
 from intake.domain.errors import Rejection
+from intake.entrypoints.http.app import served_app
 from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
@@ -80,3 +82,13 @@ InProcessRateLimiter.keys_held
 # Read by the dashboard's templates, which vulture does not read.
 NewUser.mailed
 FormStatusCounts.unverified
+
+# uvicorn imports the serving factory by its name (`intake serve`).
+served_app
+
+# The standard library's switches for what a log record looks up (logs.py), read by
+# `logging` itself.
+logging._srcfile
+logging.logThreads
+logging.logProcesses
+logging.logMultiprocessing

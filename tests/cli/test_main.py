@@ -134,7 +134,7 @@ def test_serve_runs_the_app_factory_under_uvicorn(cli: Cli, uvicorn_run: _Uvicor
     assert result.out == "intake serving on http://127.0.0.2:8123 (1 worker)\n"
     assert uvicorn_run.bound == [("127.0.0.2", 8123)]
     ((args, kwargs),) = uvicorn_run.calls
-    assert args == ("intake.entrypoints.http.app:create_app",)
+    assert args == ("intake.entrypoints.http.app:served_app",)
     assert kwargs["factory"] is True
     assert (kwargs["host"], kwargs["port"], kwargs["workers"]) == ("127.0.0.2", 8123, 1)
     assert kwargs["access_log"] is False

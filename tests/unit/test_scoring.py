@@ -248,3 +248,20 @@ SPAM: dict[str, FieldData] = {
 @pytest.mark.parametrize("data", SPAM.values(), ids=list(SPAM))
 def test_obvious_spam_scores_at_or_over_the_default_threshold(data: FieldData) -> None:
     assert score(data).is_spam(DEFAULT_SPAM_THRESHOLD)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Best SEO services: rank your website, 100% free, act now! www.a.example",
+        "contact now, a specialist in backlinks and casinos",
+        "xkcdqwrtplmnbv and Rechtsschutzversicherung, supercalifragilistic",
+        "PLEASE READ THIS AT ONCE, IT IS URGENT AND IMPORTANT",
+        "[URL=http://a.example]x[/url] <A HREF=x> HTTPS://B.EXAMPLE",
+        "Could you call me back on Tuesday afternoon? Thanks.",
+    ],
+)
+def test_ascii_text_scores_as_it_does_beside_other_scripts(text: str) -> None:
+    # ASCII text is read with patterns of its own; a non-ASCII value beside it (a dash,
+    # neither a letter nor part of a word) sends the same text through the Unicode ones.
+    assert score({"message": text}) == score({"message": text, "dash": "\u2014"})

@@ -58,17 +58,38 @@ SPAM_PHRASES: tuple[str, ...] = (
 
 _LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _MARKUP_LINK = re.compile(r"\[url[=\]]|<a\s+href", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_]{12,}")
+# Tried only where a run of letters starts: the same words, without trying each letter
+# of a short one.
+_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{12,}")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6,}", re.IGNORECASE)
 # German writes one sound as `sch` or `ch`, so its compounds (`Rechtsschutzversicherung`)
 # hold long runs of consonant letters but not of consonant sounds: each counts as one.
 _ONE_SOUND = re.compile("s?ch", re.IGNORECASE)
 _VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def _phrase_pattern(*, boundary: str, flags: re.RegexFlag) -> re.Pattern[str]:
+    """The phrases grouped by their first letter, so that a word is tried against the
+    few that start as it does, not against all of them."""
+    groups: dict[str, list[str]] = {}
+    for phrase in SPAM_PHRASES:
+        groups.setdefault(phrase[0], []).append(re.escape(phrase[1:]))
+    branches = "|".join(re.escape(c) + "(?:" + "|".join(rest) + ")" for c, rest in groups.items())
+    return re.compile(boundary + "(?:" + branches + ")", flags)
+
+
 # A phrase starts a word: "cialis" must not fire inside "specialist", nor "act now" inside
 # "contact now". Its end may run on, so "casinos" and "backlinks" still count.
-_PHRASES = re.compile(
-    r"(?<!\w)(?:" + "|".join(re.escape(p) for p in SPAM_PHRASES) + ")", re.IGNORECASE
-)
+_PHRASES = _phrase_pattern(boundary=r"(?<!\w)", flags=re.IGNORECASE)
+# Most texts are ASCII, where case folding and letters are plain: they are read lowered,
+# with patterns that need no Unicode tables, and give what the patterns above would
+# (before a phrase's first character, a word character, \b is (?<!\w)).
+_ASCII_PHRASES = _phrase_pattern(boundary=r"\b", flags=re.NOFLAG)
+_ASCII_WORD = re.compile(r"[A-Za-z]{12,}")
+_ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
+_ASCII_CAPITALS = bytes(range(ord("A"), ord("Z") + 1))
+# Every match of _LINK holds one of these in lower case: most texts hold neither.
+_LINK_MARKS = ("http", "www.")
 
 
 @frozen
@@ -98,6 +119,35 @@ def _is_gibberish(word: str) -> bool:
     return vowels / len(word) < 0.2 or _CONSONANT_RUN.search(_ONE_SOUND.sub("s", word)) is not None
 
 
+def _ascii_shouting(text: str) -> bool:
+    raw = text.encode("ascii")
+    letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+    capitals = len(raw) - len(raw.translate(None, _ASCII_CAPITALS))
+    return letters >= 20 and capitals / letters > 0.7
+
+
+def _shouting(text: str) -> bool:
+    if text.isascii():
+        return _ascii_shouting(text)
+    letters = [ch for ch in text if ch.isalpha()]
+    return len(letters) >= 20 and sum(ch.isupper() for ch in letters) / len(letters) > 0.7
+
+
+def _links(text: str) -> int:
+    lowered = text.lower()
+    if not any(mark in lowered for mark in _LINK_MARKS):
+        return 0
+    return len(_LINK.findall(text))
+
+
+def _phrases_and_words(text: str) -> tuple[set[str], list[str]]:
+    """The distinct spam phrases (lowered) and the long words of `text`."""
+    if text.isascii():
+        return set(_ASCII_PHRASES.findall(text.lower())), _ASCII_WORD.findall(text)
+    phrases = {match.group(0).lower() for match in _PHRASES.finditer(text)}
+    return phrases, _WORD.findall(text)
+
+
 def score(data: FieldData, subject: str | None = None) -> Score:
     texts = [t for value in data.values() for t in _texts(value)]
     if subject:
@@ -106,26 +156,25 @@ def score(data: FieldData, subject: str | None = None) -> Score:
     reasons: list[str] = []
     joined = "\n".join(texts)
 
-    links = len(_LINK.findall(joined))
+    links = _links(joined)
     if links:
         points += LINK_POINTS_FIRST + LINK_POINTS_EACH_MORE * (links - 1)
         reasons.append(f"links:{links}")
-    if _MARKUP_LINK.search(joined):
+    if ("[" in joined or "<" in joined) and _MARKUP_LINK.search(joined):
         points += MARKUP_LINK_POINTS
         reasons.append("markup-link")
 
-    phrases = {match.group(0).lower() for match in _PHRASES.finditer(joined)}
+    phrases, words = _phrases_and_words(joined)
     if phrases:
         points += PHRASE_POINTS * len(phrases)
         reasons.append(f"phrases:{len(phrases)}")
 
-    gibberish = sum(1 for word in _WORD.findall(joined) if _is_gibberish(word))
+    gibberish = sum(1 for word in words if _is_gibberish(word))
     if gibberish:
         points += min(GIBBERISH_MAX, GIBBERISH_POINTS * gibberish)
         reasons.append(f"gibberish:{gibberish}")
 
-    letters = [ch for ch in joined if ch.isalpha()]
-    if len(letters) >= 20 and sum(ch.isupper() for ch in letters) / len(letters) > 0.7:
+    if _shouting(joined):
         points += SHOUTING_POINTS
         reasons.append("shouting")
 

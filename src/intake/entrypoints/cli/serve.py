@@ -18,7 +18,7 @@ from intake.metrics import multiprocess_directory
 
 log = logging.getLogger("intake.cli")
 
-APP_FACTORY = "intake.entrypoints.http.app:create_app"
+APP_FACTORY = "intake.entrypoints.http.app:served_app"
 # uvicorn's protocols with deadlines for slow headers and refused bodies, and a head
 # limit (protocol_rules.py), by INTAKE_HTTP_PROTOCOL.
 HTTP_PROTOCOLS = {

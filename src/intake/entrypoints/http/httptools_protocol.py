@@ -19,7 +19,7 @@ is refused after their answers, as h11 does: the client learns what became of ea
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
@@ -34,6 +34,37 @@ from intake.entrypoints.http.protocol_rules import (
 # The request line's bytes besides the method, the target and the version's number:
 # two spaces, "HTTP/" and its line end; and the blank line that ends the head.
 _FRAMING = 2 + len("HTTP/") + 2 + 2
+
+
+class _WritesTogether:
+    """The connection's transport, sending what is written in one turn of the event loop
+    in one write: uvicorn writes an answer's head and its body apart, which is two
+    system calls and, with TCP_NODELAY, two packets. Closing sends what waits first."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._waiting: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._waiting:
+            self._loop.call_soon(self._send)
+        self._waiting.append(data)
+
+    def _send(self) -> None:
+        if self._waiting:
+            data = b"".join(self._waiting)
+            self._waiting.clear()
+            # A connection closed meanwhile (a deadline, the client) takes nothing more.
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self._send()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 class HeadTooLongError(Exception):
@@ -60,7 +91,7 @@ class IntakeHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         no_delay(transport)
         self._deadline = ClientDeadline(self.loop, transport)
-        super().connection_made(transport)
+        super().connection_made(cast(asyncio.Transport, _WritesTogether(transport, self.loop)))
         self._follow()
 
     def data_received(self, data: bytes) -> None:

@@ -2,7 +2,10 @@
 the public endpoint's CORS headers on every one of its answers, and one access-log line
 and the metrics of every request.
 
-A pure ASGI middleware, so it sees every response, including Starlette's own.
+`RequestContext.serve` does it around whatever answers the request: the submission
+routes' endpoints, which the application calls straight (app.py), and Starlette for the
+rest, through `RequestContextMiddleware`, a pure ASGI middleware, so that it sees every
+response, including Starlette's own.
 
 The access log and the metrics name a request's route by its template
 (`/f/{public_form_key}`), never its raw path: a path carries a form's public key, an
@@ -13,9 +16,9 @@ and every scanner's guess. A path no route matches is `unmatched`.
 from __future__ import annotations
 
 import logging
-import secrets
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,97 +39,130 @@ UNMATCHED = "unmatched"
 
 
 def new_request_id() -> str:
-    return "req_" + secrets.token_hex(10)
+    return "req_" + os.urandom(10).hex()
 
 
-class RequestContextMiddleware:
+def _first_header(scope: Scope, name: bytes) -> str | None:
+    """The first of a repeated header, as the endpoints read it (Starlette's
+    Headers.get): the Origin echoed is the one the allow-list was checked against."""
+    headers: Iterable[tuple[bytes, bytes]] = scope.get("headers", ())
+    for key, value in headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class _Answer:
+    """The way out of one request: adds the request id, and the CORS headers the answer
+    does not set itself, to the response's head, and remembers its status."""
+
+    __slots__ = ("_cors", "_request_id", "_send", "started", "status")
+
+    def __init__(self, send: Send, request_id: str, cors: list[tuple[bytes, bytes]]) -> None:
+        self._send = send
+        self._request_id = request_id.encode("ascii")
+        self._cors = cors
+        self.started = False
+        self.status = 0
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.status = message["status"]
+            headers = list(message.get("headers", ()))
+            headers.append((b"x-request-id", self._request_id))
+            if self._cors:
+                present = {name.lower() for name, _ in headers}
+                headers.extend(h for h in self._cors if h[0] not in present)
+            message = {**message, "headers": headers}
+        await self._send(message)
+
+
+class RequestContext:
+    """One per application: its metrics and its routes' templates."""
+
     def __init__(
         self,
-        app: ASGIApp,
         *,
         metrics: HttpMetrics | None = None,
         templates: Mapping[Callable[..., Any], str] | None = None,
     ) -> None:
         """`templates`: each route's endpoint and its path template."""
-        self.app = app
         self._metrics = metrics
         self._templates = dict(templates or {})
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def serve(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        """`app` answers the request, within everything this module promises."""
         request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
-        # The first of a repeated header, as the endpoints read it (Starlette's
-        # Headers.get): the Origin echoed is the one the allow-list was checked against.
-        request_headers: dict[bytes, bytes] = {}
-        for name, value in scope.get("headers", []):
-            request_headers.setdefault(name, value)
-        origin = request_headers.get(b"origin")
         cors = (
-            _raw(cors_headers(origin.decode("latin-1") if origin is not None else None))
+            _raw(cors_headers(_first_header(scope, b"origin")))
             if is_public_path(scope.get("path", ""))
             else []
         )
+        answer = _Answer(send, request_id, cors)
         started = time.perf_counter()
-        status = 0
-        response_started = False
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status, response_started
-            if message["type"] == "http.response.start":
-                response_started = True
-                status = message["status"]
-                headers = list(message.get("headers", []))
-                headers.append((b"x-request-id", request_id.encode("ascii")))
-                present = {name.lower() for name, _ in headers}
-                headers.extend(h for h in cors if h[0] not in present)
-                message = {**message, "headers": headers}
-            await send(message)
-
         try:
-            await self.app(scope, receive, send_with_id)
+            await app(scope, receive, answer.send)
         except Exception:
             # A fault of ours is never a 500 with a trace: the sender may retry, and the
             # log keeps the trace under the request id (never the submission's contents).
             log.exception("unhandled error", extra={"request_id": request_id})
-            if not response_started:
-                if scope.get("method") == "POST" and self._route(scope) in SUBMISSION_ROUTES:
-                    scope.setdefault("state", {}).setdefault(
-                        "outcome", ErrorCode.SERVICE_UNAVAILABLE.value
-                    )
-                accept = request_headers.get(b"accept", b"").decode("latin-1")
-                response = service_unavailable(request_id, browser=prefers_html(accept))
-                await response(scope, receive, send_with_id)
+            if not answer.started:
+                await self._fault(scope, receive, answer, request_id)
         finally:
-            seconds = time.perf_counter() - started
-            state = scope.get("state", {})
-            route = self._route(scope)
-            method = scope.get("method", "")
-            outcome = state.get("outcome")
-            if self._metrics is not None:
-                self._metrics.observe(
-                    route=route, method=method, status=status, outcome=outcome, seconds=seconds
-                )
-            access_log.info(
-                "request",
-                extra={
-                    "request_id": request_id,
-                    "method": method,
-                    "route": route,
-                    "form_id": state.get("form_id"),
-                    "outcome": outcome,
-                    "status": status,
-                    "duration_ms": round(seconds * 1000, 2),
-                },
+            self._record(scope, request_id, answer.status, time.perf_counter() - started)
+
+    async def _fault(
+        self, scope: Scope, receive: Receive, answer: _Answer, request_id: str
+    ) -> None:
+        if scope.get("method") == "POST" and self._route(scope) in SUBMISSION_ROUTES:
+            scope.setdefault("state", {}).setdefault("outcome", ErrorCode.SERVICE_UNAVAILABLE.value)
+        browser = prefers_html(_first_header(scope, b"accept") or "")
+        await service_unavailable(request_id, browser=browser)(scope, receive, answer.send)
+
+    def _record(self, scope: Scope, request_id: str, status: int, seconds: float) -> None:
+        """The request's metrics and its access-log line."""
+        state = scope.get("state", {})
+        route = self._route(scope)
+        method = scope.get("method", "")
+        outcome = state.get("outcome")
+        if self._metrics is not None:
+            self._metrics.observe(
+                route=route, method=method, status=status, outcome=outcome, seconds=seconds
             )
+        access_log.info(
+            "request",
+            extra={
+                "request_id": request_id,
+                "method": method,
+                "route": route,
+                "form_id": state.get("form_id"),
+                "outcome": outcome,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 2),
+            },
+        )
 
     def _route(self, scope: Scope) -> str:
         """The matched route's template; the router leaves its endpoint in the scope,
         also for a wrong method on a known path."""
         endpoint = scope.get("endpoint")
         return self._templates.get(endpoint, UNMATCHED) if endpoint is not None else UNMATCHED
+
+
+class RequestContextMiddleware:
+    """`RequestContext` around every HTTP request Starlette answers."""
+
+    def __init__(self, app: ASGIApp, *, context: RequestContext) -> None:
+        self.app = app
+        self._context = context
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self._context.serve(scope, receive, send, self.app)
 
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from urllib.parse import quote
 
 from attrs import frozen
@@ -100,8 +101,12 @@ def _page(rejection: Rejection, status: int, title: str | None, came_from: FormP
     )
 
 
-def _json(body: Mapping[str, object], status: int, headers: dict[str, str]) -> Response:
-    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def _json_bytes(body: Mapping[str, object]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _json(body: Mapping[str, object] | bytes, status: int, headers: dict[str, str]) -> Response:
+    payload = body if isinstance(body, bytes) else _json_bytes(body)
     headers.setdefault("Cache-Control", "no-store")
     # error.fields can name a field the sender chose: never let a browser sniff it as HTML.
     headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -142,6 +147,16 @@ def success_body(submission_id: str) -> dict[str, object]:
     return {"ok": True, "submission_id": submission_id, "message": CONFIRMATION}
 
 
+# success_body as _json writes it, split where the id goes: every accepted submission
+# is answered with it, and json.dumps with options makes an encoder at each call (a
+# tenth of the cost). A NUL, which JSON writes escaped, marks the place.
+_SUCCESS_START, _SUCCESS_END = _json_bytes(success_body("\0")).split(b'"\\u0000"')
+
+
+def success_json(submission_id: str) -> bytes:
+    return _SUCCESS_START + encode_basestring(submission_id).encode("utf-8") + _SUCCESS_END
+
+
 def outcome_response(
     outcome: Outcome,
     request_id: str,
@@ -171,7 +186,7 @@ def outcome_response(
         extra["Location"] = _location(location)
         extra["Cache-Control"] = "no-store"
         return Response(status_code=303, headers=extra)
-    return _json(success_body(outcome.submission_id), outcome.status, extra)
+    return _json(success_json(outcome.submission_id), outcome.status, extra)
 
 
 def thanks_path(public_form_key: str) -> str:
