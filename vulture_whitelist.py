@@ -23,6 +23,8 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.sql_rows import Row
 from intake.domain import steps
 from intake.domain.errors import Rejection
+from intake.domain.form_messages import Templates
+from intake.domain.mail_templates import _MailSandbox
 from intake.entrypoints.http.app import served_app
 from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
@@ -78,6 +80,15 @@ steps.STEP_CODES
 DestinationRepository.get_endpoint
 FallbackRateLimiter.degraded
 InProcessRateLimiter.keys_held
+
+# Read by name (Templates.get, getattr), and by Jinja2's sandbox.
+Templates.notification_subject
+Templates.notification_text
+Templates.notification_html
+Templates.autoresponse_subject
+Templates.autoresponse_text
+Templates.autoresponse_html
+_MailSandbox.intercepted_binops
 
 # Read by the dashboard's templates, which vulture does not read.
 NewUser.mailed

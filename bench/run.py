@@ -42,6 +42,7 @@ from bench.storage import storage_ceiling as run_storage_ceiling
 from bench.subjects import Driver, Subject, log, measure, profile, soak
 from bench.targets import evaluate, failed
 from bench.wrk import FORM_BODY, Load, find_wrk, write_script
+from intake.adapters.sealing import generate_key
 
 __all__ = ["log", "run"]
 
@@ -64,10 +65,16 @@ def _base_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
 
 
+# Production (PostgreSQL) refuses to start without the key that seals stored secrets:
+# one for the whole run, as a deployment has one.
+SECRET_KEY = generate_key()
+
+
 def production_env(database_url: str, redis_url: str, workers: int = 1) -> dict[str, str]:
     return {
         **_base_env(),
         "INTAKE_DATABASE_URL": database_url,
+        "INTAKE_SECRET_KEY": SECRET_KEY,
         "INTAKE_REDIS_URL": redis_url,
         "INTAKE_TRUSTED_PROXIES": "127.0.0.1/32",
         "INTAKE_RATE_LIMIT_PUBLIC_FORM": FORM_RATE,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # Fixtures shared by every directory: the local webhook receiver and SMTP server.
-from tests.support.destination_servers import receiver, smtp  # noqa: F401
+from tests.support.destination_servers import chat_apps, receiver, smtp  # noqa: F401
 
 settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

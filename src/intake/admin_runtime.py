@@ -77,4 +77,5 @@ def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: Id
         webhook_resolver=_resolve_host,
         blobs=storage.blobs,
         signer=storage.signer,
+        telegram_api_url=settings.telegram_api_url,
     )

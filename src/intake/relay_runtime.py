@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import httpx
 from attrs import frozen
 
+from intake.adapters.chat.sender import HttpChatSender
 from intake.adapters.system import SystemClock
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
@@ -96,9 +97,14 @@ def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Send
         senders.webhook_sender,
         senders.mailer,
         clock,
+        chat_sender=HttpChatSender(
+            senders.webhook_sender, telegram_api_url=settings.telegram_api_url
+        ),
         mail_from=settings.mail_from,
         base_url=settings.base_url,
         signer=storage.signer,
+        autoresponse_limit=settings.autoresponse_hourly_limit,
+        blobs=storage.blobs,
     )
 
 

@@ -23,9 +23,11 @@ import attrs
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
+from intake.domain.sealing import SecretKeyError
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
+from intake.ports.sealer import Sealer
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.service.schema import Schema
@@ -46,13 +48,17 @@ async def store_resource(
         from intake.adapters.sqlite import open_sqlite_store  # noqa: PLC0415
 
         store = await open_sqlite_store(
-            settings.database_url, create=opening is not StoreOpening.READ
+            settings.database_url,
+            create=opening is not StoreOpening.READ,
+            # Unset, the store reads (or makes) the key file once the database is found.
+            sealer=None if settings.secret_key is None else sealer_for(settings),
         )
     elif settings.is_postgres:
         from intake.adapters.postgres import open_postgres_store  # noqa: PLC0415
 
         store = await open_postgres_store(
             settings.database_url,
+            sealer=sealer_for(settings),
             max_size=settings.database_pool_size,
             pool_timeout=settings.database_pool_timeout,
             wait_for_server=opening is StoreOpening.SERVE,
@@ -70,13 +76,45 @@ async def store_resource(
 
 open_store = asynccontextmanager(store_resource)
 
+NO_KEY = (
+    "INTAKE_SECRET_KEY is not set: PostgreSQL keeps secrets sealed under it; make one with"
+    " `intake secrets generate-key` and set it in every process"
+)
+
+
+def sealer_for(settings: Settings) -> Sealer:
+    """The sealer of the configured store: INTAKE_SECRET_KEY, with INTAKE_SECRET_KEYS_OLD
+    still opening what they sealed. SQLite without a key uses the key file beside it;
+    PostgreSQL without one is refused (ConfigError), never given a key of its own."""
+    from intake.adapters.sealing import AeadSealer  # noqa: PLC0415 - only when a store opens
+
+    if settings.is_sqlite:
+        from intake.adapters.sqlite.connection import database_path  # noqa: PLC0415
+        from intake.adapters.sqlite.key_file import embedded_sealer  # noqa: PLC0415
+
+        database = database_path(settings.database_url)
+        try:
+            return embedded_sealer(database, settings.secret_key, settings.secret_keys_old)
+        except SecretKeyError as error:  # names the key file, never its content
+            raise ConfigError(str(error)) from None
+    if settings.secret_key is None:
+        raise ConfigError(NO_KEY)
+    return AeadSealer.from_keys(settings.secret_key, settings.secret_keys_old)
+
+
+def new_secret_key() -> str:
+    """A new key for INTAKE_SECRET_KEY (`intake secrets generate-key`)."""
+    from intake.adapters.sealing import generate_key  # noqa: PLC0415 - only when asked
+
+    return generate_key()
+
 
 @asynccontextmanager
 async def open_schema(settings: Settings) -> AsyncIterator[Schema]:
     """The store alone, made if missing, for bringing its schema up to date: `intake
     migrate` opens nothing else, whose parts would read tables not made yet."""
     async with open_store(settings, StoreOpening.PREPARE) as store:
-        yield Schema(store)
+        yield Schema(store, sealer_for(settings))
 
 
 async def blobs_resource(settings: Settings, clock: Clock) -> AsyncIterator[BlobStore | None]:

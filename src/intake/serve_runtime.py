@@ -101,6 +101,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         plans=settings.plans,
         upload_timeout=settings.upload_timeout,
         storage_limit=settings.workspace_storage_limit,
+        client_ip=settings.store_client_ip,
     )
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from attrs import evolve
 
 from intake.adapters.blobs import LocalBlobStore
 from intake.adapters.sqlite import open_sqlite_store
@@ -26,11 +27,16 @@ DAY = timedelta(days=1)
 NOTHING_SWEPT = {
     "flagged_submissions": 0,
     "flagged_files": 0,
+    "expired_submissions": 0,
+    "expired_files": 0,
+    "truncated_client_ips": 0,
     "orphan_files": 0,
     "incomplete_uploads": 0,
 }
 SWEPT_NOTHING_LINES = [
     "erased 0 spam or unverified submissions older than 30 days, and 0 files",
+    "erased 0 submissions past their form's retention, and 0 files",
+    "cut 0 full client addresses older than 24 hours to their networks",
     "deleted 0 orphaned uploaded files older than 1 hour",
     "deleted 0 incomplete uploads older than 1 hour",
 ]
@@ -47,7 +53,9 @@ async def _fill(url: str, now: datetime) -> None:
             assert await store.submissions.claim_key(record) is None
         published = {1: now - 10 * DAY, 2: now - 10 * DAY, 3: now - DAY}
         for n in (*published, 4):
-            await store.submissions.commit(plan(submission(n, created_at=now - 3650 * DAY)))
+            # Their client addresses as the default keeps them: none left to cut.
+            old = submission(n, created_at=now - 3650 * DAY)
+            await store.submissions.commit(plan(evolve(old, client_ip="203.0.113.0")))
     finally:
         await store.close()
     # As the relay will: published rows are marked so, in the database itself.
@@ -247,3 +255,48 @@ def test_a_bad_spam_retention_flag_is_a_usage_error(cli: Cli, days: str) -> None
 
     assert result.code == 2
     assert "--spam-retention-days" in result.err
+
+
+async def _two_full_addresses(url: str, now: datetime) -> None:
+    """Submissions kept with their full client address: two days old, and two hours."""
+    store = await open_sqlite_store(url)
+    try:
+        await seed(store)
+        for n, age in ((1, 2 * DAY), (2, timedelta(hours=2))):
+            full = evolve(submission(n, created_at=now - age), client_ip=f"198.51.100.{n}")
+            await store.submissions.commit(plan(full))
+    finally:
+        await store.close()
+
+
+def _client_ips(database_url: str) -> list[str]:
+    with closing(sqlite3.connect(database_path(database_url))) as conn:
+        rows = conn.execute("SELECT client_ip FROM submissions ORDER BY submission_id")
+        return [ip for (ip,) in rows.fetchall()]
+
+
+def test_purge_cuts_full_client_addresses_past_their_hours(
+    cli: Cli, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asyncio.run(_two_full_addresses(database_url, datetime.now(UTC)))
+
+    assert cli.json("purge")["truncated_client_ips"] == 1
+    assert _client_ips(database_url) == ["198.51.100.0", "198.51.100.2"]
+    assert cli.json("purge")["truncated_client_ips"] == 0
+
+    monkeypatch.setenv("INTAKE_CLIENT_IP_FULL_HOURS", "1")
+    said = cli("purge").out.splitlines()
+    assert "cut 1 full client address older than 1 hour to its network" in said
+    assert _client_ips(database_url) == ["198.51.100.0", "198.51.100.0"]
+
+
+@pytest.mark.parametrize("hours", ["0", "-1", "a day"])
+def test_a_bad_client_ip_hours_variable_is_refused(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, hours: str
+) -> None:
+    monkeypatch.setenv("INTAKE_CLIENT_IP_FULL_HOURS", hours)
+
+    result = cli("purge")
+
+    assert result.code == 1
+    assert "INTAKE_CLIENT_IP_FULL_HOURS" in result.err

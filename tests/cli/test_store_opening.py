@@ -14,6 +14,7 @@ import pytest
 
 from tests.cli.conftest import Cli
 from tests.conftest import new_postgres_database
+from tests.support.processes import TEST_SECRET_KEY
 
 READ_ONLY = [
     ["workspace", "list"],
@@ -98,6 +99,7 @@ def empty_postgres(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterat
     fixture's SQLite file, once it has cleaned the environment)."""
     with new_postgres_database() as url:
         monkeypatch.setenv("INTAKE_DATABASE_URL", url)
+        monkeypatch.setenv("INTAKE_SECRET_KEY", TEST_SECRET_KEY)
         yield url
 
 

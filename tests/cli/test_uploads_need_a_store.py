@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli.conftest import Cli
 from tests.conftest import new_postgres_database
+from tests.support.processes import TEST_SECRET_KEY
 
 pytestmark = pytest.mark.services
 
@@ -20,6 +21,7 @@ def postgres_without_store(database_url: str, monkeypatch: pytest.MonkeyPatch) -
     no INTAKE_BLOB_URL (the cli fixture has cleared every INTAKE_ setting)."""
     with new_postgres_database() as url:
         monkeypatch.setenv("INTAKE_DATABASE_URL", url)
+        monkeypatch.setenv("INTAKE_SECRET_KEY", TEST_SECRET_KEY)
         yield url
 
 

@@ -6,6 +6,7 @@ later migrations are added."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -59,6 +60,23 @@ async def postgres_before(conn: psycopg.AsyncConnection[Any], name: str) -> None
 _WORKSPACE = (
     "INSERT INTO workspaces (workspace_id, name, plan, active) VALUES ({0}, 'A', 'free', {1})"
 )
+
+
+# A form, in the columns of the versions these tests start from: a column added since
+# (a retention, its messages...) is left to the migration's default.
+_FORM_COLUMNS = (
+    "form_id", "workspace_id", "public_form_key", "name", "mode", "enabled",
+    "allowed_origins", "rules", "spam_threshold", "challenge_provider", "challenge_secret",
+    "redirect_url", "created_at", "uploads",
+)  # fmt: skip
+
+
+def old_form(params: Mapping[str, Any], placeholder: str) -> tuple[str, dict[str, Any]]:
+    """An INSERT of a form's `params` (RowMapper.form_params) in those columns;
+    `placeholder` spells a parameter (`:{}` for SQLite, `%({})s` for psycopg)."""
+    values = ", ".join(placeholder.format(name) for name in _FORM_COLUMNS)
+    statement = f"INSERT INTO forms ({', '.join(_FORM_COLUMNS)}) VALUES ({values})"
+    return statement, {name: params[name] for name in _FORM_COLUMNS}
 
 
 def sqlite_workspace(conn: sqlite3.Connection, workspace_id: str) -> None:

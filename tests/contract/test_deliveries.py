@@ -652,6 +652,7 @@ SQLITE_QUERIES: dict[str, tuple[str, tuple[object, ...] | dict[str, object]]] = 
             "endpoint_removed": "r",
             "endpoint_disabled": "d",
             "recipient_removed": "rr",
+            "chat_removed": "cr",
         },
     ),
     "claimable": (lite._CLAIMABLE, {"now": "x", "limit": 100}),

@@ -12,14 +12,13 @@ import pytest
 
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
-from intake.adapters.postgres import repositories as pg
 from intake.adapters.sqlite import open_sqlite_store
-from intake.adapters.sqlite import repositories as lite
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
 from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.workspaces import FormUsage
 from tests.contract.builders import FORM_ID, WORKSPACE_ID, form, submission
 from tests.contract.old_schemas import (
+    old_form,
     postgres_before,
     postgres_workspace,
     sqlite_before,
@@ -57,7 +56,7 @@ async def test_a_sqlite_file_of_the_version_before_charges_its_accepted_rows(
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         sqlite_before(conn, SQLITE_NAME)
         sqlite_workspace(conn, WORKSPACE_ID)
-        conn.execute(lite._INSERT_FORM, LITE_ROW_MAPPER.form_params(form()))
+        conn.execute(*old_form(LITE_ROW_MAPPER.form_params(form()), ":{}"))
         placeholders = ", ".join(f":{name.strip()}" for name in _COLUMNS.split(","))
         for sub in old_rows():
             conn.execute(
@@ -81,7 +80,7 @@ async def test_a_postgres_database_of_the_version_before_charges_its_accepted_ro
         await postgres_before(conn, PG_NAME)
         rows = pg_mapping.ROW_MAPPER
         await postgres_workspace(conn, WORKSPACE_ID)
-        await conn.execute(pg._INSERT_FORM, rows.form_params(form()))
+        await conn.execute(*old_form(rows.form_params(form()), "%({})s"))
         placeholders = ", ".join(f"%({name.strip()})s" for name in _COLUMNS.split(","))
         for sub in old_rows():
             await conn.execute(

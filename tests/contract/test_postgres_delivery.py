@@ -195,6 +195,7 @@ PG_QUERIES: dict[str, tuple[str, Params]] = {
             "endpoint_removed": "r",
             "endpoint_disabled": "d",
             "recipient_removed": "rr",
+            "chat_removed": "cr",
         },
     ),
     "list_dead": (pg._LIST_DEAD, (100,)),

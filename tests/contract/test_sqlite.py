@@ -340,7 +340,12 @@ async def test_a_new_database_and_its_folders_are_for_their_owner_only(tmp_path:
         await opened.close()
 
     assert _mode(path.parent) == 0o700
-    assert files == {"intake.db": 0o600, "intake.db-wal": 0o600, "intake.db-shm": 0o600}
+    assert files == {
+        "intake.db": 0o600,
+        "intake.db-wal": 0o600,
+        "intake.db-shm": 0o600,
+        "intake.db.key": 0o600,  # the key that seals its secrets, made with it
+    }
     assert _mode(shared) == 0o755  # a folder that was there is left as it was
 
 
@@ -370,10 +375,11 @@ async def test_a_database_readable_by_others_is_made_the_owners_only_on_open(
         finally:
             await opened.close()
 
-    assert files == {"intake.db": 0o600, "intake.db-wal": 0o600, "intake.db-shm": 0o600}
+    tightened = {"intake.db": 0o600, "intake.db-wal": 0o600, "intake.db-shm": 0o600}
+    assert files == {**tightened, "intake.db.key": 0o600}  # the key file is made 0600
     assert _mode(path.parent) == 0o755  # the operator's folder: not ours to change
     warned = [r for r in caplog.records if r.levelname == "WARNING" and "0600" in r.message]
-    assert sorted(getattr(r, "file", "") for r in warned) == sorted(files)
+    assert sorted(getattr(r, "file", "") for r in warned) == sorted(tightened)
 
 
 async def test_opening_an_existing_database_makes_nothing_when_there_is_none(

@@ -13,16 +13,15 @@ import pytest
 
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
-from intake.adapters.postgres import repositories as pg
 from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.sqlite import commits as lite_commits
 from intake.adapters.sqlite import open_sqlite_store
-from intake.adapters.sqlite import repositories as lite
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
 from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.submissions import Committed
 from tests.contract.builders import WORKSPACE_ID, form, plan, seed, submission
 from tests.contract.old_schemas import (
+    old_form,
     postgres_before,
     postgres_workspace,
     sqlite_before,
@@ -53,7 +52,7 @@ async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Pa
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         sqlite_before(conn, SQLITE_NAME)
         sqlite_workspace(conn, WORKSPACE_ID)
-        conn.execute(lite._INSERT_FORM, LITE_ROW_MAPPER.form_params(form()))
+        conn.execute(*old_form(LITE_ROW_MAPPER.form_params(form()), ":{}"))
         for sub in old_rows():
             conn.execute(lite_commits.INSERT_SUBMISSION, LITE_ROW_MAPPER.submission_params(sub))
 
@@ -76,7 +75,7 @@ async def test_a_postgres_database_of_the_version_before_counts_its_files(
         await postgres_before(conn, PG_NAME)
         rows = pg_mapping.ROW_MAPPER
         await postgres_workspace(conn, WORKSPACE_ID)
-        await conn.execute(pg._INSERT_FORM, rows.form_params(form()))
+        await conn.execute(*old_form(rows.form_params(form()), "%({})s"))
         for sub in old_rows():
             await conn.execute(
                 "INSERT INTO submissions (submission_id, form_id, workspace_id, status, data,"

@@ -46,6 +46,10 @@ REFUSALS = {401, 403, 404, 429}
 GOOD_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("/v1/forms/{form_id}/webhooks", "POST"): {"url": "https://hooks.example.com/intake"},
     ("/v1/forms/{form_id}/notifications", "POST"): {"email": "team@example.com"},
+    ("/v1/forms/{form_id}/destinations", "POST"): {
+        "kind": "slack",
+        "url": "https://hooks.example.com/slack",
+    },
     ("/v1/submissions/{submission_id}", "PATCH"): {"status": "spam"},
 }
 
@@ -71,10 +75,14 @@ def _seed_objects(env: dict[str, str], form_id: str) -> dict[str, str]:
     url = f"http://127.0.0.1:{free_port()}/hook"
     endpoint = run_cli(env, "webhook", "add", "--form", form_id, "--url", url)
     recipient = run_cli(env, "notify", "add", "--form", form_id, "--email", "ops@example.com")
+    chat = run_cli(
+        env, "destination", "add", "--form", form_id, "--kind", "slack", "--url", f"{url}/slack"
+    )
     return {
         "form_id": form_id,
         "endpoint_id": endpoint["endpoint_id"],
         "recipient_id": recipient["recipient_id"],
+        "destination_id": chat["destination_id"],
     }
 
 
@@ -187,7 +195,9 @@ def _authorizations(workspace: Workspace) -> st.SearchStrategy[str | None]:
 def test_every_management_operation_answers_as_documented(served: Served) -> None:
     schema = schemathesis.openapi.from_url(f"{served.live.base_url}/openapi.json")
     operations = _management_operations(schema)
-    assert len(operations) == 21, [op.label for op in operations]
+    # The contract's 20, a recipient's test mail, erasure on request, a template
+    # preview and the four of chat destinations.
+    assert len(operations) == 27, [op.label for op in operations]
     failures: dict[str, str] = {}
     reached: dict[str, Counter[int]] = {}
 

@@ -77,6 +77,7 @@ from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.new_events import NewEvents
 from intake.ports.rate_limiter import RateLimiter
+from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
 from intake.ports.store import Store
 from intake.ports.submissions import (
@@ -89,6 +90,7 @@ from intake.ports.submissions import (
     OutboxRow,
     PurgeCounts,
     SubmissionRepository,
+    TruncatedBatch,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
 from intake.ports.users import UserRepository
@@ -272,6 +274,20 @@ class FailingCommits:
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         return await self.inner.erase_flagged(created_before, limit)
 
+    async def erase_forwarded(self, limit: int) -> ErasedBatch:
+        return await self.inner.erase_forwarded(limit)
+
+    async def erase_expired(
+        self, form_id: str, created_before: datetime, limit: int
+    ) -> ErasedBatch:
+        return await self.inner.erase_expired(form_id, created_before, limit)
+
+    async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
+        return await self.inner.truncate_client_ips(created_before, limit)
+
+    async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
+        return await self.inner.with_address(workspace_id, spellings)
+
     async def release(self, release: Release) -> Released | None:
         return await self.inner.release(release)
 
@@ -295,6 +311,7 @@ class HarnessStore:
         self.destinations: DestinationRepository = inner.destinations
         self.deliveries: DeliveryRepository = inner.deliveries
         self.secrets: SecretRepository = inner.secrets
+        self.sealed: SealedValueRepository = inner.sealed
         self.users: UserRepository = inner.users
         self.new_events: NewEvents = inner.new_events
 

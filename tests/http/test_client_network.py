@@ -10,6 +10,7 @@ import ipaddress
 import httpx2
 
 from intake.config import Settings
+from intake.domain.privacy import ClientIpStorage
 from intake.domain.ratelimit import RateLimits, RateRule
 from tests.http.conftest import Seeded, ServiceFactory, assert_error
 
@@ -84,7 +85,9 @@ def test_forwarded_addresses_of_one_64_share_one_client_s_limit(
 
 
 def test_a_forwarded_ipv4_mapped_address_is_the_ipv4_client(make_service: ServiceFactory) -> None:
-    seeded = Seeded(make_service(Settings(trusted_proxies=(PROXY,))))
+    # Stored whole here, to see which address the submission was counted under.
+    settings = Settings(trusted_proxies=(PROXY,), store_client_ip=ClientIpStorage.FULL)
+    seeded = Seeded(make_service(settings))
     for chain in ["198.51.100.7", "::ffff:198.51.100.7"] * 2 + ["198.51.100.7"]:
         assert _forwarded(seeded, chain).status_code == 201, chain
 

@@ -14,7 +14,7 @@ from attrs import frozen
 
 from intake.domain.deliveries import DestinationKind
 from intake.domain.model import Scope
-from intake.service.admin import CreatedKey
+from intake.service.admin import ChatRequest, CreatedKey
 from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, Service, assert_error
 
 
@@ -35,7 +35,9 @@ READ, MANAGE = Scope.READ, Scope.MANAGE
 @frozen
 class Operation:
     method: str
-    path: str  # with {form_id}, {submission_id}, {endpoint_id}, {delivery_id}, {recipient_id}
+    # with {form_id}, {submission_id}, {endpoint_id}, {delivery_id}, {recipient_id},
+    # {destination_id}
+    path: str
     scope: Scope
     body: Mapping[str, Any] | None = None
 
@@ -54,6 +56,7 @@ OPERATIONS = (
     Operation("GET", "/v1/forms/{form_id}", READ),
     Operation("PATCH", "/v1/forms/{form_id}", MANAGE, {"name": "Renamed"}),
     Operation("POST", "/v1/forms/{form_id}/rotate-key", MANAGE),
+    Operation("POST", "/v1/forms/{form_id}/templates/preview", MANAGE, {"kind": "autoresponse"}),
     Operation("GET", "/v1/forms/{form_id}/submissions", READ),
     Operation("GET", "/v1/submissions/{submission_id}", READ),
     Operation("PATCH", "/v1/submissions/{submission_id}", MANAGE, {"status": "spam"}),
@@ -76,6 +79,15 @@ OPERATIONS = (
     Operation("POST", "/v1/forms/{form_id}/notifications", MANAGE, {"email": "other@example.com"}),
     Operation("POST", "/v1/notifications/{recipient_id}/test", MANAGE),
     Operation("DELETE", "/v1/notifications/{recipient_id}", MANAGE),
+    Operation("GET", "/v1/forms/{form_id}/destinations", READ),
+    Operation(
+        "POST",
+        "/v1/forms/{form_id}/destinations",
+        MANAGE,
+        {"kind": "discord", "url": "https://discord.example.com/api/webhooks/1/x"},
+    ),
+    Operation("POST", "/v1/destinations/{destination_id}/test", MANAGE),
+    Operation("DELETE", "/v1/destinations/{destination_id}", MANAGE),
     Operation("GET", "/v1/usage", READ),
 )
 MANAGE_OPERATIONS = [op for op in OPERATIONS if op.scope is MANAGE]
@@ -88,6 +100,7 @@ MISSING_IDS = {
     "endpoint_id": "wh_missing0000000000",
     "delivery_id": "dlv_missing0000000000",
     "recipient_id": "rcpt_missing0000000000",
+    "destination_id": "chat_missing0000000000",
 }
 
 
@@ -109,6 +122,8 @@ class Workspace:
         self.recipient_id = svc.run(
             svc.admin.add_recipient, self.form_id, "owner@example.com"
         ).recipient_id
+        chat = ChatRequest(kind="slack", url="https://hooks.slack.example.com/services/x")
+        self.destination_id = svc.run(svc.admin.add_chat, self.form_id, chat).destination_id
         submitter = self.key(Scope.SUBMIT)
         answer = svc.server(self.form_id, submitter.secret, json={"message": f"from {name}"})
         assert answer.status_code == 201, answer.text
@@ -135,6 +150,7 @@ class Workspace:
             "endpoint_id": self.endpoint_id,
             "delivery_id": self.delivery_id,
             "recipient_id": self.recipient_id,
+            "destination_id": self.destination_id,
         }
 
     def state(self) -> tuple[object, ...]:
@@ -145,6 +161,7 @@ class Workspace:
             svc.run(svc.store.submissions.get, self.submission_id),
             svc.run(svc.admin.webhooks, self.form_id),
             svc.run(svc.admin.recipients, self.form_id),
+            svc.run(svc.admin.chats, self.form_id),
             svc.run(svc.store.deliveries.list_deliveries),
             svc.run(svc.store.submissions.outbox, 1_000),
             svc.used(self.workspace_id),

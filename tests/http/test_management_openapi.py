@@ -44,6 +44,15 @@ CONTRACT = {
     # Beside the webhook test: a test mail to one recipient (docs/api.md).
     ("POST", "/v1/notifications/{recipient_id}/test"): "manage",
     ("GET", "/v1/usage"): "read",
+    # Beyond the table: a form's chat destinations (docs/api.md).
+    ("GET", "/v1/forms/{form_id}/destinations"): "read",
+    ("POST", "/v1/forms/{form_id}/destinations"): "manage",
+    ("DELETE", "/v1/destinations/{destination_id}"): "manage",
+    ("POST", "/v1/destinations/{destination_id}/test"): "manage",
+    # Beyond the table: an erasure on request (docs/privacy.md, docs/decisions.md).
+    ("POST", "/v1/erasures"): "manage",
+    # Beyond the table: a form's mail templates shown with a sample submission (docs/api.md).
+    ("POST", "/v1/forms/{form_id}/templates/preview"): "manage",
 }
 # The submission endpoint of the interface spec, under /v1 too but no management call.
 SUBMISSION_ENDPOINT = ("POST", "/v1/forms/{form_id}/submissions")
@@ -214,6 +223,7 @@ PAGED_LISTS = [
 WHOLE_LISTS = [
     ("GET", "/v1/forms/{form_id}/webhooks"),
     ("GET", "/v1/forms/{form_id}/notifications"),
+    ("GET", "/v1/forms/{form_id}/destinations"),
 ]
 
 
@@ -269,6 +279,7 @@ def test_each_operation_answers_a_request_without_a_key_as_documented(
         endpoint_id="wh_x",
         delivery_id="dlv_x",
         recipient_id="rcpt_x",
+        destination_id="chat_x",
     )
     operation_id = _management()[(method, path)]["operationId"]
 

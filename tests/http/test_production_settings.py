@@ -26,6 +26,7 @@ from intake.domain.model import Form, SubmissionStatus
 from intake.entrypoints.http import create_app
 from intake.serve_runtime import ServeRuntime
 from tests.http.conftest import assert_error, empty_postgres
+from tests.support.processes import TEST_SECRET_KEY
 
 pytestmark = pytest.mark.services
 
@@ -62,7 +63,11 @@ def workers(postgres_url: str, redis_url: str) -> Iterator[Callable[[], Producti
     a runtime of its own. They stop, and the Redis keys of their forms go, at the end."""
     anyio.run(empty_postgres, postgres_url)
     settings = Settings.from_env(
-        {"INTAKE_DATABASE_URL": postgres_url, "INTAKE_REDIS_URL": redis_url}
+        {
+            "INTAKE_DATABASE_URL": postgres_url,
+            "INTAKE_REDIS_URL": redis_url,
+            "INTAKE_SECRET_KEY": TEST_SECRET_KEY,
+        }
     )
     assert (settings.database_url, settings.redis_url) == (postgres_url, redis_url)
     started: list[Production] = []

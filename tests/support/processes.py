@@ -41,6 +41,9 @@ POLL_INTERVAL = 0.1
 # settings, and the metrics directory that `intake serve` manages for its workers.
 NOT_INHERITED_PREFIX = "INTAKE_"
 NOT_INHERITED = frozenset({"PROMETHEUS_MULTIPROC_DIR"})
+# The sealing key of the processes a test starts on PostgreSQL, which refuses to start
+# without one (INTAKE_SECRET_KEY); made by `intake secrets generate-key`.
+TEST_SECRET_KEY = "dGVzdC1zZWFsaW5nLWtleS1vZi10aGUtdGVzdHMtMDE"
 
 
 def console_script() -> str:
@@ -68,6 +71,8 @@ def clean_env(**overrides: str) -> dict[str, str]:
         for name, value in os.environ.items()
         if not name.startswith(NOT_INHERITED_PREFIX) and name not in NOT_INHERITED
     }
+    if overrides.get("INTAKE_DATABASE_URL", "").startswith("postgres"):
+        overrides = {"INTAKE_SECRET_KEY": TEST_SECRET_KEY, **overrides}
     return {**inherited, **overrides}
 
 

@@ -30,6 +30,9 @@ PG_RELEASED = {
     "0011_delivery_attempts": "cbd4ed093cda47c35dad6b7a5556c0ffdd56cae40399f842c4d804455c1fb2c7",
     "0012_form_usage": "38d4a36ace6143b77406781ca30a2cd2fb1f46a7fa1afe9c7b8fcfcc08d97124",
     "0013_users": "fe9505114df96ee1a9c3609082909c7a97967e96856b00ca9bfedfe2a602b30a",
+    "0014_chat_destinations": "32a48962554e2f38fcbfd851aa49881d028f3ba52bd204d260f652ed17f46900",
+    "0015_form_messages": "f93b77a0cc49d1393753cce1c204efa656590b777a0bf1b6e847fb758d4952e0",
+    "0016_retention": "836f54eabff3cb1d9c46f04039f4f8c2de8bb7dd93e8814385af5ac27d6a2208",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -44,6 +47,9 @@ SQLITE_RELEASED = {
     "0009_delivery_attempts": "df7b8a877f2e527eb95c06c3d27bc852db92cc52cfe0f380e072bed36b6e4e3b",
     "0010_form_usage": "8315daf07b632066a88ec447048ded6ec881d2779363bf16045d2d49400dce8b",
     "0011_users": "8ee6cc221c85c52c4c82417d7edb06dd9a8234612000ab0f8c487a12078b7356",
+    "0012_chat_destinations": "8a96d1de8f33de85bee3a3c8704d2ac991677cb965c84943b73e6f2e49fd6ee3",
+    "0013_form_messages": "e2ef260028b48b2ea6e398182760b8b964514f85deb71f56316b4f0f29fd44f3",
+    "0014_retention": "000f2661eca3b2d176b535cd317d614c8d3a744d80a5072a60a90dbc81949917",
 }
 
 

@@ -18,7 +18,14 @@ from intake.config import Settings
 from intake.domain.listing import SubmissionFilter
 from intake.domain.triage import TriageStatus
 from intake.entrypoints.library import Intake, SyncIntake
-from intake.service.admin import Admin, AdminError, FormChanges, UploadChanges, WorkspaceChanges
+from intake.service.admin import (
+    Admin,
+    AdminError,
+    ChatRequest,
+    FormChanges,
+    UploadChanges,
+    WorkspaceChanges,
+)
 
 BOUNDARY = "b0undary"
 PDF = b"%PDF-1.7\n" + b"0123456789abcdef" * 64
@@ -87,6 +94,13 @@ def world() -> Iterator[World]:
 
 
 VALUE, ITERATOR, RAISES = "value", "iterator", "raises"
+SLACK = "https://hooks.slack.com/services/T/B/x"
+
+
+def _chat(w: World) -> Any:
+    """A chat destination added through the wrapper."""
+    return w.admin.add_chat(w.form_id, ChatRequest("slack", SLACK))
+
 
 # How each public member of Admin is called, and what synchronous code gets back.
 CASES: dict[str, tuple[Callable[[World], Any], str]] = {
@@ -195,6 +209,35 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "mark_spam": (lambda w: w.admin.mark_spam(w.submission), VALUE),
     "set_status": (lambda w: w.admin.set_status(w.submission, TriageStatus.SPAM), VALUE),
     "delete_submission": (lambda w: w.admin.delete_submission(w.submission), VALUE),
+    # An erasure on request: by address, through the workspace.
+    "erase_person": (
+        lambda w: w.admin.erase_person(w.workspace_id, "ada@example.com", dry_run=True),
+        VALUE,
+    ),
+    # A form's mail as its templates make it, of a sample submission.
+    "preview_mail": (lambda w: w.admin.preview_mail(w.form_id, "notification"), VALUE),
+    # Chat destinations: by id for an operator, or through the key's workspace.
+    "add_chat": (_chat, VALUE),
+    "chats": (lambda w: w.admin.chats(w.form_id), VALUE),
+    "remove_chat": (lambda w: w.admin.remove_chat(_chat(w).destination_id), VALUE),
+    "test_chat": (lambda w: w.admin.test_chat(_chat(w).destination_id), VALUE),
+    "owned_chat": (
+        lambda w: w.admin.owned_chat(w.workspace_id, _chat(w).destination_id),
+        VALUE,
+    ),
+    "owned_chats": (lambda w: w.admin.owned_chats(w.workspace_id, w.form_id), VALUE),
+    "add_owned_chat": (
+        lambda w: w.admin.add_owned_chat(w.workspace_id, w.form_id, ChatRequest("slack", SLACK)),
+        VALUE,
+    ),
+    "remove_owned_chat": (
+        lambda w: w.admin.remove_owned_chat(w.workspace_id, _chat(w).destination_id),
+        VALUE,
+    ),
+    "test_owned_chat": (
+        lambda w: w.admin.test_owned_chat(w.workspace_id, _chat(w).destination_id),
+        VALUE,
+    ),
 }
 
 

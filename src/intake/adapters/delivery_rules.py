@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from intake.domain import ids
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
 from intake.domain.model import EventType, OutboxEvent
 
@@ -20,11 +21,14 @@ ERROR_LIMIT = 500
 ENDPOINT_REMOVED = "endpoint removed"
 ENDPOINT_DISABLED = "endpoint disabled"
 RECIPIENT_REMOVED = "recipient removed"
+CHAT_REMOVED = "chat destination removed"
 
 # How a store writes a time: a datetime for PostgreSQL, ISO text for SQLite.
 _Time = TypeVar("_Time")
-# A form's webhook endpoints and notification recipients.
-FormDestinations = tuple[Sequence[WebhookEndpoint], Sequence[NotificationRecipient]]
+# A form's webhook endpoints, notification recipients and chat destinations.
+FormDestinations = tuple[
+    Sequence[WebhookEndpoint], Sequence[NotificationRecipient], Sequence[ChatDestination]
+]
 
 _DELIVERY_ID_BYTES = 16  # 128 bits of a hash: no two deliveries ever share one
 
@@ -42,10 +46,12 @@ def destinations(
     event_type: EventType,
     endpoints: Iterable[WebhookEndpoint],
     recipients: Iterable[NotificationRecipient],
+    chats: Iterable[ChatDestination] = (),
 ) -> list[tuple[DestinationKind, str]]:
-    """Where an event goes: the endpoints and recipients of its form that want it."""
+    """Where an event goes: the destinations of its form that want it."""
     chosen = [(DestinationKind.WEBHOOK, e.endpoint_id) for e in endpoints if e.wants(event_type)]
     chosen += [(DestinationKind.EMAIL, r.recipient_id) for r in recipients if r.wants(event_type)]
+    chosen += [(DestinationKind.CHAT, c.destination_id) for c in chats if c.wants(event_type)]
     return chosen
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from attrs import frozen
 
+from intake.domain.chat import ChatApp, ChatDestination
 from intake.domain.deliveries import (
     Delivery,
     DeliveryState,
@@ -22,6 +23,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.form_messages import FormMessages
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import (
     ApiKey,
@@ -153,6 +155,11 @@ class RowMapper:
                 "redirect_url": form.redirect_url,
                 "created_at": self.optional_time(form.created_at),
                 "uploads": uploads,
+                "retention_days": form.retention_days,
+                # NULL: every default, as for a form made before these settings.
+                "messages": None
+                if form.messages == FormMessages()
+                else self.codec.list_json(form.messages.to_json()),
             }
         )
 
@@ -178,6 +185,10 @@ class RowMapper:
             created_at=self.read_optional_time(row["created_at"]),
             uploads=(
                 None if uploads is None else UploadPolicy.from_json(self.codec.read_json(uploads))
+            ),
+            retention_days=row["retention_days"],
+            messages=FormMessages.from_json(
+                None if row["messages"] is None else self.codec.read_json(row["messages"])
             ),
         )
 
@@ -318,6 +329,32 @@ class RowMapper:
             include_flagged=self.codec.read_boolean(row[f"{prefix}include_flagged"]),
             created_at=self.read_optional_time(row[f"{prefix}created_at"]),
             disabled_at=self.read_optional_time(row[f"{prefix}disabled_at"]),
+        )
+
+    # A chat destination's secret (its webhook URL or bot token) is written here and
+    # read in chat_from_row, nowhere else: the one place to seal and unseal it.
+    def chat_params(self, destination: ChatDestination) -> Params:
+        return self.codec.checked(
+            {
+                "destination_id": destination.destination_id,
+                "form_id": destination.form_id,
+                "app": destination.app.value,
+                "secret": destination.secret,
+                "chat_id": destination.chat_id,
+                "include_flagged": self.codec.boolean(destination.include_flagged),
+                "created_at": self.optional_time(destination.created_at),
+            }
+        )
+
+    def chat_from_row(self, row: Row, prefix: str = "") -> ChatDestination:
+        return ChatDestination(
+            destination_id=row[f"{prefix}destination_id"],
+            form_id=row[f"{prefix}form_id"],
+            app=ChatApp(row[f"{prefix}app"]),
+            secret=row[f"{prefix}secret"],
+            chat_id=row[f"{prefix}chat_id"],
+            include_flagged=self.codec.read_boolean(row[f"{prefix}include_flagged"]),
+            created_at=self.read_optional_time(row[f"{prefix}created_at"]),
         )
 
     def recipient_params(self, recipient: NotificationRecipient) -> Params:

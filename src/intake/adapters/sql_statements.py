@@ -112,11 +112,11 @@ INSERT_FORM = """
     INSERT INTO forms (
         form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
         spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at,
-        uploads
+        uploads, retention_days, messages
     ) VALUES (
         :form_id, :workspace_id, :public_form_key, :name, :mode, :enabled, :allowed_origins,
         :rules, :spam_threshold, :challenge_provider, :challenge_secret, :redirect_url,
-        :created_at, :uploads
+        :created_at, :uploads, :retention_days, :messages
     )
 """
 UPDATE_FORM = """
@@ -125,12 +125,14 @@ UPDATE_FORM = """
         mode = :mode, enabled = :enabled, allowed_origins = :allowed_origins, rules = :rules,
         spam_threshold = :spam_threshold, challenge_provider = :challenge_provider,
         challenge_secret = :challenge_secret, redirect_url = :redirect_url,
-        created_at = :created_at, uploads = :uploads
+        created_at = :created_at, uploads = :uploads, retention_days = :retention_days,
+        messages = :messages
     WHERE form_id = :form_id
 """
 SELECT_FORM = """
     SELECT form_id, workspace_id, public_form_key, name, mode, enabled, allowed_origins, rules,
-        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at, uploads
+        spam_threshold, challenge_provider, challenge_secret, redirect_url, created_at, uploads,
+        retention_days, messages
     FROM forms
 """
 GET_FORM = SELECT_FORM + " WHERE form_id = ?"
@@ -140,8 +142,8 @@ LIST_WORKSPACE_FORMS = SELECT_FORM + " WHERE workspace_id = ? ORDER BY form_id"
 SELECT_CONTEXT = """
     SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
         f.allowed_origins, f.rules, f.spam_threshold, f.challenge_provider,
-        f.challenge_secret, f.redirect_url, f.created_at, f.uploads,
-        w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
+        f.challenge_secret, f.redirect_url, f.created_at, f.uploads, f.retention_days,
+        f.messages, w.workspace_id AS w_workspace_id, w.name AS w_name, w.plan AS w_plan,
         w.monthly_limit AS w_monthly_limit, w.active AS w_active,
         w.created_at AS w_created_at, w.storage_limit AS w_storage_limit
     FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id

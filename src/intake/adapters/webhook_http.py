@@ -38,8 +38,9 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 15.0
 
-# The receiver's answer body is never kept; a little is read so that a short answer
-# lets the connection finish cleanly, and a long one is cut off there.
+# A little of the receiver's answer body is read, so that a short answer lets the
+# connection finish cleanly, and a long one is cut off there; it is handed back (a chat
+# app may say in it how long to wait), never logged nor kept.
 _MAX_READ_BYTES = 4096
 
 # Far beyond any pause the relay honours; it keeps a huge number a finite float.
@@ -121,18 +122,20 @@ class HttpWebhookSender:
         try:
             # Raw bytes: decoding a compressed answer could blow a small read up into
             # a large one. (A transport that answered from memory has nothing to read.)
-            read = 0
+            read = bytearray()
             if not response.is_stream_consumed:
                 async for chunk in response.aiter_raw():
-                    read += len(chunk)
-                    if read >= _MAX_READ_BYTES:
+                    read += chunk
+                    if len(read) >= _MAX_READ_BYTES:
                         break
         finally:
             await response.aclose()
         status = response.status_code
         retry_after = parse_retry_after(response.headers.get("Retry-After"), datetime.now(UTC))
         error = "redirect not followed" if 300 <= status < 400 else None
-        return WebhookResponse(status=status, retry_after=retry_after, error=error)
+        return WebhookResponse(
+            status=status, retry_after=retry_after, error=error, body=bytes(read[:_MAX_READ_BYTES])
+        )
 
 
 def parse_retry_after(value: str | None, now: datetime) -> float | None:

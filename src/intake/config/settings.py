@@ -10,10 +10,12 @@ from attrs import Factory, field, fields, frozen
 
 from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
 from intake.adapters.sqlite.connection import database_path
+from intake.config import privacy_variables as pv
 from intake.config import variables as v
 from intake.config.variable import ConfigError, Network, Variable
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
+from intake.domain.privacy import ClientIpStorage
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.ratelimit import RateLimits
 
@@ -90,6 +92,7 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = _variable(v.TRUSTED_PROXIES)
     smtp_url: str | None = _variable(v.SMTP_URL)
     mail_from: str = _variable(v.MAIL_FROM)
+    autoresponse_hourly_limit: int = _variable(v.AUTORESPONSE_HOURLY_LIMIT)
     verify_urls: Mapping[ChallengeProvider, str] = _variables(_read_verify_urls)
     challenge_timeout: float = _variable(v.CHALLENGE_TIMEOUT)
     rate_limits: RateLimits = _variables(_read_rate_limits)  # noqa: RUF009 - an attrs field
@@ -102,8 +105,17 @@ class Settings:
     http_protocol: str = _variable(v.HTTP_PROTOCOL)
     log_level: str = _variable(v.LOG_LEVEL)
     webhook_allow_private: bool = _variable(v.WEBHOOK_ALLOW_PRIVATE)
-    outbox_retention_days: int = _variable(v.OUTBOX_RETENTION_DAYS)
-    spam_retention_days: int = _variable(v.SPAM_RETENTION_DAYS)
+    telegram_api_url: str = _variable(v.TELEGRAM_API_URL)
+    outbox_retention_days: int = _variable(pv.OUTBOX_RETENTION_DAYS)
+    spam_retention_days: int = _variable(pv.SPAM_RETENTION_DAYS)
+    retention_sweep_interval: int = _variable(pv.RETENTION_SWEEP_INTERVAL)
+    # The variable reads text; the field holds the choice.
+    store_client_ip: ClientIpStorage = field(
+        default=ClientIpStorage(pv.STORE_CLIENT_IP.default),
+        converter=ClientIpStorage,
+        metadata={_READ: pv.STORE_CLIENT_IP.read},
+    )
+    client_ip_full_hours: int = _variable(pv.CLIENT_IP_FULL_HOURS)
     workspace_storage_limit: int = _variable(v.WORKSPACE_STORAGE_LIMIT)
     metrics_token: str | None = _variable(v.METRICS_TOKEN, repr=False)
     # Unset, it follows the database (default_blob_url): the variable's None leaves it so.
@@ -112,6 +124,8 @@ class Settings:
         metadata={_READ: v.BLOB_URL.read},
     )
     download_secret: str | None = _variable(v.DOWNLOAD_SECRET, repr=False)
+    secret_key: str | None = _variable(pv.SECRET_KEY, repr=False)
+    secret_keys_old: tuple[str, ...] = _variable(pv.SECRET_KEYS_OLD, repr=False)
     download_ttl: float = _variable(v.DOWNLOAD_TTL)
     upload_timeout: float = _variable(v.UPLOAD_TIMEOUT)
     upload_grace: float = _variable(v.UPLOAD_GRACE)

@@ -10,6 +10,7 @@ from typing import Generic, TypeVar
 from attrs import frozen
 
 from intake.domain.ratelimit import RateRule
+from intake.domain.sealing import SecretKeyError, parse_key
 
 T = TypeVar("T")
 # Reads a variable's text (never blank) into its value: (name, text) -> value. The name
@@ -107,6 +108,18 @@ def secret(min_length: int) -> Parser[str]:
         return raw
 
     return parse
+
+
+def sealing_key(name: str, raw: str) -> str:
+    try:
+        parse_key(raw)
+    except SecretKeyError as error:  # its message never quotes the key
+        raise ConfigError(f"{name}: {error}") from None
+    return raw.strip()
+
+
+def sealing_keys(name: str, raw: str) -> tuple[str, ...]:
+    return tuple(sealing_key(name, part) for part in raw.split(",") if part.strip())
 
 
 def boolean(name: str, raw: str) -> bool:

@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from intake.config.privacy_variables import (
+    CLIENT_IP_FULL_HOURS,
+    OUTBOX_RETENTION_DAYS,
+    RETENTION_SWEEP_INTERVAL,
+    SECRET_KEY,
+    SECRET_KEYS_OLD,
+    SPAM_RETENTION_DAYS,
+    STORE_CLIENT_IP,
+)
 from intake.config.variable import (
     Network,
     Variable,
@@ -21,10 +30,15 @@ from intake.config.variable import (
     secret,
     text,
 )
+from intake.domain.chat import DEFAULT_TELEGRAM_API_URL
 from intake.domain.deliveries import DEFAULT_MAIL_FROM
+from intake.domain.form_messages import (
+    DEFAULT_AUTORESPONSE_HOURLY_LIMIT,
+    MAX_AUTORESPONSE_HOURLY_LIMIT,
+)
 from intake.domain.limits import DEFAULT_UPLOAD_TIMEOUT, PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
-from intake.domain.quota import DEFAULT_PLANS, DEFAULT_SPAM_RETENTION_DAYS, DEFAULT_STORAGE_LIMIT
+from intake.domain.quota import DEFAULT_PLANS, DEFAULT_STORAGE_LIMIT
 from intake.domain.ratelimit import RateLimits
 from intake.domain.signing import DEFAULT_LINK_TTL, MIN_SECRET_BYTES
 from intake.ports.challenge import DEFAULT_TIMEOUT as DEFAULT_CHALLENGE_TIMEOUT
@@ -250,30 +264,24 @@ SMTP_URL: Variable[str | None] = Variable(
     "`smtp://host:port` for notification mail",
 )
 MAIL_FROM = Variable("INTAKE_MAIL_FROM", DEFAULT_MAIL_FROM, text, "sender of notification mail")
+AUTORESPONSE_HOURLY_LIMIT = Variable(
+    "INTAKE_AUTORESPONSE_HOURLY_LIMIT",
+    DEFAULT_AUTORESPONSE_HOURLY_LIMIT,
+    integer(maximum=MAX_AUTORESPONSE_HOURLY_LIMIT),
+    "confirmation mails a form with the autoresponder on sends in any hour, unless it sets "
+    "its own limit (one per address per hour in any case)",
+)
 WEBHOOK_ALLOW_PRIVATE = Variable(
     "INTAKE_WEBHOOK_ALLOW_PRIVATE",
     False,
     boolean,
     "allow webhook URLs on private addresses and plain http",
 )
-OUTBOX_RETENTION_DAYS = Variable(
-    "INTAKE_OUTBOX_RETENTION_DAYS",
-    7,
-    integer(minimum=0),
-    (
-        "days `intake purge` keeps an outbox row after it was published (`0`: purge published rows "
-        "at once); unpublished rows are always kept"
-    ),
-)
-SPAM_RETENTION_DAYS = Variable(
-    "INTAKE_SPAM_RETENTION_DAYS",
-    DEFAULT_SPAM_RETENTION_DAYS,
-    integer(minimum=0),
-    (
-        "days `intake purge` keeps spam and unverified submissions, with their files, before "
-        "erasing them (`0`: keep them forever); one whose event is not yet delivered is kept "
-        "([uploads.md](uploads.md#storage-ceiling-and-spam-retention))"
-    ),
+TELEGRAM_API_URL = Variable(
+    "INTAKE_TELEGRAM_API_URL",
+    DEFAULT_TELEGRAM_API_URL,
+    text,
+    "Telegram's Bot API, where Telegram chat destinations are posted",
 )
 WORKSPACE_STORAGE_LIMIT = Variable(
     "INTAKE_WORKSPACE_STORAGE_LIMIT",
@@ -391,13 +399,20 @@ VARIABLES: tuple[Variable[Any], ...] = (
     PLAN_BUSINESS_LIMIT,
     SMTP_URL,
     MAIL_FROM,
+    AUTORESPONSE_HOURLY_LIMIT,
     WEBHOOK_ALLOW_PRIVATE,
+    TELEGRAM_API_URL,
     OUTBOX_RETENTION_DAYS,
     SPAM_RETENTION_DAYS,
+    RETENTION_SWEEP_INTERVAL,
+    STORE_CLIENT_IP,
+    CLIENT_IP_FULL_HOURS,
     WORKSPACE_STORAGE_LIMIT,
     METRICS_TOKEN,
     BLOB_URL,
     DOWNLOAD_SECRET,
+    SECRET_KEY,
+    SECRET_KEYS_OLD,
     DOWNLOAD_TTL,
     UPLOAD_TIMEOUT,
     UPLOAD_GRACE,

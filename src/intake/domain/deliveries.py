@@ -40,6 +40,7 @@ DEFAULT_MAIL_FROM = "intake@localhost"
 class DestinationKind(enum.StrEnum):
     WEBHOOK = "webhook"
     EMAIL = "email"
+    CHAT = "chat"
 
 
 class DeliveryState(enum.StrEnum):

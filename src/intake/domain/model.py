@@ -9,6 +9,7 @@ from typing import TypeAlias
 
 from attrs import field, frozen
 
+from intake.domain.form_messages import FormMessages
 from intake.domain.signing import DownloadSigner
 from intake.domain.uploads import StoredFile, UploadPolicy
 
@@ -46,6 +47,8 @@ class EventType(enum.StrEnum):
     WEBHOOK_TEST = "webhook.test"
     # Queued by an owner to one mail recipient only: a short mail saying it is a test.
     MAIL_TEST = "mail.test"
+    # Queued by an owner to one chat destination only: a short message saying it is a test.
+    CHAT_TEST = "chat.test"
 
 
 class Plan(enum.StrEnum):
@@ -107,6 +110,10 @@ class Form:
     redirect_url: str | None = None
     created_at: datetime | None = None
     uploads: UploadPolicy | None = None  # None: file parts are refused
+    messages: FormMessages = field(factory=FormMessages)  # templates, autoresponse, forward only
+    # Days its submissions are kept before the retention sweep erases them; None: kept
+    # until an owner erases them (docs/privacy.md).
+    retention_days: int | None = None
 
     @property
     def origin_list_on(self) -> bool:

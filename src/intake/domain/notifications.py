@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.errors import HeaderParseError
 from email.headerregistry import Address
@@ -40,8 +40,11 @@ def render_notification(
     mail_from: str,
     to: str,
     base_url: str | None,
+    own_words: Callable[[str, str, str], tuple[str, str, str]] | None = None,
 ) -> EmailMessage:
-    """The mail telling `to` about the submission in an outbox event's payload."""
+    """The mail telling `to` about the submission in an outbox event's payload.
+    `own_words` takes the default subject, text and HTML and gives those sent (the
+    form's templates, owner_mail.py)."""
     submission_id = _text(event_payload.get("submission_id"))
     form_id = _text(event_payload.get("form_id"))
     title = form_name.strip() or form_id or "your form"
@@ -51,14 +54,24 @@ def render_notification(
     data = event_payload.get("data")
     fields = data if isinstance(data, Mapping) else {}
 
+    rows = [(one_line(str(name)), _display(value)) for name, value in fields.items()]
+    files = _files(event_payload.get("files"))
+    created = _created_at(event_payload.get("created_at"))
+    footer = _footer(submission_id, created, base_url)
+    link = dashboard_link(base_url, submission_id)
+    subject = subject[:MAX_SUBJECT_CHARS]
+    text = plain_body(title, rows, files, footer, link)
+    html_part = html_body(title, rows, files, footer, link)
+    if own_words is not None:
+        subject, text, html_part = own_words(subject, text, html_part)
+
     message = EmailMessage()
-    message["Subject"] = subject[:MAX_SUBJECT_CHARS]
+    message["Subject"] = subject
     message["From"] = one_line(mail_from)
     message["To"] = one_line(to)
     reply_to = reply_address(event_payload.get("reply_to"), fields.get(DEFAULT_EMAIL_FIELD))
     if reply_to is not None:
         message["Reply-To"] = reply_to
-    created = _created_at(event_payload.get("created_at"))
     if created is not None:
         message["Date"] = format_datetime(created)
     message["Message-ID"] = message_id(submission_id, to, mail_from)
@@ -66,12 +79,7 @@ def render_notification(
     # RFC 3834: vacation responders and the like must not answer a generated mail.
     message["Auto-Submitted"] = "auto-generated"
 
-    rows = [(one_line(str(name)), _display(value)) for name, value in fields.items()]
-    files = _files(event_payload.get("files"))
-    footer = _footer(submission_id, created, base_url)
-    link = dashboard_link(base_url, submission_id)
-    message.set_content(plain_body(title, rows, files, footer, link), charset="utf-8")
-    html_part = html_body(title, rows, files, footer, link)
+    message.set_content(text, charset="utf-8")
     message.add_alternative(html_part, subtype="html", charset="utf-8")
     return message
 
@@ -176,6 +184,11 @@ def _display(value: object) -> str:
     return _json(value)
 
 
+def display_value(value: object) -> str:
+    """A field value as the mail shows it (and chat messages too)."""
+    return _display(value)
+
+
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -218,5 +231,5 @@ def _footer(submission_id: str, created: datetime | None, base_url: str | None) 
     if created is not None:
         lines.append(f"Received {created.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')}")
     if base_url:
-        lines.append(f"Sent by intake at {base_url}")
+        lines.append(f"Sent from {base_url}")
     return lines

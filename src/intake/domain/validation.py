@@ -40,6 +40,34 @@ def is_email(value: str) -> bool:
     return True
 
 
+def email_key(value: str) -> str | None:
+    """An address as erasure compares it (docs/privacy.md): surrounding spaces dropped,
+    normalised as the validator normalises it (the domain in lower case and its Unicode
+    form), then the whole in lower case; None for what is no address."""
+    from email_validator import EmailNotValidError, validate_email  # noqa: PLC0415
+
+    try:
+        checked = validate_email(value.strip(), check_deliverability=False)
+    except EmailNotValidError:
+        return None
+    return checked.normalized.lower()
+
+
+def email_spellings(value: str) -> tuple[str, ...]:
+    """The lower-case texts a stored value holding this address contains, for a search
+    to find candidates by (the key, its ASCII form, the text as given); empty for what is
+    no address."""
+    from email_validator import EmailNotValidError, validate_email  # noqa: PLC0415
+
+    try:
+        checked = validate_email(value.strip(), check_deliverability=False)
+    except EmailNotValidError:
+        return ()
+    spellings = [checked.normalized.lower(), (checked.ascii_email or "").lower()]
+    spellings.append(value.strip().lower())
+    return tuple(dict.fromkeys(text for text in spellings if text))
+
+
 def is_url(value: str) -> bool:
     text = value.strip()
     if any(ch.isspace() for ch in text):

@@ -5,6 +5,7 @@ from typing import Protocol
 
 from attrs import frozen
 
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     Delivery,
     DeliveryAttempt,
@@ -14,6 +15,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import EventType, OutboxEvent
 
 
@@ -26,6 +28,7 @@ class ClaimedDelivery:
     endpoint: WebhookEndpoint | None  # for webhook deliveries
     recipient: NotificationRecipient | None  # for email deliveries
     leased_until: datetime
+    chat: ChatDestination | None = None  # for chat deliveries
 
 
 @frozen
@@ -62,10 +65,19 @@ class DeliveryRecord:
 
 
 class DeliveryRepository(Protocol):
-    async def fan_out(self, now: datetime, limit: int) -> int:
+    async def fan_out(
+        self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+    ) -> int:
         """Takes up to `limit` unpublished outbox rows, creates one pending delivery
         (due now) per destination that wants each event, and marks the rows published,
-        in one transaction. Safe with several relays at once. Returns the rows taken."""
+        in one transaction. Safe with several relays at once. Returns the rows taken.
+
+        In the same transaction, by the form's messages (autoresponse_rules.py): no
+        delivery to the notification recipients of a form that mails none; one `email`
+        delivery of a confirmation to the submitter, its record kept, within one per
+        address per form and the form's limit (its own, else `autoresponse_limit`) in
+        the past hour, exactly, whatever relays run at once; a forward-only form's
+        submission queued for erasure."""
         ...
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
@@ -73,11 +85,12 @@ class DeliveryRepository(Protocol):
         earliest due first, `limit` at most. A relay that dies leaves its lease to
         expire; another then redelivers.
 
-        A delivery whose endpoint was removed or disabled, or whose recipient was
-        removed, is never returned: any among the first `limit` due is parked as dead
-        in the same transaction (no attempt counted; last_error "endpoint removed",
-        "endpoint disabled" or "recipient removed"), and `retry_dead` can revive it; the
-        claim says how many. So a short batch means nothing else sendable was due."""
+        A delivery whose endpoint was removed or disabled, or whose recipient or chat
+        destination was removed, is never returned: any among the first `limit` due is
+        parked as dead in the same transaction (no attempt counted; last_error "endpoint
+        removed", "endpoint disabled", "recipient removed" or "chat destination
+        removed"), and `retry_dead` can revive it; the claim says how many. So a short
+        batch means nothing else sendable was due."""
         ...
 
     async def record_success(

@@ -3,11 +3,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
 
 
 class DestinationRepository(Protocol):
-    """A form's webhook endpoints and notification recipients."""
+    """A form's webhook endpoints, notification recipients and chat destinations."""
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
 
@@ -29,3 +30,16 @@ class DestinationRepository(Protocol):
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]: ...
 
     async def remove_recipient(self, recipient_id: str) -> bool: ...
+
+    async def add_chat(self, destination: ChatDestination) -> None: ...
+
+    async def get_chat(self, destination_id: str) -> ChatDestination | None: ...
+
+    async def list_chats(self, form_id: str) -> list[ChatDestination]:
+        """Oldest first."""
+        ...
+
+    async def remove_chat(self, destination_id: str) -> bool:
+        """Removes the destination and, in the same transaction, its undelivered
+        deliveries (as `remove_endpoint`)."""
+        ...

@@ -4,17 +4,23 @@ from collections.abc import Mapping
 from email.message import EmailMessage
 from typing import Protocol
 
-from attrs import frozen
+from attrs import field, frozen
+
+from intake.domain.chat import ChatDestination
+from intake.domain.chat_messages import ChatMessage
 
 
 @frozen
 class WebhookResponse:
     """What a receiver answered: a status, or an error when no answer came (timeout,
-    refused connection, a URL the relay will not call). Never the receiver's body."""
+    refused connection, a URL the relay will not call)."""
 
     status: int | None
     retry_after: float | None = None
     error: str | None = None
+    # The start of the answer's body (4 KiB at most), for an app that says in it how
+    # long to wait (Telegram). Never logged nor kept.
+    body: bytes = field(default=b"", repr=False, eq=False)
 
     @property
     def delivered(self) -> bool:
@@ -29,6 +35,13 @@ class WebhookSender(Protocol):
     async def send(self, url: str, headers: Mapping[str, str], body: bytes) -> WebhookResponse:
         """POSTs once, within the sender's timeout; never raises for the receiver's
         faults, which come back as the response's status or error."""
+        ...
+
+
+class ChatSender(Protocol):
+    async def send(self, destination: ChatDestination, message: ChatMessage) -> WebhookResponse:
+        """Posts the message, shaped for the destination's app, once; never raises for
+        the app's faults (as WebhookSender)."""
         ...
 
 

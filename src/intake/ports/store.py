@@ -7,6 +7,7 @@ from intake.ports.deliveries import DeliveryRepository
 from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.new_events import NewEvents
+from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
 from intake.ports.submissions import SubmissionRepository
 from intake.ports.users import UserRepository
@@ -36,6 +37,11 @@ class Store(Protocol):
 
     @property
     def secrets(self) -> SecretRepository: ...
+
+    @property
+    def sealed(self) -> SealedValueRepository:
+        """The secrets kept sealed, for sealing them again (`intake secrets rotate`)."""
+        ...
 
     @property
     def users(self) -> UserRepository:

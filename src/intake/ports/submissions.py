@@ -163,6 +163,15 @@ class ErasedBatch:
 
 
 @frozen
+class TruncatedBatch:
+    """What one `truncate_client_ips` call did: the submissions it went through, and
+    how many of their client addresses it cut to their networks."""
+
+    seen: int
+    truncated: int
+
+
+@frozen
 class OutboxRow:
     event: OutboxEvent
     published_at: datetime | None = None
@@ -244,6 +253,41 @@ class SubmissionRepository(Protocol):
         one transaction. Never a submission with an outbox row unpublished, or a
         delivery pending or dead. Fewer than `limit` erased: none was left (a
         concurrent erase may have taken some). ValueError for a limit below 1."""
+        ...
+
+    async def erase_expired(
+        self, form_id: str, created_before: datetime, limit: int
+    ) -> ErasedBatch:
+        """A form's retention (docs/privacy.md): erases up to `limit` of its submissions,
+        whatever their status, created at or before `created_before`, oldest first,
+        exactly as `erase_flagged` erases (outbox rows and their deliveries with them,
+        files' bytes given back, one transaction, never one whose event is still on its
+        way), and their idempotency records with them. Fewer than `limit` erased: none
+        was left. ValueError for a limit below 1."""
+        ...
+
+    async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
+        """The workspace's submissions, oldest first, whose reply-to is one of
+        `spellings` or whose data holds one of them in a text value, compared in lower
+        case: the candidates of an erasure on request, which the caller confirms
+        (domain/privacy.py's holds_address). Empty `spellings`: none."""
+        ...
+
+    async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
+        """Cuts the client address of each of up to `limit` submissions created at or
+        before `created_before` to its network (domain/privacy.py's
+        client_network_address), going through the submissions in the order of their
+        ids, which sort by time, from where the last call stopped; one transaction.
+        Stops at the first younger submission: `seen` below `limit`, none is left for
+        now. ValueError for a limit below 1."""
+        ...
+
+    async def erase_forwarded(self, limit: int) -> ErasedBatch:
+        """Erases up to `limit` submissions of forward-only forms queued by the fan-out
+        whose events are all fanned out and whose deliveries are all delivered or dead:
+        their data, subject, reply address, client address and files, and their events'
+        payloads (`erased_payload`), giving their files' bytes back; the rows stay, with
+        their status and times. One transaction; a submission erased is dequeued."""
         ...
 
     async def release(self, release: Release) -> Released | None:

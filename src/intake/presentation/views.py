@@ -11,6 +11,7 @@ from intake.domain.deliveries import (
     WebhookEndpoint,
 )
 from intake.domain.model import ApiKey, Form, Submission, Workspace, scopes_in_order
+from intake.domain.owner_mail import MailParts
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.submissions import OutboxRow
 from intake.service.admin import (
@@ -57,8 +58,21 @@ def form_view(form: Form) -> dict[str, object]:
         "challenge": form.challenge.provider.value if form.challenge else None,
         "redirect_url": form.redirect_url,
         "uploads": form.uploads.to_json() if form.uploads is not None else None,
+        "retention_days": form.retention_days,  # null: kept until erased
+        "mail_notifications": form.messages.mail_notifications,
+        "forward_only": form.messages.forward_only,
+        "autoresponse": form.messages.autoresponse,
+        # null: INTAKE_AUTORESPONSE_HOURLY_LIMIT
+        "autoresponse_hourly_limit": form.messages.autoresponse_hourly_limit,
+        # Each null: the default.
+        "templates": form.messages.templates.to_json(),
         "created_at": _time(form.created_at),
     }
+
+
+def mail_preview_view(kind: str, parts: MailParts) -> dict[str, object]:
+    """A mail as a form's templates make it of a sample submission."""
+    return {"kind": kind, "subject": parts.subject, "text": parts.text, "html": parts.html}
 
 
 def key_view(key: ApiKey) -> dict[str, object]:

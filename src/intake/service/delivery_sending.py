@@ -1,6 +1,7 @@
-"""Sending one leased delivery and recording how it went: a signed webhook POST or a
-notification (or test) mail, then delivered, failed and due again on the retry schedule,
-or parked as dead. The relay (relay.py) decides which deliveries to send and when.
+"""Sending one leased delivery and recording how it went: a signed webhook POST, a
+notification (or test) mail, or a chat message (chat_sending.py); then delivered, failed
+and due again on the retry schedule, or parked as dead. The relay (relay.py) decides
+which deliveries to send and when.
 
 An event that tells of uploaded files carries a download link for each; the link made at
 commit time may have expired by the time a late retry goes out, so each one is made
@@ -15,18 +16,31 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from email.message import EmailMessage
 
 from intake.domain import webhooks
 from intake.domain.deliveries import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
+from intake.domain.form_messages import Templates, is_autoresponse
 from intake.domain.mail_tests import render_test_mail
 from intake.domain.model import EventType
-from intake.domain.notifications import render_notification
+from intake.domain.owner_mail import (
+    autoresponse_address,
+    render_autoresponse,
+    render_notification_mail,
+)
 from intake.domain.signing import DownloadSigner
 from intake.ports.clock import Clock
 from intake.ports.deliveries import ClaimedDelivery
-from intake.ports.senders import Mailer, MailRejected, MailUnavailable, WebhookSender
+from intake.ports.senders import (
+    ChatSender,
+    Mailer,
+    MailRejected,
+    MailUnavailable,
+    WebhookSender,
+)
 from intake.ports.store import Store
+from intake.service.chat_sending import chat_message, verdict
 
 log = logging.getLogger("intake.relay")
 
@@ -51,6 +65,7 @@ class DeliverySender:
         mailer: Mailer | None,
         clock: Clock,
         *,
+        chat_sender: ChatSender | None = None,
         mail_from: str,
         base_url: str | None,
         jitter: Callable[[], float],
@@ -59,6 +74,7 @@ class DeliverySender:
         self._store = store
         self._webhooks = webhook_sender
         self._mailer = mailer
+        self._chats = chat_sender
         self._clock = clock
         self._mail_from = mail_from
         self._base_url = base_url
@@ -72,6 +88,8 @@ class DeliverySender:
         try:
             if item.delivery.kind is DestinationKind.WEBHOOK:
                 return await self._webhook(item)
+            if item.delivery.kind is DestinationKind.CHAT:
+                return await self._chat(item)
             return await self._email(item)
         except StorageUnavailable:
             raise
@@ -111,6 +129,8 @@ class DeliverySender:
         return await self._failed(item, done, error, response.retry_after, response.status)
 
     async def _email(self, item: ClaimedDelivery) -> Outcome:
+        if is_autoresponse(item.delivery.destination_id):
+            return await self._confirmation(item)
         recipient = item.recipient
         if recipient is None:
             return await self._park(item, "the recipient was removed")
@@ -134,20 +154,74 @@ class DeliverySender:
                 base_url=self._base_url,
             )
         else:
-            message = render_notification(
+            message, failed = render_notification_mail(
                 self._fresh_links(item.event.payload, self._clock.now()),
                 form_name=form_name,
+                templates=form.messages.templates if form is not None else Templates(),
                 mail_from=self._mail_from,
                 to=recipient.email,
                 base_url=self._base_url,
             )
+            _note_fallback(item, failed)
+        return await self._send_mail(self._mailer, item, message)
+
+    async def _confirmation(self, item: ClaimedDelivery) -> Outcome:
+        """The autoresponse: queued by the fan-out within its limits, sent to the
+        submitter's validated address, in the owner's words."""
+        if self._mailer is None:
+            log.warning("confirmation mail not sent: %s", NO_MAILER, extra=log_facts(item))
+            return await self._park(item, NO_MAILER)
+        form = await self._store.forms.get(item.event.form_id)
+        if form is None or not form.messages.autoresponse:
+            return await self._park(item, "the form's autoresponder is off")
+        address = autoresponse_address(item.event.payload)
+        if address is None:
+            return await self._park(item, "the submitter's address is no longer kept")
+        message, failed = render_autoresponse(
+            item.event.payload,
+            form_name=form.name,
+            templates=form.messages.templates,
+            mail_from=self._mail_from,
+            to=address,
+        )
+        _note_fallback(item, failed)
+        return await self._send_mail(self._mailer, item, message)
+
+    async def _send_mail(
+        self, mailer: Mailer, item: ClaimedDelivery, message: EmailMessage
+    ) -> Outcome:
         try:
-            await self._mailer.send(message)
+            await mailer.send(message)
         except MailRejected as error:
             return await self._park(item, f"mail rejected: {error}")
         except MailUnavailable as error:
             return await self._failed(item, self._clock.now(), f"mail server unavailable: {error}")
         return await self._succeeded(item, self._clock.now(), "mail accepted")
+
+    async def _chat(self, item: ClaimedDelivery) -> Outcome:
+        destination = item.chat
+        if destination is None:
+            return await self._park(item, "the chat destination was removed")
+        if self._chats is None:
+            return await self._park(item, "this relay sends no chat messages")
+        form = await self._store.forms.get(item.event.form_id)
+        message = chat_message(
+            item.event, destination, form.name if form is not None else "", self._base_url
+        )
+        if message is None:
+            return await self._park(item, "flagged submissions are not sent to this chat")
+        response = await self._chats.send(destination, message)
+        done = self._clock.now()
+        result = verdict(response)
+        if result.delivered:
+            return await self._succeeded(item, done, result.error, response.status)
+        if not result.retry:
+            await self._store.deliveries.record_failure(
+                item.delivery.delivery_id, done, result.error, None, response.status
+            )
+            log.warning("chat message refused; not retried", extra=log_facts(item))
+            return Outcome.DEAD
+        return await self._failed(item, done, result.error, response.retry_after, response.status)
 
     def _fresh_links(self, payload: Mapping[str, object], now: datetime) -> Mapping[str, object]:
         """The payload with each file's download link made anew, valid from `now`."""
@@ -220,6 +294,16 @@ def with_fresh_links(
 def _body(payload: Mapping[str, object]) -> bytes:
     # Compact UTF-8 JSON: the bytes signed are the bytes sent.
     return json.dumps(dict(payload), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _note_fallback(item: ClaimedDelivery, failed: tuple[str, ...]) -> None:
+    """A template that failed at send time: the default was sent in its place, and the
+    owner's operator learns which (never the template nor the values)."""
+    if failed:
+        log.warning(
+            "mail template failed; the default was sent",
+            extra={**log_facts(item), "form_id": item.event.form_id, "templates": ",".join(failed)},
+        )
 
 
 def log_facts(item: ClaimedDelivery) -> dict[str, object]:

@@ -30,6 +30,7 @@ from intake.domain.model import (
 )
 from intake.domain.origins import origin_allowed
 from intake.domain.payload import ContentKind, ContentType, ParsedBody, check_fields
+from intake.domain.privacy import ClientIpStorage, stored_client_ip
 from intake.domain.quota import DEFAULT_PLANS, DEFAULT_STORAGE_LIMIT, PlanTerms
 from intake.domain.ratelimit import RateLimits, public_windows, server_windows
 from intake.domain.scoring import Score, score
@@ -70,6 +71,8 @@ class PipelineSettings:
     upload_timeout: float = DEFAULT_UPLOAD_TIMEOUT
     # The most bytes of files a workspace keeps, whatever their submissions' status.
     storage_limit: int = DEFAULT_STORAGE_LIMIT
+    # What a stored submission keeps of its client's address; the limits count it whole.
+    client_ip: ClientIpStorage = ClientIpStorage.TRUNCATED
 
 
 class _RequestFiles:
@@ -336,7 +339,7 @@ class SubmissionPipeline:
             subject=controls.subject,
             reply_to=validation.reply_address(data, controls.reply_to),
             spam_score=spam.points,
-            client_ip=request.client_ip,
+            client_ip=stored_client_ip(request.client_ip, self._settings.client_ip),
             files=files.stored,
         )
 

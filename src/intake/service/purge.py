@@ -3,9 +3,10 @@
 
 The idempotency records past their 24 hours and the outbox rows published longer ago
 than the outbox retention go first; then the spam and unverified submissions past their
-retention, with their files (service/retention.py), so that the upload sweep that
-follows (service/sweep.py) finds none of their files. Every step measures age from one
-moment, taken once.
+retention, and the submissions past their form's retention, with their files
+(service/retention.py), so that the upload sweep that follows (service/sweep.py) finds
+none of their files; and the full client addresses kept longer than their hours are cut
+to their networks. Every step measures age from one moment, taken once.
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ from attrs import frozen
 
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
+from intake.ports.forms import FormRepository
 from intake.ports.submissions import SubmissionRepository
-from intake.service.retention import ErasedCounts, erase_flagged
+from intake.service.forwarding import erase_forwarded
+from intake.service.retention import (
+    ErasedCounts,
+    erase_expired,
+    erase_flagged,
+    truncate_client_ips,
+)
 from intake.service.sweep import SweepCounts, sweep_uploads
 
 
@@ -28,6 +36,7 @@ class Retention:
     outbox: timedelta  # published outbox rows
     flagged: timedelta  # spam and unverified submissions; zero keeps them forever
     upload_grace: timedelta  # unlinked uploads, which may belong to a request under way
+    client_ip_full: timedelta  # a full client address, before it is cut to its network
 
 
 @frozen
@@ -37,14 +46,22 @@ class Purged:
     idempotency: int  # expired idempotency records
     outbox: int  # published outbox rows, with their deliveries
     flagged: ErasedCounts
+    expired: ErasedCounts  # submissions past their form's retention, of every status
+    client_ips: int  # full client addresses cut to their networks
     swept: SweepCounts | None  # None without a blob store: there was nothing to sweep
+    forwarded: int = 0  # forward-only forms' submissions, data and files erased
 
 
 class Purge:
     def __init__(
-        self, submissions: SubmissionRepository, blobs: BlobStore | None, clock: Clock
+        self,
+        submissions: SubmissionRepository,
+        forms: FormRepository,
+        blobs: BlobStore | None,
+        clock: Clock,
     ) -> None:
         self._submissions = submissions
+        self._forms = forms
         self._blobs = blobs
         self._clock = clock
 
@@ -52,9 +69,19 @@ class Purge:
         now = self._clock.now()
         records = await self._submissions.purge(now, retention.outbox)
         flagged = await erase_flagged(self._submissions, self._blobs, now, retention.flagged)
+        expired = await erase_expired(self._submissions, self._forms, self._blobs, now)
+        # What a relay that stopped before erasing left (service/forwarding.py).
+        forwarded = await erase_forwarded(self._submissions, self._blobs)
+        client_ips = await truncate_client_ips(self._submissions, now, retention.client_ip_full)
         swept = None
         if self._blobs is not None:
             swept = await sweep_uploads(self._blobs, self._submissions, now, retention.upload_grace)
         return Purged(
-            idempotency=records.idempotency, outbox=records.outbox, flagged=flagged, swept=swept
+            idempotency=records.idempotency,
+            outbox=records.outbox,
+            flagged=flagged,
+            expired=expired,
+            client_ips=client_ips,
+            swept=swept,
+            forwarded=forwarded,
         )

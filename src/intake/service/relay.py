@@ -1,4 +1,5 @@
-"""The relay: takes committed outbox events to the forms' webhooks and mail recipients.
+"""The relay: takes committed outbox events to the forms' webhooks, mail recipients and
+chat destinations.
 
 One round (`run_once`) fans every unpublished outbox row out into one delivery per
 destination, leases the deliveries that are due, sends them (a few at a time), and
@@ -21,12 +22,15 @@ from attrs import frozen
 
 from intake.domain.deliveries import DEFAULT_MAIL_FROM
 from intake.domain.errors import StorageUnavailable
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.signing import DownloadSigner
+from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.deliveries import ClaimedDelivery
-from intake.ports.senders import Mailer, WebhookSender
+from intake.ports.senders import ChatSender, Mailer, WebhookSender
 from intake.ports.store import Store
 from intake.service.delivery_sending import DeliverySender, Outcome, log_facts
+from intake.service.forwarding import erase_forwarded
 
 log = logging.getLogger("intake.relay")
 
@@ -66,6 +70,7 @@ class Relay:
         mailer: Mailer | None,
         clock: Clock,
         *,
+        chat_sender: ChatSender | None = None,
         mail_from: str = DEFAULT_MAIL_FROM,
         base_url: str | None = None,
         lease: timedelta = timedelta(minutes=2),
@@ -75,6 +80,8 @@ class Relay:
         poll_interval: timedelta = timedelta(seconds=5),
         jitter: Callable[[], float] = random.random,
         signer: DownloadSigner | None = None,
+        blobs: BlobStore | None = None,
+        autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
@@ -87,12 +94,16 @@ class Relay:
             webhook_sender,
             mailer,
             clock,
+            chat_sender=chat_sender,
             mail_from=mail_from,
             base_url=base_url,
             jitter=jitter,
             signer=signer,
         )
         self._lease = lease
+        # Where forward-only forms' files are erased from once forwarded.
+        self._blobs = blobs
+        self._autoresponse_limit = autoresponse_limit
         # A delivery is not started with less than this left on its lease: a send that
         # outlived its lease could run beside another relay's send of the same delivery.
         # More than the webhook sender's whole-exchange timeout (15 s).
@@ -138,6 +149,9 @@ class Relay:
             # so this loop ends.
             if len(claim.leased) < self._batch:
                 break
+        # After the results are recorded: what every destination now has, a forward-only
+        # form keeps no longer.
+        await erase_forwarded(self._store.submissions, self._blobs)
         return totals
 
     async def run_forever(self, stop: anyio.Event) -> RelayRound:
@@ -177,7 +191,9 @@ class Relay:
     async def _fan_out(self) -> int:
         total = 0
         while True:
-            taken = await self._store.deliveries.fan_out(self._clock.now(), self._batch)
+            taken = await self._store.deliveries.fan_out(
+                self._clock.now(), self._batch, self._autoresponse_limit
+            )
             total += taken
             if taken < self._batch:
                 return total

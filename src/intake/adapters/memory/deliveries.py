@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from attrs import evolve
 
 from intake.adapters.delivery_rules import (
+    CHAT_REMOVED,
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
@@ -15,7 +16,9 @@ from intake.adapters.delivery_rules import (
     destinations,
     error_text,
 )
+from intake.adapters.memory import form_messages
 from intake.adapters.memory.tables import Repository, Tables, utc
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     AttemptOutcome,
     Delivery,
@@ -26,6 +29,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import (
     Claim,
@@ -56,20 +60,9 @@ class InMemoryDestinations(Repository):
         return sorted(endpoints, key=lambda e: _oldest_first(e.created_at, e.endpoint_id))
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
-        tables = self._t
-        if tables.endpoints.pop(endpoint_id, None) is None:
+        if self._t.endpoints.pop(endpoint_id, None) is None:
             return False
-        undelivered = [
-            d.delivery_id
-            for d in tables.deliveries.values()
-            if d.kind is DestinationKind.WEBHOOK
-            and d.destination_id == endpoint_id
-            and d.state is not DeliveryState.DELIVERED
-        ]
-        for each in undelivered:
-            del tables.deliveries[each]
-            tables.leases.pop(each, None)
-            tables.attempts.pop(each, None)
+        self._drop_undelivered(DestinationKind.WEBHOOK, endpoint_id)
         return True
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
@@ -95,6 +88,36 @@ class InMemoryDestinations(Repository):
     async def remove_recipient(self, recipient_id: str) -> bool:
         return self._t.recipients.pop(recipient_id, None) is not None
 
+    async def add_chat(self, destination: ChatDestination) -> None:
+        self._t.chats[destination.destination_id] = destination
+
+    async def get_chat(self, destination_id: str) -> ChatDestination | None:
+        return self._t.chats.get(destination_id)
+
+    async def list_chats(self, form_id: str) -> list[ChatDestination]:
+        chats = [c for c in self._t.chats.values() if c.form_id == form_id]
+        return sorted(chats, key=lambda c: _oldest_first(c.created_at, c.destination_id))
+
+    async def remove_chat(self, destination_id: str) -> bool:
+        if self._t.chats.pop(destination_id, None) is None:
+            return False
+        self._drop_undelivered(DestinationKind.CHAT, destination_id)
+        return True
+
+    def _drop_undelivered(self, kind: DestinationKind, destination_id: str) -> None:
+        tables = self._t
+        undelivered = [
+            d.delivery_id
+            for d in tables.deliveries.values()
+            if d.kind is kind
+            and d.destination_id == destination_id
+            and d.state is not DeliveryState.DELIVERED
+        ]
+        for each in undelivered:
+            del tables.deliveries[each]
+            tables.leases.pop(each, None)
+            tables.attempts.pop(each, None)
+
 
 class InMemoryDeliveries(Repository):
     """The same rules as the SQL stores, step for step, so the contract suite holds the
@@ -103,7 +126,9 @@ class InMemoryDeliveries(Repository):
     def __init__(self, tables: Tables) -> None:
         super().__init__(tables)
 
-    async def fan_out(self, now: datetime, limit: int) -> int:
+    async def fan_out(
+        self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+    ) -> int:
         unpublished = sorted(
             (row for row in self._t.outbox.values() if row.published_at is None),
             key=lambda row: (row.event.created_at, row.event.event_id),
@@ -112,7 +137,15 @@ class InMemoryDeliveries(Repository):
             event = row.event
             endpoints = [e for e in self._t.endpoints.values() if e.form_id == event.form_id]
             recipients = [r for r in self._t.recipients.values() if r.form_id == event.form_id]
-            for kind, destination_id in destinations(event.event_type, endpoints, recipients):
+            if not form_messages.mailed(self._t, event.form_id):
+                recipients = []
+            chats = sorted(
+                (c for c in self._t.chats.values() if c.form_id == event.form_id),
+                key=lambda c: _oldest_first(c.created_at, c.destination_id),
+            )
+            wanted = destinations(event.event_type, endpoints, recipients, chats)
+            wanted += form_messages.queue_extras(self._t, event, now, autoresponse_limit)
+            for kind, destination_id in wanted:
                 new = delivery_id(event.event_id, kind, destination_id)
                 self._t.deliveries.setdefault(
                     new,
@@ -152,14 +185,21 @@ class InMemoryDeliveries(Repository):
             if current.state is not DeliveryState.PENDING or self._gone(current) is not None:
                 continue
             self._t.leases[delivery.delivery_id] = leased_until
-            webhook = delivery.kind is DestinationKind.WEBHOOK
+            kind, destination_id = delivery.kind, delivery.destination_id
             claimed.append(
                 ClaimedDelivery(
                     delivery=current,
                     event=self._t.outbox[delivery.event_id].event,
-                    endpoint=self._t.endpoints[delivery.destination_id] if webhook else None,
-                    recipient=None if webhook else self._t.recipients[delivery.destination_id],
+                    endpoint=self._t.endpoints.get(destination_id)
+                    if kind is DestinationKind.WEBHOOK
+                    else None,
+                    recipient=self._t.recipients.get(destination_id)
+                    if kind is DestinationKind.EMAIL
+                    else None,
                     leased_until=leased_until,
+                    chat=self._t.chats.get(destination_id)
+                    if kind is DestinationKind.CHAT
+                    else None,
                 )
             )
         return Claim(claimed, parked=parked)
@@ -179,6 +219,10 @@ class InMemoryDeliveries(Repository):
             if endpoint is None:
                 return ENDPOINT_REMOVED
             return None if endpoint.enabled else ENDPOINT_DISABLED
+        if delivery.kind is DestinationKind.CHAT:
+            return CHAT_REMOVED if delivery.destination_id not in self._t.chats else None
+        if delivery.destination_id in self._t.autoresponses:
+            return None  # a confirmation to the submitter
         return RECIPIENT_REMOVED if delivery.destination_id not in self._t.recipients else None
 
     def _park(self, delivery: Delivery, now: datetime, reason: str) -> None:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from attrs import evolve
 
-from intake.adapters.memory import file_storage, triage
+from intake.adapters.memory import file_storage, form_messages, triage
 from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.submission_pages import each_submission
@@ -35,6 +35,7 @@ from intake.ports.submissions import (
     PurgeCutoffs,
     QuotaReached,
     StorageFull,
+    TruncatedBatch,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
 from intake.ports.workspaces import FormStatusCounts, FormUsage
@@ -311,11 +312,27 @@ class InMemorySubmissions(Repository):
             self._t.attempts.pop(each.delivery_id, None)
         return PurgeCounts(idempotency=len(expired), outbox=len(published))
 
+    async def erase_forwarded(self, limit: int) -> ErasedBatch:
+        return form_messages.erase_forwarded(self._t, limit)
+
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         cutoff = utc(created_before)
         return file_storage.erase_flagged(self._t, cutoff, limit)
+
+    async def erase_expired(
+        self, form_id: str, created_before: datetime, limit: int
+    ) -> ErasedBatch:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        return file_storage.erase_expired(self._t, form_id, utc(created_before), limit)
+
+    async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
+        return file_storage.truncate_client_ips(self._t, utc(created_before), limit)
+
+    async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
+        return file_storage.with_address(self._t, workspace_id, spellings)
 
     async def release(self, release: Release) -> Released | None:
         return triage.release(self._t, release)

@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from intake.adapters.memory.tables import Repository, Tables
 from intake.adapters.sql_rows import check_secret
+from intake.ports.sealed_values import StoredValue
+
+
+class InMemorySealedValues:
+    """Nothing is kept at rest in memory: there is nothing to seal."""
+
+    def columns(self) -> Sequence[tuple[str, str]]:
+        return ()
+
+    async def values(
+        self, table: str, column: str, after: str | None, limit: int
+    ) -> list[StoredValue]:
+        raise ValueError(f"{table}.{column} is not a sealed column")
+
+    async def replace(self, value: StoredValue, sealed: str) -> bool:
+        raise ValueError(f"{value.place} is not a sealed column")
 
 
 class InMemorySecrets(Repository):

@@ -11,7 +11,7 @@ from intake.adapters.memory.repositories import (
     InMemorySubmissions,
     InMemoryWorkspaces,
 )
-from intake.adapters.memory.secrets import InMemorySecrets
+from intake.adapters.memory.secrets import InMemorySealedValues, InMemorySecrets
 from intake.adapters.memory.tables import Tables
 from intake.adapters.memory.users import InMemoryUsers
 from intake.domain.errors import StorageUnavailable
@@ -28,6 +28,7 @@ class InMemoryStore:
         self.destinations = InMemoryDestinations(self._tables)
         self.deliveries = InMemoryDeliveries(self._tables)
         self.secrets = InMemorySecrets(self._tables)
+        self.sealed = InMemorySealedValues()
         self.users = InMemoryUsers(self._tables)
         # Rung by this store's commits.
         self.new_events = self._tables.wakeup

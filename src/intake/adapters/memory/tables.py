@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from intake.adapters.autoresponse_rules import QueuedAutoresponse
 from intake.adapters.relay_wakeup import RelayWakeup
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     Delivery,
     DeliveryAttempt,
@@ -37,10 +39,17 @@ class Tables:
         self.honeypot_hits: dict[tuple[str, str], int] = {}  # (form_id, day): count
         self.endpoints: dict[str, WebhookEndpoint] = {}
         self.recipients: dict[str, NotificationRecipient] = {}
+        self.chats: dict[str, ChatDestination] = {}
+        # Autoresponse id: the confirmation queued (memory/form_messages.py).
+        self.autoresponses: dict[str, QueuedAutoresponse] = {}
+        # Submission id: when its forward-only erasure was queued.
+        self.forward_erasures: dict[str, datetime] = {}
         self.deliveries: dict[str, Delivery] = {}
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
         self.attempts: dict[str, list[DeliveryAttempt]] = {}  # delivery id: oldest first
         self.secrets: dict[str, bytes] = {}
+        # The last submission the client-address sweep went through (client_ip_sweep).
+        self.client_ips_swept_through = ""
         # Rung by every commit, for a relay waiting on this store.
         self.wakeup = RelayWakeup()
         self.closed = False

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from intake.adapters import chat_statements as chat_sql
 from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
+    CHAT_REMOVED,
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
     error_text,
-    fan_out_rows,
 )
 from intake.adapters.postgres import mapping
+from intake.adapters.postgres.chat_destinations import FORMS_CHATS, PostgresChats
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.delivery_records import (
     FAILED_AGAIN,
@@ -24,8 +26,12 @@ from intake.adapters.postgres.delivery_records import (
     SUCCEEDED,
     PostgresDeliveryRecords,
 )
+from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
+from intake.adapters.sealed_columns import opened_claim, opened_endpoint, sealed_endpoint
+from intake.adapters.sql_rows import Row
 from intake.adapters.sql_statements import for_psycopg
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     Delivery,
     DeliveryPosition,
@@ -34,6 +40,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import (
     Claim,
@@ -41,6 +48,7 @@ from intake.ports.deliveries import (
     DeliveryCounts,
     DeliveryRecord,
 )
+from intake.ports.sealer import Sealer
 
 # Destinations
 
@@ -57,20 +65,26 @@ _REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
 
 
 class PostgresDestinations:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
+        self._sealer = sealer
         self._records = PostgresDeliveryRecords(db)
+        self._chats = PostgresChats(db, sealer)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        await self._db.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(endpoint))
+        sealed = sealed_endpoint(endpoint, self._sealer)
+        await self._db.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(sealed))
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
         row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
-        return None if row is None else ROW_MAPPER.endpoint_from_row(row)
+        return None if row is None else self._opened(row)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
         rows = await self._db.fetch_all(_LIST_ENDPOINTS, (form_id,))
-        return [ROW_MAPPER.endpoint_from_row(row) for row in rows]
+        return [self._opened(row) for row in rows]
+
+    def _opened(self, row: Row) -> WebhookEndpoint:
+        return opened_endpoint(ROW_MAPPER.endpoint_from_row(row), self._sealer)
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
         return await self._records.remove_endpoint(endpoint_id)
@@ -93,6 +107,18 @@ class PostgresDestinations:
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
+
+    async def add_chat(self, destination: ChatDestination) -> None:
+        await self._chats.add(destination)
+
+    async def get_chat(self, destination_id: str) -> ChatDestination | None:
+        return await self._chats.get(destination_id)
+
+    async def list_chats(self, form_id: str) -> list[ChatDestination]:
+        return await self._chats.of_form(form_id)
+
+    async def remove_chat(self, destination_id: str) -> bool:
+        return await self._chats.remove(destination_id)
 
 
 # Deliveries
@@ -138,7 +164,8 @@ _CLAIM_HEAD = """
             CASE
                 WHEN h.kind = 'webhook' AND e.endpoint_id IS NULL THEN %(endpoint_removed)s
                 WHEN h.kind = 'webhook' THEN %(endpoint_disabled)s
-                ELSE %(recipient_removed)s
+                WHEN h.kind = 'email' THEN %(recipient_removed)s
+                ELSE %(chat_removed)s
             END AS reason
         FROM (
             SELECT f.delivery_id FROM deliveries AS f
@@ -152,9 +179,12 @@ _CLAIM_HEAD = """
             ON h.kind = 'webhook' AND e.endpoint_id = h.destination_id
         LEFT JOIN notification_recipients AS r
             ON h.kind = 'email' AND r.recipient_id = h.destination_id
+        LEFT JOIN chat_destinations AS ch
+            ON h.kind = 'chat' AND ch.destination_id = h.destination_id
         WHERE h.next_attempt_at IS NOT NULL
             AND NOT ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-                OR r.recipient_id IS NOT NULL)
+                OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+                OR (h.kind = 'email' AND substr(h.destination_id, 1, 4) = 'ars_'))
         FOR UPDATE OF h SKIP LOCKED
     ),
     parked AS (
@@ -175,10 +205,13 @@ _CLAIM_HEAD = """
                 ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
             LEFT JOIN notification_recipients AS r
                 ON c.kind = 'email' AND r.recipient_id = c.destination_id
+            LEFT JOIN chat_destinations AS ch
+                ON c.kind = 'chat' AND ch.destination_id = c.destination_id
             WHERE c.next_attempt_at <= %(now)s
                 AND (c.leased_until IS NULL OR c.leased_until <= %(now)s)
                 AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-                    OR r.recipient_id IS NOT NULL)
+                    OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+                    OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_'))
             ORDER BY c.next_attempt_at, c.delivery_id
             LIMIT %(limit)s
             FOR UPDATE OF c SKIP LOCKED
@@ -199,10 +232,12 @@ _CLAIM_TAIL = """,
             ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
         LEFT JOIN notification_recipients AS r
             ON c.kind = 'email' AND r.recipient_id = c.destination_id
+        LEFT JOIN chat_destinations AS ch
+            ON c.kind = 'chat' AND ch.destination_id = c.destination_id
     ) ON true
     ORDER BY c.next_attempt_at, c.delivery_id
 """
-_CLAIM = _CLAIM_HEAD + sql.CLAIMED_WITH + _CLAIM_TAIL
+_CLAIM = _CLAIM_HEAD + sql.CLAIMED_WITH + chat_sql.CLAIMED_CHAT_WITH + _CLAIM_TAIL
 _LIST_DELIVERIES = for_psycopg(sql.LIST_DELIVERIES)
 _LIST_DEAD = for_psycopg(sql.LIST_DEAD)
 _RETRY_DEAD = for_psycopg(sql.RETRY_DEAD)
@@ -220,11 +255,14 @@ _COUNTS = for_psycopg(sql.COUNTS)
 
 
 class PostgresDeliveries:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
+        self._sealer = sealer
         self._records = PostgresDeliveryRecords(db)
 
-    async def fan_out(self, now: datetime, limit: int) -> int:
+    async def fan_out(
+        self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+    ) -> int:
         fanned_out_at = mapping.moment(now)
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(_UNPUBLISHED, (limit,))
@@ -232,16 +270,20 @@ class PostgresDeliveries:
             if not events:
                 return 0
             form_ids = sorted({event.form_id for event in events})
-            forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {
-                form_id: ([], []) for form_id in form_ids
-            }
+            forms: dict[
+                str,
+                tuple[list[WebhookEndpoint], list[NotificationRecipient], list[ChatDestination]],
+            ] = {form_id: ([], [], []) for form_id in form_ids}
             cursor = await conn.execute(_FORMS_ENDPOINTS, (form_ids,))
             for row in await cursor.fetchall():
                 forms[row["form_id"]][0].append(ROW_MAPPER.endpoint_from_row(row))
             cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
             for row in await cursor.fetchall():
                 forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
-            rows = fan_out_rows(events, forms, fanned_out_at)
+            cursor = await conn.execute(FORMS_CHATS, (form_ids,))
+            for row in await cursor.fetchall():  # their ids only: the secret stays sealed
+                forms[row["form_id"]][2].append(ROW_MAPPER.chat_from_row(row))
+            rows = await messages_fan_out(conn, events, forms, now, autoresponse_limit)
             if rows:
                 async with conn.cursor() as many:
                     await many.executemany(_INSERT_DELIVERY, rows)
@@ -260,6 +302,7 @@ class PostgresDeliveries:
             "endpoint_removed": ENDPOINT_REMOVED,
             "endpoint_disabled": ENDPOINT_DISABLED,
             "recipient_removed": RECIPIENT_REMOVED,
+            "chat_removed": CHAT_REMOVED,
         }
         rows = await self._db.fetch_all(_CLAIM, params)
         leased = [
@@ -277,11 +320,17 @@ class PostgresDeliveries:
                     else ROW_MAPPER.recipient_from_row(row, "r_")
                 ),
                 leased_until=mapping.utc(leased_until),
+                chat=(
+                    None
+                    if row["ch_destination_id"] is None
+                    else ROW_MAPPER.chat_from_row(row, "ch_")
+                ),
             )
             for row in rows
             if row["delivery_id"] is not None
         ]
-        return Claim(leased, parked=int(rows[0]["parked"]) if rows else 0)
+        claim = Claim(leased, parked=int(rows[0]["parked"]) if rows else 0)
+        return opened_claim(claim, self._sealer)
 
     async def record_success(
         self, delivery_id: str, now: datetime, status_code: int | None = None

@@ -4,6 +4,7 @@ and unverified submissions that gives it back."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from intake.adapters import sql_statements as sql
@@ -28,11 +29,12 @@ _ERASE_FLAGGED_HEAD = """
         SELECT s.submission_id FROM submissions AS s
         WHERE s.status IN ('spam', 'unverified') AND s.created_at <= %(cutoff)s
             AND NOT """
-_ERASE_FLAGGED_TAIL = """
+ERASE_LOCK = """
         ORDER BY s.created_at, s.submission_id
         LIMIT %(limit)s
         FOR UPDATE OF s SKIP LOCKED
-    ),
+    ),"""
+ERASE_REST = """
     events AS (
         DELETE FROM outbox AS o USING doomed
         WHERE o.submission_id = doomed.submission_id
@@ -53,7 +55,8 @@ _ERASE_FLAGGED_TAIL = """
     )
     SELECT submission_id, files FROM gone ORDER BY created_at, submission_id
 """
-_ERASE_FLAGGED = _ERASE_FLAGGED_HEAD + sql.EVENT_UNDER_WAY + _ERASE_FLAGGED_TAIL
+ERASE_TAIL = ERASE_LOCK + ERASE_REST
+_ERASE_FLAGGED = _ERASE_FLAGGED_HEAD + sql.EVENT_UNDER_WAY + ERASE_TAIL
 
 
 async def storage_used(db: Database, workspace_id: str) -> int:
@@ -64,8 +67,12 @@ async def storage_used(db: Database, workspace_id: str) -> int:
 async def erase_flagged(db: Database, created_before: datetime, limit: int) -> ErasedBatch:
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    rows = await db.fetch_all(
-        _ERASE_FLAGGED, {"cutoff": mapping.moment(created_before), "limit": limit}
-    )
+    params = {"cutoff": mapping.moment(created_before), "limit": limit}
+    return await erase_chosen(db, _ERASE_FLAGGED, params)
+
+
+async def erase_chosen(db: Database, query: str, params: Mapping[str, object]) -> ErasedBatch:
+    """Runs one erasing statement ending in ERASE_TAIL: one batch, one transaction."""
+    rows = await db.fetch_all(query, params)
     files = [stored for row in rows for stored in files_from_json(row["files"])]
     return ErasedBatch(tuple(row["submission_id"] for row in rows), tuple(f.key for f in files))

@@ -37,10 +37,13 @@ _CREATE_LEDGER = """
 # The tables the service writes, for tests that empty them; not schema_migrations.
 TABLES = (
     "workspace_storage",
+    "client_ip_sweep",
     "honeypot_hits",
     "secrets",
     "monthly_usage_shards",
     "deliveries",
+    "autoresponses",
+    "forward_erasures",
     "notification_recipients",
     "webhook_endpoints",
     "outbox",

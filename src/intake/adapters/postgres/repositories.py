@@ -12,9 +12,11 @@ from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
 from intake.adapters.postgres import file_storage, mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
+from intake.adapters.sealed_columns import opened_form, sealed_form
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
+from intake.ports.sealer import Sealer
 from intake.ports.workspaces import FormStatusCounts, FormUsage
 
 # Workspaces
@@ -95,23 +97,28 @@ _RESOLVE_ID = for_psycopg(sql.RESOLVE_ID)
 
 
 class PostgresForms:
-    def __init__(self, db: Database, cache: FormCache | None = None) -> None:
+    def __init__(self, db: Database, sealer: Sealer, cache: FormCache | None = None) -> None:
         self._db = db
+        self._sealer = sealer
         # Step 1's answers until a change (adapters/form_cache.py); None: always asked.
         self._cache = cache
 
     async def add(self, form: Form) -> None:
-        await self._db.execute(_INSERT_FORM, ROW_MAPPER.form_params(form))
+        await self._db.execute(
+            _INSERT_FORM, ROW_MAPPER.form_params(sealed_form(form, self._sealer))
+        )
         if self._cache is not None:
             self._cache.clear()
 
     async def get(self, form_id: str) -> Form | None:
         row = await self._db.fetch_one(_GET_FORM, (form_id,))
-        return None if row is None else ROW_MAPPER.form_from_row(row)
+        return None if row is None else opened_form(ROW_MAPPER.form_from_row(row), self._sealer)
 
     async def update(self, form: Form) -> None:
         # The key is a column of the row, not a second index to keep: a rotated key is gone.
-        await self._db.execute(_UPDATE_FORM, ROW_MAPPER.form_params(form))
+        await self._db.execute(
+            _UPDATE_FORM, ROW_MAPPER.form_params(sealed_form(form, self._sealer))
+        )
         if self._cache is not None:
             self._cache.clear()
 
@@ -121,7 +128,7 @@ class PostgresForms:
             if workspace_id is None
             else await self._db.fetch_all(_LIST_WORKSPACE_FORMS, (workspace_id,))
         )
-        return [ROW_MAPPER.form_from_row(row) for row in rows]
+        return [opened_form(ROW_MAPPER.form_from_row(row), self._sealer) for row in rows]
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
         return await self._resolve(_RESOLVE_PUBLIC_KEY, PUBLIC_KEY, public_form_key)
@@ -134,8 +141,10 @@ class PostgresForms:
             row = await self._db.fetch_one(query, (value,))
             if row is None:
                 return None
+            # Opened before the cache keeps it: a submission does not decrypt again.
             return FormContext(
-                ROW_MAPPER.form_from_row(row), ROW_MAPPER.workspace_from_row(row, prefix="w_")
+                opened_form(ROW_MAPPER.form_from_row(row), self._sealer),
+                ROW_MAPPER.workspace_from_row(row, prefix="w_"),
             )
 
         if self._cache is None:

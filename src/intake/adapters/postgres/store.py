@@ -23,9 +23,12 @@ from intake.adapters.postgres.repositories import (
     PostgresForms,
     PostgresWorkspaces,
 )
+from intake.adapters.postgres.sealed_values import PostgresSealedValues
 from intake.adapters.postgres.secrets import PostgresSecrets
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.postgres.users import PostgresUsers
+from intake.adapters.sealing import process_sealer
+from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
@@ -33,7 +36,9 @@ DEFAULT_OPEN_TIMEOUT = 10.0  # seconds to get the first connections on open
 
 
 class PostgresStore:
-    def __init__(self, db: Database, *, form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL) -> None:
+    def __init__(
+        self, db: Database, *, sealer: Sealer, form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL
+    ) -> None:
         self._db = db
         # Emptied by every change to a form or workspace, by any process; serves nothing
         # while it cannot hear of them (form_changes_listener.py).
@@ -43,14 +48,15 @@ class PostgresStore:
             cache = FormCache(form_cache_ttl, wanted=self._listen_for_form_changes)
             self._forms_listener = FormChangesListener(db, cache)
         self._workspaces = PostgresWorkspaces(db, cache)
-        self._forms = PostgresForms(db, cache)
+        self._forms = PostgresForms(db, sealer, cache)
         self._api_keys = PostgresApiKeys(db)
         self._submissions = PostgresSubmissions(db)
-        self._destinations = PostgresDestinations(db)
+        self._destinations = PostgresDestinations(db, sealer)
         # Connects on a relay's first wait for events only: serving needs none.
         self._outbox_listener = ChannelListener(db.url)
-        self._deliveries = PostgresDeliveries(db)
-        self._secrets = PostgresSecrets(db)
+        self._deliveries = PostgresDeliveries(db, sealer)
+        self._secrets = PostgresSecrets(db, sealer)
+        self._sealed = PostgresSealedValues(db)
         self._users = PostgresUsers(db)
 
     def _listen_for_form_changes(self) -> None:
@@ -84,6 +90,10 @@ class PostgresStore:
     @property
     def secrets(self) -> PostgresSecrets:
         return self._secrets
+
+    @property
+    def sealed(self) -> PostgresSealedValues:
+        return self._sealed
 
     @property
     def users(self) -> PostgresUsers:
@@ -130,6 +140,7 @@ async def open_postgres_store(
     form_cache_ttl: float = DEFAULT_FORM_CACHE_TTL,
     wait_for_server: bool = False,
     require_schema: bool = False,
+    sealer: Sealer | None = None,
 ) -> PostgresStore:
     """Opens a pool of `min_size` to `max_size` connections to a `postgresql://` URL and
     waits up to `open_timeout` seconds for the first ones (StorageUnavailable if the
@@ -150,6 +161,9 @@ async def open_postgres_store(
             wait_for_server=wait_for_server,
         ),
         form_cache_ttl=form_cache_ttl,
+        # None: a key of this process alone, for a store opened by hand (tests); the
+        # composition roots pass the configured one (INTAKE_SECRET_KEY).
+        sealer=sealer or process_sealer(),
     )
     if require_schema:
         try:

@@ -12,7 +12,15 @@ from psycopg.rows import DictRow
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.coalescing import Coalescer
-from intake.adapters.postgres import commit_batch, file_storage, mapping, purge, triage
+from intake.adapters.postgres import (
+    commit_batch,
+    file_storage,
+    form_messages,
+    mapping,
+    privacy,
+    purge,
+    triage,
+)
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
@@ -42,6 +50,7 @@ from intake.ports.submissions import (
     PurgeCounts,
     QuotaReached,
     StorageFull,
+    TruncatedBatch,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
 
@@ -251,6 +260,22 @@ class PostgresSubmissions:
 
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         return await file_storage.erase_flagged(self._db, created_before, limit)
+
+    async def erase_forwarded(self, limit: int) -> ErasedBatch:
+        return await form_messages.erase_forwarded(self._db, limit)
+
+    async def erase_expired(
+        self, form_id: str, created_before: datetime, limit: int
+    ) -> ErasedBatch:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        return await privacy.erase_expired(self._db, form_id, created_before, limit)
+
+    async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
+        return await privacy.truncate_client_ips(self._db, created_before, limit)
+
+    async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
+        return await privacy.with_address(self._db, workspace_id, spellings)
 
     async def release(self, release: Release) -> Released | None:
         released = await triage.release(self._db, release)

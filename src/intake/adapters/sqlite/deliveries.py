@@ -8,20 +8,26 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta
 
+from intake.adapters import chat_statements as chat_sql
 from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
+    CHAT_REMOVED,
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
+    FormDestinations,
     error_text,
-    fan_out_rows,
 )
+from intake.adapters.sealed_columns import opened_claim, opened_endpoint, sealed_endpoint
 from intake.adapters.sqlite import delivery_records as records
 from intake.adapters.sqlite import mapping
+from intake.adapters.sqlite.chat_destinations import SqliteChats
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.form_messages import messages_fan_out
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
+from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     AttemptOutcome,
     Delivery,
@@ -31,6 +37,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import (
     Claim,
@@ -38,6 +45,7 @@ from intake.ports.deliveries import (
     DeliveryCounts,
     DeliveryRecord,
 )
+from intake.ports.sealer import Sealer
 
 # Destinations
 
@@ -93,17 +101,21 @@ def _list_recipients(conn: sqlite3.Connection, form_id: str) -> list[Notificatio
 
 
 class SqliteDestinations:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
+        self._sealer = sealer
+        self._chats = SqliteChats(worker, sealer)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        await self._worker.run(_add_endpoint, endpoint)
+        await self._worker.run(_add_endpoint, sealed_endpoint(endpoint, self._sealer))
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        return await self._worker.run(_get_endpoint, endpoint_id)
+        endpoint = await self._worker.run(_get_endpoint, endpoint_id)
+        return None if endpoint is None else opened_endpoint(endpoint, self._sealer)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
-        return await self._worker.run(_list_endpoints, form_id)
+        endpoints = await self._worker.run(_list_endpoints, form_id)
+        return [opened_endpoint(endpoint, self._sealer) for endpoint in endpoints]
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
         return await self._worker.run(_remove_endpoint, endpoint_id)
@@ -124,6 +136,18 @@ class SqliteDestinations:
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._worker.run(_remove, _REMOVE_RECIPIENT, recipient_id)
 
+    async def add_chat(self, destination: ChatDestination) -> None:
+        await self._chats.add(destination)
+
+    async def get_chat(self, destination_id: str) -> ChatDestination | None:
+        return await self._chats.get(destination_id)
+
+    async def list_chats(self, form_id: str) -> list[ChatDestination]:
+        return await self._chats.of_form(form_id)
+
+    async def remove_chat(self, destination_id: str) -> bool:
+        return await self._chats.remove(destination_id)
+
 
 # Deliveries
 
@@ -139,6 +163,7 @@ _UNPUBLISHED = """
     ORDER BY next_attempt_at, event_id LIMIT ?
 """
 _FORM_ENDPOINTS = _SELECT_ENDPOINT + " WHERE form_id = ?"
+_FORM_CHATS = chat_sql.LIST_CHATS
 _FORM_RECIPIENTS = """
     SELECT recipient_id, form_id, email, created_at FROM notification_recipients
     WHERE form_id = ?
@@ -157,16 +182,22 @@ _DUE_HEAD = """
         CASE
             WHEN d.kind = 'webhook' AND e.endpoint_id IS NULL THEN :endpoint_removed
             WHEN d.kind = 'webhook' AND e.disabled_at IS NOT NULL THEN :endpoint_disabled
-            WHEN d.kind = 'email' AND r.recipient_id IS NULL THEN :recipient_removed
+            WHEN d.kind = 'email' AND r.recipient_id IS NULL
+                AND NOT substr(d.destination_id, 1, 4) = 'ars_' THEN :recipient_removed
+            WHEN d.kind = 'chat' AND ch.destination_id IS NULL THEN :chat_removed
         END AS reason
     FROM deliveries AS d
     LEFT JOIN webhook_endpoints AS e
         ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
     LEFT JOIN notification_recipients AS r
-        ON d.kind = 'email' AND r.recipient_id = d.destination_id
+        ON d.kind = 'email' AND r.recipient_id = d.destination_id"""
+_DUE_HEAD += (
+    chat_sql.JOIN_CHAT.format(alias="d")
+    + """
     WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
 """
+)
 _PARK = """
     UPDATE deliveries
     SET state = 'dead', next_attempt_at = NULL, leased_until = NULL, dead_at = ?,
@@ -185,13 +216,18 @@ _CLAIMABLE_TAIL = """
     LEFT JOIN webhook_endpoints AS e
         ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
     LEFT JOIN notification_recipients AS r
-        ON d.kind = 'email' AND r.recipient_id = d.destination_id
+        ON d.kind = 'email' AND r.recipient_id = d.destination_id"""
+_CLAIMABLE_TAIL += (
+    chat_sql.JOIN_CHAT.format(alias="d")
+    + """
     WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
         AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-            OR r.recipient_id IS NOT NULL)
+            OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+            OR (d.kind = 'email' AND substr(d.destination_id, 1, 4) = 'ars_'))
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
 """
-_CLAIMABLE = _CLAIMABLE_HEAD + sql.CLAIMED_WITH + _CLAIMABLE_TAIL
+)
+_CLAIMABLE = _CLAIMABLE_HEAD + sql.CLAIMED_WITH + chat_sql.CLAIMED_CHAT_WITH + _CLAIMABLE_TAIL
 _LEASE = "UPDATE deliveries SET leased_until = ? WHERE delivery_id = ?"
 _SUCCEEDED = sql.SUCCEEDED
 _FAILED_AGAIN = sql.FAILED_AGAIN
@@ -209,14 +245,14 @@ _BACKLOG = """
 """
 
 
-def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
+def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int, autoresponse_limit: int) -> int:
     fanned_out_at = mapping.time_text(now)
     with transaction(conn):
         events = [
             ROW_MAPPER.outbox_row_from_row(row).event
             for row in conn.execute(_UNPUBLISHED, (limit,))
         ]
-        forms: dict[str, tuple[list[WebhookEndpoint], list[NotificationRecipient]]] = {}
+        forms: dict[str, FormDestinations] = {}
         for form_id in {event.form_id for event in events}:
             forms[form_id] = (
                 [
@@ -227,8 +263,10 @@ def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int) -> int:
                     ROW_MAPPER.recipient_from_row(row)
                     for row in conn.execute(_FORM_RECIPIENTS, (form_id,))
                 ],
+                # Only their ids are kept: the secret stays sealed.
+                [ROW_MAPPER.chat_from_row(row) for row in conn.execute(_FORM_CHATS, (form_id,))],
             )
-        rows = fan_out_rows(events, forms, fanned_out_at)
+        rows = messages_fan_out(conn, events, forms, now, autoresponse_limit)
         conn.executemany(_INSERT_DELIVERY, rows)
         conn.executemany(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
     return len(events)
@@ -241,6 +279,7 @@ def _claim_due(conn: sqlite3.Connection, now: datetime, lease: timedelta, limit:
         "endpoint_removed": ENDPOINT_REMOVED,
         "endpoint_disabled": ENDPOINT_DISABLED,
         "recipient_removed": RECIPIENT_REMOVED,
+        "chat_removed": CHAT_REMOVED,
     }
     leased_until = now + lease
     with transaction(conn):
@@ -272,6 +311,9 @@ def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
             else ROW_MAPPER.recipient_from_row(row, prefix="r_")
         ),
         leased_until=leased_until,
+        chat=None
+        if row["ch_destination_id"] is None
+        else ROW_MAPPER.chat_from_row(row, prefix="ch_"),
     )
 
 
@@ -333,17 +375,20 @@ def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
 
 
 class SqliteDeliveries:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
+        self._sealer = sealer
 
-    async def fan_out(self, now: datetime, limit: int) -> int:
-        return await self._worker.run(_fan_out, now, limit)
+    async def fan_out(
+        self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+    ) -> int:
+        return await self._worker.run(_fan_out, now, limit, autoresponse_limit)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first
         `limit` due deliveries whose endpoint was removed or disabled or whose recipient
         was removed, and leases the first `limit` of the others."""
-        return await self._worker.run(_claim_due, now, lease, limit)
+        return opened_claim(await self._worker.run(_claim_due, now, lease, limit), self._sealer)
 
     async def record_success(
         self, delivery_id: str, now: datetime, status_code: int | None = None

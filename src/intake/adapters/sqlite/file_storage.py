@@ -9,8 +9,10 @@ import sqlite3
 from datetime import datetime
 
 from intake.adapters import sql_statements as sql
+from intake.adapters import triage_statements as triage_sql
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
+from intake.domain.triage import key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import CommitPlan, ErasedBatch
 
@@ -64,13 +66,27 @@ def charge_storage(conn: sqlite3.Connection, plan: CommitPlan) -> bool:
 
 def erase_flagged(conn: sqlite3.Connection, created_before: datetime, limit: int) -> ErasedBatch:
     """One batch, one transaction (SubmissionRepository.erase_flagged)."""
+    return erase_chosen(
+        conn, _FLAGGED, {"cutoff": mapping.time_text(created_before), "limit": limit}
+    )
+
+
+def erase_chosen(
+    conn: sqlite3.Connection,
+    query: str,
+    params: dict[str, object],
+    key_form: str | None = None,
+) -> ErasedBatch:
+    """Erases the submissions `query` chooses (submission_id, workspace_id, files) with
+    their outbox rows, giving their files' bytes back: one transaction. `key_form`: the
+    form whose idempotency records of them go too."""
     with transaction(conn):
-        rows = conn.execute(
-            _FLAGGED, {"cutoff": mapping.time_text(created_before), "limit": limit}
-        ).fetchall()
+        rows = conn.execute(query, params).fetchall()
         submission_ids: list[str] = []
         file_keys: list[str] = []
         for row in rows:
+            if key_form is not None:
+                _drop_keys(conn, key_form, row["submission_id"])
             files = files_from_json(mapping.ROW_MAPPER.codec.read_json(row["files"]))
             conn.execute(_DELETE_EVENTS, (row["submission_id"],))
             conn.execute(_DELETE_SUBMISSION, (row["submission_id"],))
@@ -80,3 +96,11 @@ def erase_flagged(conn: sqlite3.Connection, created_before: datetime, limit: int
             submission_ids.append(row["submission_id"])
             file_keys += [f.key for f in files]
     return ErasedBatch(tuple(submission_ids), tuple(file_keys))
+
+
+def _drop_keys(conn: sqlite3.Connection, form_id: str, submission_id: str) -> None:
+    """A submission's idempotency records, sought by the primary key among its form's
+    scopes (domain/triage.py's key_scopes)."""
+    server, (public_from, public_to) = key_scopes(form_id)
+    conn.execute(triage_sql.DROP_SERVER_KEYS, (server, submission_id))
+    conn.execute(triage_sql.DROP_PUBLIC_KEYS, (public_from, public_to, submission_id))

@@ -9,11 +9,13 @@ from datetime import datetime
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
+from intake.adapters.sealed_columns import opened_context, opened_form, sealed_form
 from intake.adapters.sqlite import file_storage, mapping
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
+from intake.ports.sealer import Sealer
 from intake.ports.workspaces import FormStatusCounts, FormUsage
 
 # The statements are the ones PostgreSQL sends too (adapters/sql_statements.py), in
@@ -158,8 +160,9 @@ def _resolve(conn: sqlite3.Connection, query: str, value: str) -> FormContext | 
 
 
 class SqliteForms:
-    def __init__(self, worker: Worker, cache: FormCache | None = None) -> None:
+    def __init__(self, worker: Worker, sealer: Sealer, cache: FormCache | None = None) -> None:
         self._worker = worker
+        self._sealer = sealer
         # Step 1's answers, briefly (adapters/form_cache.py); None: always asked.
         self._cache = cache
 
@@ -168,18 +171,20 @@ class SqliteForms:
             self._cache.clear()
 
     async def add(self, form: Form) -> None:
-        await self._worker.run(_add_form, form)
+        await self._worker.run(_add_form, sealed_form(form, self._sealer))
         self._changed()
 
     async def get(self, form_id: str) -> Form | None:
-        return await self._worker.run(_get_form, form_id)
+        form = await self._worker.run(_get_form, form_id)
+        return None if form is None else opened_form(form, self._sealer)
 
     async def update(self, form: Form) -> None:
-        await self._worker.run(_update_form, form)
+        await self._worker.run(_update_form, sealed_form(form, self._sealer))
         self._changed()
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
-        return await self._worker.run(_list_forms, workspace_id)
+        forms = await self._worker.run(_list_forms, workspace_id)
+        return [opened_form(form, self._sealer) for form in forms]
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
         return await self._resolve(_RESOLVE_PUBLIC_KEY, PUBLIC_KEY, public_form_key)
@@ -189,7 +194,8 @@ class SqliteForms:
 
     async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
         async def ask() -> FormContext | None:
-            return await self._worker.run(_resolve, query, value)
+            # Opened before the cache keeps it: a submission does not decrypt again.
+            return opened_context(await self._worker.run(_resolve, query, value), self._sealer)
 
         if self._cache is None:
             return await ask()

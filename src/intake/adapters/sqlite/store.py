@@ -8,17 +8,22 @@ from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
 from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
+from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
+from intake.adapters.sqlite.sealed_values import SqliteSealedValues
 from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.submissions import SqliteSubmissions
 from intake.adapters.sqlite.users import SqliteUsers
 from intake.adapters.sqlite.worker import Worker
+from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 
 class SqliteStore:
-    def __init__(self, worker: Worker, applied_on_open: list[str] | None = None) -> None:
+    def __init__(
+        self, worker: Worker, applied_on_open: list[str] | None = None, *, sealer: Sealer
+    ) -> None:
         self._worker = worker
         # Migrations applied when the store opened, reported by the first migrate() call
         # so that `intake migrate` on a fresh file says what it did.
@@ -28,14 +33,15 @@ class SqliteStore:
         forms_cache = FormCache(SQLITE_TTL)
         forms_cache.connect()
         self._workspaces = SqliteWorkspaces(worker, forms_cache)
-        self._forms = SqliteForms(worker, forms_cache)
+        self._forms = SqliteForms(worker, sealer, forms_cache)
         self._api_keys = SqliteApiKeys(worker)
         # Commits ring it; a relay in this process waits on it.
         self._new_events = RelayWakeup()
         self._submissions = SqliteSubmissions(worker, self._new_events)
-        self._destinations = SqliteDestinations(worker)
-        self._deliveries = SqliteDeliveries(worker)
-        self._secrets = SqliteSecrets(worker)
+        self._destinations = SqliteDestinations(worker, sealer)
+        self._deliveries = SqliteDeliveries(worker, sealer)
+        self._secrets = SqliteSecrets(worker, sealer)
+        self._sealed = SqliteSealedValues(worker)
         self._users = SqliteUsers(worker)
 
     @property
@@ -65,6 +71,10 @@ class SqliteStore:
     @property
     def secrets(self) -> SqliteSecrets:
         return self._secrets
+
+    @property
+    def sealed(self) -> SqliteSealedValues:
+        return self._sealed
 
     @property
     def users(self) -> SqliteUsers:
@@ -113,13 +123,19 @@ def _check_schema(conn: sqlite3.Connection) -> list[str]:
 
 
 async def open_sqlite_store(
-    url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = True
+    url: str,
+    *,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    create: bool = True,
+    sealer: Sealer | None = None,
 ) -> SqliteStore:
     """Opens the database at a `sqlite:///` URL. With `create` (the default), makes it if
     need be (its folders 0700, its files 0600) and brings its schema up to date: the
     embedded store prepares itself. Without, it must exist and be migrated, else
     StoreNotPrepared, and nothing is made or changed. `busy_timeout` is how long, in
-    seconds, to wait for another process's write lock before StorageUnavailable."""
+    seconds, to wait for another process's write lock before StorageUnavailable.
+    `sealer` seals the secrets it keeps; None: the key in the file beside the database
+    (adapters/sqlite/key_file.py), made if need be."""
     path = database_path(url)
     # An in-memory database is new on every open, whatever was asked: nothing to find.
     create = create or path == MEMORY
@@ -129,4 +145,9 @@ async def open_sqlite_store(
     except BaseException:
         await worker.close()
         raise
-    return SqliteStore(worker, applied)
+    try:
+        sealer = sealer or embedded_sealer(path)
+    except BaseException:
+        await worker.close()
+        raise
+    return SqliteStore(worker, applied, sealer=sealer)

@@ -12,7 +12,15 @@ from intake.adapters import sql_statements as sql
 from intake.adapters.coalescing import Coalescer
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql_rows import existing_query_ids
-from intake.adapters.sqlite import commits, file_storage, mapping, purge, triage
+from intake.adapters.sqlite import (
+    commits,
+    file_storage,
+    form_messages,
+    mapping,
+    privacy,
+    purge,
+    triage,
+)
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
@@ -31,6 +39,7 @@ from intake.ports.submissions import (
     HoneypotResult,
     OutboxRow,
     PurgeCounts,
+    TruncatedBatch,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
 
@@ -155,6 +164,22 @@ class SqliteSubmissions:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         return await self._worker.run(file_storage.erase_flagged, created_before, limit)
+
+    async def erase_forwarded(self, limit: int) -> ErasedBatch:
+        return await self._worker.run(form_messages.erase_forwarded, limit)
+
+    async def erase_expired(
+        self, form_id: str, created_before: datetime, limit: int
+    ) -> ErasedBatch:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        return await self._worker.run(privacy.erase_expired, form_id, created_before, limit)
+
+    async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
+        return await self._worker.run(privacy.truncate_client_ips, created_before, limit)
+
+    async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
+        return await self._worker.run(privacy.with_address, workspace_id, spellings)
 
     async def release(self, release: Release) -> Released | None:
         released = await self._worker.run(triage.release, release)

@@ -14,6 +14,7 @@ from importlib import import_module
 
 from intake.config import ConfigError, Settings
 from intake.domain.errors import StorageUnavailable
+from intake.domain.sealing import SealingError
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
 from intake.entrypoints.cli.runner import CommandError, configure_logging
@@ -37,6 +38,7 @@ COMMANDS = {
     "serve": "serve",
     "relay": "relay",
     "purge": "purge",
+    "erase": "erase",
     "workspace": "workspaces",
     "form": "forms",
     "key": "keys",
@@ -44,7 +46,9 @@ COMMANDS = {
     "submissions": "submissions",
     "webhook": "webhooks",
     "notify": "notify",
+    "destination": "destinations",
     "outbox": "outbox",
+    "secrets": "secrets",
     "demo": "demo",
 }
 
@@ -129,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
         configure_logging(settings)
         args.handler(args, settings, out)
-    except (AdminError, ConfigError, CommandError) as error:
+    except (AdminError, ConfigError, CommandError, SealingError) as error:
         out.error(str(error))
         return EXIT_REFUSED
     except BlobStoreUnavailable as error:

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 
 from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Challenge, ChallengeProvider, Form, FormMode
+from intake.domain.privacy import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
+from intake.entrypoints.cli.form_messages import (
+    message_arguments,
+    message_changes,
+    preview,
+    preview_arguments,
+)
 from intake.entrypoints.cli.output import Output, key_values, table, text
 from intake.entrypoints.cli.parser import (
     Parser,
@@ -43,6 +51,7 @@ def register(commands: Subparsers) -> None:
     create.add_argument("--mode", choices=_MODES, default=FormMode.PUBLIC.value)
     create.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
     _settings_arguments(create)
+    message_arguments(create)
 
     update = add_command(
         group,
@@ -57,6 +66,7 @@ def register(commands: Subparsers) -> None:
     redirect.add_argument("--redirect-url", metavar="URL", help="where browsers go after success")
     redirect.add_argument("--clear-redirect-url", action="store_true")
     _settings_arguments(update, replacing=True)
+    message_arguments(update, updating=True)
 
     for name, about, handler in (
         ("show", "show a form", read_only(_show)),
@@ -70,6 +80,14 @@ def register(commands: Subparsers) -> None:
     ):
         command = add_command(group, name, help=about, handler=handler)
         command.add_argument("form_id", metavar="ID")
+
+    preview_mail = add_command(
+        group,
+        "preview-mail",
+        help="show the mail a form's templates make of a sample submission",
+        handler=read_only(preview),
+    )
+    preview_arguments(preview_mail)
 
     listing = add_command(group, "list", help="list forms", handler=read_only(_list))
     listing.add_argument("--workspace", metavar="ID", help="only this workspace's forms")
@@ -99,7 +117,18 @@ def _settings_arguments(parser: Parser, *, replacing: bool = False) -> None:
     )
     challenge = parser.add_mutually_exclusive_group()
     challenge.add_argument("--challenge", choices=_PROVIDERS, help="require a bot challenge")
-    parser.add_argument("--challenge-secret", metavar="S", help="the provider's secret key")
+    secret = parser.add_mutually_exclusive_group()
+    secret.add_argument(
+        "--challenge-secret",
+        metavar="S",
+        help="the provider's secret key (visible to other users in the process list: "
+        "prefer --challenge-secret-file)",
+    )
+    secret.add_argument(
+        "--challenge-secret-file",
+        metavar="PATH",
+        help="a file whose first line is the provider's secret key (- reads standard input)",
+    )
     parser.add_argument(
         "--spam-threshold", type=number, metavar="X", help="content score that marks spam"
     )
@@ -108,6 +137,17 @@ def _settings_arguments(parser: Parser, *, replacing: bool = False) -> None:
         rules.add_argument("--clear-rules", action="store_true")
         challenge.add_argument("--no-challenge", action="store_true")
     _upload_arguments(parser)
+    retention = parser.add_mutually_exclusive_group()
+    retention.add_argument(
+        "--retention-days",
+        type=whole_number,
+        metavar="N",
+        help=f"erase its submissions and their files N days after they came in "
+        f"({MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS}; `intake purge` and `intake relay` do)",
+    )
+    retention.add_argument(
+        "--no-retention", action="store_true", help="keep its submissions until erased (default)"
+    )
 
 
 # The upload options as they are spelled, and the policy value each one sets.
@@ -188,10 +228,12 @@ async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
         mode=FormMode(args.mode),
         allowed_origins=args.allowed_origin or (),
         rules=[parse_rule(rule) for rule in args.rule or ()],
-        challenge=challenge_of(args.challenge, args.challenge_secret),
+        challenge=challenge_of(args.challenge, _challenge_secret(args)),
         redirect_url=args.redirect_url,
         spam_threshold=args.spam_threshold,
         uploads=_upload_changes(args),
+        retention_days=args.retention_days,
+        messages=message_changes(args),
     )
     _note_sizes(out, form)
     _print_form(out, form, f"form {form.form_id} created")
@@ -226,17 +268,50 @@ def _form_changes(args: argparse.Namespace) -> FormChanges:
         redirect_url=redirect_url,
         spam_threshold=args.spam_threshold,
         uploads=uploads,
+        retention_days=_retention_change(args),
+        messages=message_changes(args),
     )
 
 
+def _retention_change(args: argparse.Namespace) -> int | Unset | None:
+    if args.no_retention:
+        return None
+    return UNSET if args.retention_days is None else int(args.retention_days)
+
+
 def _challenge_change(args: argparse.Namespace) -> Challenge | Unset | None:
+    secret = _challenge_secret(args)
     if args.no_challenge:
-        if args.challenge_secret is not None:
+        if secret is not None:
             raise AdminError("--challenge-secret goes with --challenge, not --no-challenge")
         return None
-    if args.challenge is not None or args.challenge_secret is not None:
-        return challenge_of(args.challenge, args.challenge_secret)
+    if args.challenge is not None or secret is not None:
+        return challenge_of(args.challenge, secret)
     return UNSET
+
+
+STANDARD_INPUT = "-"
+
+
+def _challenge_secret(args: argparse.Namespace) -> str | None:
+    """--challenge-secret, or the first line of --challenge-secret-file: a file keeps the
+    secret out of the process list, which any user of the host may read."""
+    if args.challenge_secret_file is None:
+        secret: str | None = args.challenge_secret
+        return secret
+    try:
+        if args.challenge_secret_file == STANDARD_INPUT:
+            text = sys.stdin.readline()
+        else:
+            with open(args.challenge_secret_file, encoding="utf-8") as file:
+                text = file.readline()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise AdminError(f"--challenge-secret-file: cannot read it ({reason})") from None
+    secret = text.strip()
+    if not secret:
+        raise AdminError("--challenge-secret-file: its first line is empty")
+    return secret
 
 
 async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
@@ -275,7 +350,18 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 def _print_form(out: Output, form: Form, headline: str | None = None) -> None:
     view = form_view(form)
     lines = [headline] if headline else []
-    out.result(view, [*lines, *key_values(view, skip=("rules",)), f"rules={_rules(view)}"])
+    templates = view["templates"]
+    assert isinstance(templates, dict)
+    own = [name for name, source in templates.items() if source is not None]
+    out.result(
+        view,
+        [
+            *lines,
+            *key_values(view, skip=("rules", "templates")),
+            f"rules={_rules(view)}",
+            f"templates={text(own)}",  # the form's own; `--json` shows them whole
+        ],
+    )
 
 
 def _rules(view: Mapping[str, object]) -> str:

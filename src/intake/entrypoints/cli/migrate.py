@@ -16,12 +16,16 @@ def register(commands: Subparsers) -> None:
 
 
 def _migrate(args: argparse.Namespace, settings: Settings, out: Output) -> None:
-    applied = asyncio.run(_apply(settings))
+    applied, sealed = asyncio.run(_apply(settings))
     lines = [f"applied {name}" for name in applied] or ["the database schema is up to date"]
-    out.result({"applied": applied}, lines)
+    if sealed:
+        lines.append(f"sealed {sealed} secret(s) kept plain by an older version")
+    out.result({"applied": applied, "sealed": sealed}, lines)
 
 
-async def _apply(settings: Settings) -> list[str]:
+async def _apply(settings: Settings) -> tuple[list[str], int]:
     # The store alone: the rest of a runtime would read tables not made yet.
     async with opened_schema(settings) as schema:
-        return await schema.migrate()
+        applied = await schema.migrate()
+        sealed = await schema.seal_plain_secrets()
+    return applied, sealed.resealed

@@ -1,7 +1,9 @@
 """`intake purge`: housekeeping, run on a schedule. Deletes the idempotency records past
 their 24 hours and the outbox rows published longer ago than the retention; never an
 unpublished row. Erases the spam and unverified submissions older than their retention,
-with their files; never one whose event is still on its way. With a blob store, it also
+and the submissions older than their form's retention, with their files; never one whose
+event is still on its way. Cuts the full client addresses kept longer than
+INTAKE_CLIENT_IP_FULL_HOURS to their networks. With a blob store, it also
 sweeps the uploaded files no submission links, and the leftovers of interrupted
 uploads, once older than the grace period. The deleting is the service's
 (service/purge.py): this module reads the flags and tells what was deleted."""
@@ -12,7 +14,8 @@ import argparse
 from datetime import timedelta
 
 from intake.admin_runtime import AdminRuntime as Runtime
-from intake.config.variables import OUTBOX_RETENTION_DAYS, SPAM_RETENTION_DAYS, UPLOAD_GRACE
+from intake.config.privacy_variables import OUTBOX_RETENTION_DAYS, SPAM_RETENTION_DAYS
+from intake.config.variables import UPLOAD_GRACE
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
@@ -26,8 +29,9 @@ def register(commands: Subparsers) -> None:
         commands,
         "purge",
         help="delete expired idempotency keys, old published outbox rows, old spam and "
-        "unverified submissions and uploaded files no submission links; safe to run on a "
-        "schedule",
+        "unverified submissions, submissions past their form's retention and uploaded files "
+        "no submission links, and cut old full client addresses to their networks; safe to "
+        "run on a schedule",
         handler=with_runtime(_purge),
     )
     purge.add_argument(
@@ -63,17 +67,32 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
             days=_days(args.spam_retention_days, runtime.settings.spam_retention_days)
         ),
         upload_grace=timedelta(seconds=_grace(runtime, args)),
+        client_ip_full=timedelta(hours=runtime.settings.client_ip_full_hours),
     )
-    purge = Purge(runtime.store.submissions, runtime.blobs, runtime.clock)
+    store = runtime.store
+    purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock)
     purged = await purge.run(retention)
     document: dict[str, object] = {
         "idempotency": purged.idempotency,
         "outbox": purged.outbox,
         "flagged_submissions": purged.flagged.submissions,
         "flagged_files": purged.flagged.files,
+        "expired_submissions": purged.expired.submissions,
+        "expired_files": purged.expired.files,
+        "truncated_client_ips": purged.client_ips,
     }
     lines = _records_lines(purged, retention.outbox.days)
     lines.append(_flagged_line(purged.flagged, retention.flagged.days))
+    lines.append(_expired_line(purged.expired))
+    lines.append(_client_ips_line(purged.client_ips, retention.client_ip_full))
+    if purged.forwarded:
+        # Told only when it happened: the relay erases these as it delivers them.
+        document["forwarded_submissions"] = purged.forwarded
+        lines.append(
+            f"erased the data and files of {purged.forwarded} forwarded "
+            + ("submission" if purged.forwarded == 1 else "submissions")
+            + " of forward-only forms"
+        )
     if purged.swept is not None:
         swept = purged.swept
         document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
@@ -107,6 +126,24 @@ def _flagged_line(erased: ErasedCounts, days: int) -> str:
         + ("day" if days == 1 else "days")
         + f", and {erased.files} "
         + ("file" if erased.files == 1 else "files")
+    )
+
+
+def _expired_line(erased: ErasedCounts) -> str:
+    return (
+        f"erased {erased.submissions} "
+        + ("submission" if erased.submissions == 1 else "submissions")
+        + f" past their form's retention, and {erased.files} "
+        + ("file" if erased.files == 1 else "files")
+    )
+
+
+def _client_ips_line(truncated: int, kept_full: timedelta) -> str:
+    return (
+        f"cut {truncated} full client "
+        + ("address" if truncated == 1 else "addresses")
+        + f" older than {_duration(kept_full)} to "
+        + ("its network" if truncated == 1 else "their networks")
     )
 
 

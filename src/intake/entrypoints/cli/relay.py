@@ -7,6 +7,7 @@ import logging
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import anyio
@@ -14,11 +15,13 @@ from anyio import CancelScope
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.process_collector import ProcessCollector
 
+from intake.domain.errors import StorageUnavailable
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
 from intake.entrypoints.cli.runner import CommandError, with_relay
 from intake.metrics import RelayMetrics
 from intake.service.relay import Relay, RelayRound
+from intake.service.retention import erase_expired, truncate_client_ips
 
 if TYPE_CHECKING:
     # Only named: the relay's bootstrap loads an HTTP client, which the commands
@@ -85,6 +88,9 @@ async def _deliver(runtime: RelayRuntime, args: argparse.Namespace, out: Output)
     totals: RelayRound | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(_watch_signals, stop, group.cancel_scope)
+        interval = runtime.settings.retention_sweep_interval
+        if interval:
+            group.start_soon(_sweep_retention, runtime, interval)
         log.info("relay started")
         totals = await runtime.relay.run_forever(stop.event)
         group.cancel_scope.cancel()
@@ -92,6 +98,23 @@ async def _deliver(runtime: RelayRuntime, args: argparse.Namespace, out: Output)
         raise KeyboardInterrupt  # exit 130, as an interrupted command does
     log.info("relay stopped")
     _print(out, totals, "in all: ")
+
+
+async def _sweep_retention(runtime: RelayRuntime, interval: int) -> None:
+    """The forms' retention and the full client addresses' hours (docs/privacy.md), at
+    start and every `interval` seconds while the relay runs; stopped with it, between two
+    batches or inside one, which its transaction then undoes. A sweep the store refuses
+    is tried again next time."""
+    store = runtime.store
+    kept_full = timedelta(hours=runtime.settings.client_ip_full_hours)
+    while True:
+        try:
+            now = runtime.clock.now()
+            await erase_expired(store.submissions, store.forms, runtime.blobs, now)
+            await truncate_client_ips(store.submissions, now, kept_full)
+        except (StorageUnavailable, OSError):
+            log.warning("retention sweep failed; tried again at the next one")
+        await anyio.sleep(interval)
 
 
 class _Stop:

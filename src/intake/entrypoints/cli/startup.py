@@ -43,8 +43,11 @@ async def _migrate(settings: Settings) -> None:
     # The store alone: the rest of a runtime would read tables not made yet.
     async with opened_schema(settings) as schema:
         applied = await schema.migrate()
+        sealed = await schema.seal_plain_secrets()
     for name in applied:
         log.info("applied migration %s", name)
+    if sealed.resealed:
+        log.info("sealed %d secret(s) kept plain by an older version", sealed.resealed)
 
 
 async def _open_once(settings: Settings) -> None:

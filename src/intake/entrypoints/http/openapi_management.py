@@ -8,7 +8,10 @@ from typing import Any
 
 from intake.domain.errors import ErrorCode
 from intake.domain.model import Scope
+from intake.entrypoints.http.openapi_chat import CHAT_PATHS, CHAT_SCHEMAS
+from intake.entrypoints.http.openapi_messages import PREVIEW_PATH
 from intake.entrypoints.http.openapi_objects import (
+    ERASURE_REQUEST,
     FORM_CHANGE,
     FORM_CREATE,
     OBJECT_SCHEMAS,
@@ -302,10 +305,26 @@ _USAGE = {
     ),
 }
 
+_ERASURES = {
+    "post": operation(
+        "createErasure",
+        Scope.MANAGE,
+        "Erase a person's submissions",
+        {"200": answer("The receipt.", ref("ErasureReceipt"))},
+        description="Erases every submission of the workspace whose reply-to or any field "
+        "value is the address (whatever its case), as deleteSubmission erases one: data, "
+        "files, idempotency records and undelivered deliveries go, and webhook endpoints get "
+        "`submission.deleted` for each. The receipt names what went, never what it held; "
+        "`dry_run` lists what would go and erases nothing.",
+        body=ERASURE_REQUEST,
+    ),
+}
+
 MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/forms": _FORMS,
     "/v1/forms/{form_id}": _FORM,
     "/v1/forms/{form_id}/rotate-key": _ROTATE_KEY,
+    "/v1/forms/{form_id}/templates/preview": PREVIEW_PATH,
     # The submission endpoint's POST shares this path (openapi.py).
     "/v1/forms/{form_id}/submissions": {"get": _LIST_SUBMISSIONS},
     "/v1/forms/{form_id}/export": _EXPORT,
@@ -318,7 +337,9 @@ MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/forms/{form_id}/notifications": _NOTIFICATIONS,
     "/v1/notifications/{recipient_id}": _NOTIFICATION,
     "/v1/notifications/{recipient_id}/test": _NOTIFICATION_TEST,
+    **CHAT_PATHS,
     "/v1/usage": _USAGE,
+    "/v1/erasures": _ERASURES,
 }
 
 
@@ -329,5 +350,5 @@ def with_management(document: dict[str, Any]) -> dict[str, Any]:
     for path, item in MANAGEMENT_PATHS.items():
         paths[path] = {**paths.get(path, {}), **item}
     components = dict(document["components"])
-    components["schemas"] = {**components["schemas"], **OBJECT_SCHEMAS}
+    components["schemas"] = {**components["schemas"], **OBJECT_SCHEMAS, **CHAT_SCHEMAS}
     return {**document, "paths": paths, "components": components}

@@ -14,8 +14,15 @@ from intake.domain.model import (
     RuleKind,
     SubmissionStatus,
 )
+from intake.domain.privacy import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
+from intake.entrypoints.http.management.erasures import MAX_EMAIL_LENGTH
 from intake.entrypoints.http.management.notifications import MAX_EMAIL
 from intake.entrypoints.http.management.webhooks import MAX_URL
+from intake.entrypoints.http.openapi_messages import (
+    FORM_MESSAGE_FIELDS,
+    FORM_MESSAGES,
+    MAIL_PREVIEW,
+)
 from intake.service.admin.inputs import MAX_FORM_NAME
 
 
@@ -88,6 +95,11 @@ FORM = _object(
             "description": "The upload policy; null when the form refuses files.",
             **_nullable({**_UPLOADS, "required": list(_UPLOADS["properties"])}),
         },
+        "retention_days": {
+            "description": "Days its submissions are kept; null: until erased.",
+            **_nullable({"type": "integer"}),
+        },
+        **FORM_MESSAGES,
         "created_at": _MAYBE_TIME,
     }
 )
@@ -224,6 +236,25 @@ USAGE = _object(
     }
 )
 
+ERASURE_RECEIPT = _object(
+    {
+        "workspace_id": _STRING,
+        "dry_run": {"type": "boolean", "description": "true: nothing was erased."},
+        "performed_at": _TIME,
+        "count": _COUNT,
+        "forms": {
+            "type": "array",
+            "items": _object({"form_id": _STRING, "count": _COUNT}),
+            "description": "Each form with submissions erased, and how many.",
+        },
+        "submissions": {
+            "type": "array",
+            "items": _object({"form_id": _STRING, "submission_id": _STRING, "created_at": _TIME}),
+            "description": "What was (or would be) erased, oldest first: ids and times only.",
+        },
+    }
+)
+
 OBJECT_SCHEMAS: dict[str, Any] = {
     "Form": FORM,
     "File": FILE,
@@ -235,6 +266,8 @@ OBJECT_SCHEMAS: dict[str, Any] = {
     "CreatedWebhookEndpoint": CREATED_ENDPOINT,
     "NotificationRecipient": RECIPIENT,
     "Usage": USAGE,
+    "ErasureReceipt": ERASURE_RECEIPT,
+    "MailPreview": MAIL_PREVIEW,
 }
 
 
@@ -278,6 +311,14 @@ _FORM_FIELDS: dict[str, Any] = {
         "description": "A submission scoring this much or more is spam (5.0 by default).",
     },
     "uploads": _nullable({**_UPLOADS, "additionalProperties": False}),
+    "retention_days": {
+        "description": "Erase its submissions and their files this many days after they came "
+        "in; null keeps them until erased.",
+        **_nullable(
+            {"type": "integer", "minimum": MIN_RETENTION_DAYS, "maximum": MAX_RETENTION_DAYS}
+        ),
+    },
+    **FORM_MESSAGE_FIELDS,
 }
 
 FORM_CREATE = _body(_FORM_FIELDS, required=("name",))
@@ -315,3 +356,14 @@ WEBHOOK_CREATE = _body(
     required=("url",),
 )
 RECIPIENT_CREATE = _body({"email": {"type": "string", "maxLength": MAX_EMAIL}}, required=("email",))
+ERASURE_REQUEST = _body(
+    {
+        "email": {
+            "type": "string",
+            "maxLength": MAX_EMAIL_LENGTH,
+            "description": "The person's address, compared whatever its case.",
+        },
+        "dry_run": {"type": "boolean", "description": "List what would go; erase nothing."},
+    },
+    required=("email",),
+)

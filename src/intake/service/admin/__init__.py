@@ -12,7 +12,9 @@ from intake.service.admin.changes import (
     UploadChanges,
     WorkspaceChanges,
 )
+from intake.service.admin.chat_destinations import ChatRequest
 from intake.service.admin.destinations import CreatedEndpoint
+from intake.service.admin.erasure import ErasedSubmission, ErasureReceipt
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import (
     DEFAULT_FORM_NAME,
@@ -34,10 +36,13 @@ __all__ = [
     "UNSET",
     "Admin",
     "AdminError",
+    "ChatRequest",
     "CreatedEndpoint",
     "CreatedKey",
     "CsvRow",
     "DeliveryPage",
+    "ErasedSubmission",
+    "ErasureReceipt",
     "FormChanges",
     "Listed",
     "NotFoundError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from intake.domain import ids
+from intake.domain.chat import DEFAULT_TELEGRAM_API_URL
 from intake.domain.model import Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.signing import DownloadSigner
@@ -27,6 +28,7 @@ class AdminBase:
         webhook_resolver: Resolver | None = None,
         blobs: BlobStore | None = None,
         signer: DownloadSigner | None = None,
+        telegram_api_url: str = DEFAULT_TELEGRAM_API_URL,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -37,6 +39,7 @@ class AdminBase:
         self._resolve = webhook_resolver
         self._blobs = blobs
         self._signer = signer
+        self._telegram_api_url = telegram_api_url
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

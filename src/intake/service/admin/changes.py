@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from attrs import evolve, field, frozen
 
@@ -22,10 +22,14 @@ from intake.service.admin.inputs import (
     check_name,
     check_origins,
     check_redirect,
+    check_retention_days,
     check_rules,
     check_storage_limit,
     check_threshold,
 )
+
+if TYPE_CHECKING:  # message_changes.py takes UNSET from here
+    from intake.service.admin.message_changes import MessageChanges
 
 
 class Unset(enum.Enum):
@@ -68,8 +72,9 @@ class WorkspaceChanges:
 
 @frozen
 class FormChanges:
-    """Changes to a form. A field None leaves the setting as it is; `challenge` and
-    `redirect_url`, where None is a value (none), are left as they are when UNSET. A list
+    """Changes to a form. A field None leaves the setting as it is; `challenge`,
+    `redirect_url` and `retention_days`, where None is a value (none), are left as they
+    are when UNSET. A list
     given replaces the form's whole list; `uploads` says how its upload policy changes."""
 
     name: str | None = None
@@ -81,6 +86,8 @@ class FormChanges:
     spam_threshold: float | None = None
     enabled: bool | None = None
     uploads: UploadChanges | None = None
+    retention_days: int | Unset | None = UNSET  # None: kept until erased
+    messages: MessageChanges | None = None  # what it mails and keeps
 
     def apply(self, form: Form) -> Form:
         """`form` with every change but `uploads`, which needs to know where files are kept
@@ -101,6 +108,10 @@ class FormChanges:
             form = evolve(form, spam_threshold=check_threshold(self.spam_threshold))
         if self.enabled is not None:
             form = evolve(form, enabled=self.enabled)
+        if not isinstance(self.retention_days, Unset):
+            form = evolve(form, retention_days=check_retention_days(self.retention_days))
+        if self.messages is not None:
+            form = evolve(form, messages=self.messages.apply(form.messages, form.name))
         return form
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from attrs import evolve
 
 from intake.domain import ids
+from intake.domain.form_messages import FormMessages
 from intake.domain.model import Challenge, FieldRule, Form, FormMode
+from intake.domain.owner_mail import MailParts
 from intake.domain.uploads import UploadPolicy
 from intake.service.admin.changes import FormChanges, UploadChanges
 from intake.service.admin.errors import AdminError, NotFoundError
@@ -17,8 +19,14 @@ from intake.service.admin.inputs import (
     check_name,
     check_origins,
     check_redirect,
+    check_retention_days,
     check_rules,
     check_threshold,
+)
+from intake.service.admin.message_changes import (
+    MessageChanges,
+    changed_templates,
+    preview_mail,
 )
 from intake.service.admin.workspaces import WorkspaceAdmin
 
@@ -50,6 +58,8 @@ class FormAdmin(WorkspaceAdmin):
         redirect_url: str | None = None,
         spam_threshold: float | None = None,
         uploads: UploadChanges | None = None,
+        retention_days: int | None = None,
+        messages: MessageChanges | None = None,
     ) -> Form:
         policy = self._upload_policy(uploads, None) if uploads is not None else None
         await self.workspace(workspace_id)
@@ -66,6 +76,10 @@ class FormAdmin(WorkspaceAdmin):
             redirect_url=check_redirect(redirect_url),
             created_at=self._clock.now(),
             uploads=policy,
+            retention_days=check_retention_days(retention_days),
+            messages=FormMessages()
+            if messages is None
+            else messages.apply(FormMessages(), check_name(name)),
         )
         if spam_threshold is not None:
             form = evolve(form, spam_threshold=check_threshold(spam_threshold))
@@ -87,6 +101,17 @@ class FormAdmin(WorkspaceAdmin):
             form = evolve(form, uploads=self._upload_policy(changes.uploads, form.uploads))
         await self._store.forms.update(form)
         return form
+
+    async def preview_mail(
+        self, form_id: str, kind: str, templates: Mapping[str, str | None] | None = None
+    ) -> MailParts:
+        """The mail `kind` ("notification" or "autoresponse") the form's templates make
+        of a sample submission, `templates` (checked, not saved) in place of its own."""
+        form = await self.form(form_id)
+        own = form.messages.templates
+        if templates:
+            own = changed_templates(own, templates, form.name)
+        return preview_mail(own, form.name, kind)
 
     async def rotate_key(self, form_id: str) -> Form:
         form = evolve(

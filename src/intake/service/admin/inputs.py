@@ -11,6 +11,7 @@ from intake.domain.controls import is_control
 from intake.domain.listing import MAX_PAGE, MIN_PAGE
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, RuleKind
 from intake.domain.origins import normalize_origin, normalize_pattern
+from intake.domain.privacy import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from intake.service.admin.errors import AdminError
 
 T = TypeVar("T")
@@ -24,6 +25,7 @@ CHALLENGE = "challenge"
 REDIRECT_URL = "redirect_url"
 SPAM_THRESHOLD = "spam_threshold"
 UPLOADS = "uploads"
+RETENTION_DAYS = "retention_days"
 MAX_FORM_NAME = 200  # characters: a name is a label in lists and mail subjects
 # A listing's page parameters, as the API's query and AdminError.field spell them.
 CURSOR = "cursor"
@@ -143,6 +145,17 @@ def check_threshold(value: float) -> float:
             field=SPAM_THRESHOLD,
         )
     return float(value)
+
+
+def check_retention_days(days: int | None) -> int | None:
+    """Days a form keeps its submissions: MIN_RETENTION_DAYS to MAX_RETENTION_DAYS, or
+    None (until erased)."""
+    if days is not None and not MIN_RETENTION_DAYS <= days <= MAX_RETENTION_DAYS:
+        raise AdminError(
+            f"a retention must be {MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS} days, not {days}",
+            field=RETENTION_DAYS,
+        )
+    return days
 
 
 def check_storage_limit(limit: int | None) -> None:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from intake.service.admin.chat_destinations import ChatAdmin
 from intake.service.admin.destinations import DestinationAdmin
+from intake.service.admin.erasure import ErasureAdmin
 from intake.service.admin.keys import KeyAdmin
 from intake.service.admin.listing import ListingAdmin
 from intake.service.admin.outbox import OutboxAdmin
 from intake.service.admin.ownership import OwnershipAdmin
 from intake.service.admin.submissions import SubmissionAdmin
-from intake.service.admin.triage import TriageAdmin
 from intake.service.admin.webhooks import WebhookAdmin
 from intake.service.admin.workspace_forms import WorkspaceFormAdmin
 
 
 class Admin(
+    ChatAdmin,
     WebhookAdmin,
     ListingAdmin,
     SubmissionAdmin,
@@ -22,7 +24,7 @@ class Admin(
     OutboxAdmin,
     WorkspaceFormAdmin,
     OwnershipAdmin,
-    TriageAdmin,
+    ErasureAdmin,
 ):
     """Workspaces, forms, API keys, submissions, and where submissions are delivered.
     Each part is in the module of its concern; all of them share `AdminBase`'s store,

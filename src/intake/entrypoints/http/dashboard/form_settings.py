@@ -35,6 +35,7 @@ PATH = FORMS + "/{form_id}/settings"
 # The settings a refusal can name, each shown next to its control.
 _SETTINGS = frozenset(
     {"name", "allowed_origins", "challenge", "redirect_url", "spam_threshold", "rules", "uploads"}
+    | {"retention_days"}
 )
 
 

@@ -23,6 +23,7 @@ from intake.service.admin.inputs import (
     CHALLENGE,
     NAME,
     REDIRECT_URL,
+    RETENTION_DAYS,
     RULES,
     SPAM_THRESHOLD,
     UPLOADS,
@@ -43,6 +44,7 @@ CONTROLS = (
     "max_file_size",
     "max_total_size",
     "max_files",
+    RETENTION_DAYS,
 )
 # A refusal that names no setting is shown at the top of the page, under this key.
 WHOLE_FORM = "form"
@@ -89,6 +91,7 @@ def shown(form: Form) -> dict[str, str]:
         "max_file_size": str(policy.max_file_size),
         "max_total_size": str(policy.max_total_size),
         "max_files": str(policy.max_files),
+        RETENTION_DAYS: "" if form.retention_days is None else str(form.retention_days),
     }
 
 
@@ -121,6 +124,10 @@ def _body(entered: Mapping[str, str], current: Form, errors: dict[str, str]) -> 
         REDIRECT_URL: entered[REDIRECT_URL].strip() or None,
         SPAM_THRESHOLD: _number(entered[SPAM_THRESHOLD]),
         UPLOADS: _uploads(entered),
+        # Empty: kept until erased (null).
+        RETENTION_DAYS: _whole(entered[RETENTION_DAYS])
+        if entered[RETENTION_DAYS].strip()
+        else None,
     }
     try:
         body[RULES] = [_rule_json(parse_rule(line)) for line in _lines(entered[RULES])]

@@ -194,6 +194,7 @@ async def render(
         "exports": [(f, query.url(_path(form) + "/export", format=f)) for f in EXPORT_TYPES],
         "page_sizes": PAGE_SIZES,
         "kept": query.params(),
+        "spam_days": web.runtime(request).settings.spam_retention_days,  # 0: forever
     }
     return web.page(request, "inbox.html", context, status=422 if errors else 200)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from intake.entrypoints.http.management import (
+    chat,
+    erasures,
     forms,
     listing,
     notifications,
@@ -27,4 +29,6 @@ def routes() -> list[Route]:
         *triage.ROUTES,
         *webhooks.ROUTES,
         *notifications.ROUTES,
+        *chat.ROUTES,
+        *erasures.ROUTES,
     ]

@@ -11,6 +11,10 @@ from attrs import evolve, frozen
 
 from intake.domain.model import Challenge, FieldRule, FormMode
 from intake.entrypoints.http.management.common import BodyFields
+from intake.entrypoints.http.management.form_message_fields import (
+    MESSAGE_FIELDS,
+    message_changes,
+)
 from intake.service.admin import (
     UNSET,
     AdminError,
@@ -24,21 +28,26 @@ from intake.service.admin.inputs import (
     CHALLENGE,
     NAME,
     REDIRECT_URL,
+    RETENTION_DAYS,
     RULES,
     SPAM_THRESHOLD,
     UPLOADS,
     check_name,
     check_origins,
     check_redirect,
+    check_retention_days,
     check_rules,
     check_threshold,
     rule_of,
 )
+from intake.service.admin.message_changes import MessageChanges
 
 MODE = "mode"
 ENABLED = "enabled"
 CREATE_FIELDS = frozenset(
     {NAME, MODE, ALLOWED_ORIGINS, CHALLENGE, REDIRECT_URL, RULES, SPAM_THRESHOLD, UPLOADS}
+    | {RETENTION_DAYS}
+    | MESSAGE_FIELDS
 )
 UPDATE_FIELDS = CREATE_FIELDS | {ENABLED}
 _CHALLENGE_FIELDS = frozenset({"provider", "secret"})
@@ -63,6 +72,8 @@ class NewForm:
     redirect_url: str | None
     spam_threshold: float | None
     uploads: UploadChanges | None
+    retention_days: int | None
+    messages: MessageChanges | None
 
 
 def _fields(body: Mapping[str, Any]) -> BodyFields:
@@ -169,8 +180,9 @@ def _uploads(fields: BodyFields) -> UploadChanges | None:
 
 def _settings(fields: BodyFields) -> FormChanges:
     """The settings POST and PATCH share, each checked, as the changes they ask for: a
-    field not given is None, or UNSET for `challenge` and `redirect_url` (where null is a
-    value). A bad field is recorded, for `fields.done()` to refuse."""
+    field not given is None, or UNSET for `challenge`, `redirect_url` and
+    `retention_days` (where null is a value). A bad field is recorded, for
+    `fields.done()` to refuse."""
     name = fields.text(NAME)
     origins = fields.text_list(ALLOWED_ORIGINS)
     redirect: str | Unset | None = UNSET
@@ -178,6 +190,10 @@ def _settings(fields: BodyFields) -> FormChanges:
         given = fields.text(REDIRECT_URL, nullable=True)
         redirect = _checked(fields, REDIRECT_URL, check_redirect, given)
     threshold = fields.number(SPAM_THRESHOLD)
+    retention: int | Unset | None = UNSET
+    if fields.has(RETENTION_DAYS):
+        days = fields.integer(RETENTION_DAYS, nullable=True)
+        retention = _checked(fields, RETENTION_DAYS, check_retention_days, days)
     return FormChanges(
         name=None if name is None else _checked(fields, NAME, check_name, name),
         mode=_mode(fields),
@@ -191,6 +207,8 @@ def _settings(fields: BodyFields) -> FormChanges:
         if threshold is None
         else _checked(fields, SPAM_THRESHOLD, check_threshold, threshold),
         uploads=_uploads(fields),
+        retention_days=retention,
+        messages=message_changes(fields),
     )
 
 
@@ -212,6 +230,8 @@ def new_form(body: Mapping[str, Any]) -> NewForm:
         redirect_url=None if isinstance(asked.redirect_url, Unset) else asked.redirect_url,
         spam_threshold=asked.spam_threshold,
         uploads=asked.uploads,
+        retention_days=None if isinstance(asked.retention_days, Unset) else asked.retention_days,
+        messages=asked.messages,
     )
 
 

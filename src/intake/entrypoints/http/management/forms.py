@@ -1,5 +1,6 @@
-"""The workspace's forms: GET and POST /v1/forms, GET and PATCH /v1/forms/{form_id}, and
-POST /v1/forms/{form_id}/rotate-key. The rules are `intake form`'s, in service/admin."""
+"""The workspace's forms: GET and POST /v1/forms, GET and PATCH /v1/forms/{form_id},
+POST /v1/forms/{form_id}/rotate-key and POST /v1/forms/{form_id}/templates/preview. The
+rules are `intake form`'s, in service/admin."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
+    BodyFields,
     Call,
     endpoint,
     json_object,
@@ -23,7 +25,12 @@ from intake.entrypoints.http.management.form_fields import (
     form_changes,
     new_form,
 )
-from intake.presentation.views import form_view
+from intake.entrypoints.http.management.form_message_fields import templates_given
+from intake.presentation.views import form_view, mail_preview_view
+from intake.service.admin.message_changes import PREVIEW_KINDS, TEMPLATES
+
+PREVIEW_KIND = "kind"
+PREVIEW_FIELDS = frozenset({PREVIEW_KIND, TEMPLATES})
 
 
 @endpoint(Scope.READ)
@@ -47,6 +54,8 @@ async def create_form(request: Request, call: Call) -> Response:
         redirect_url=asked.redirect_url,
         spam_threshold=asked.spam_threshold,
         uploads=asked.uploads,
+        retention_days=asked.retention_days,
+        messages=asked.messages,
     )
     return json_response(form_view(form), status=201)
 
@@ -68,6 +77,22 @@ async def update_form(request: Request, call: Call) -> Response:
 
 
 @endpoint(Scope.MANAGE)
+async def preview_mail(request: Request, call: Call) -> Response:
+    """The mail the form's templates make of a sample submission; `templates` in the
+    body (checked, not saved) try others in their place."""
+    form_id = request.path_params["form_id"]
+    await call.admin.workspace_form(call.workspace_id, form_id)
+    fields = BodyFields(await json_object(request, PREVIEW_FIELDS))
+    kind = fields.text(PREVIEW_KIND) or PREVIEW_KINDS[0]
+    if kind not in PREVIEW_KINDS:
+        fields.fail(PREVIEW_KIND, f"One of {', '.join(PREVIEW_KINDS)}.")
+    templates = templates_given(fields)
+    fields.done()
+    parts = await call.admin.preview_mail(form_id, kind, templates)
+    return json_response(mail_preview_view(kind, parts))
+
+
+@endpoint(Scope.MANAGE)
 async def rotate_key(request: Request, call: Call) -> Response:
     form = await call.admin.rotate_owned_key(call.workspace_id, request.path_params["form_id"])
     return json_response(form_view(form))
@@ -79,4 +104,5 @@ ROUTES: list[Route] = [
     Route("/v1/forms/{form_id}", get_form, methods=["GET"]),
     Route("/v1/forms/{form_id}", update_form, methods=["PATCH"]),
     Route("/v1/forms/{form_id}/rotate-key", rotate_key, methods=["POST"]),
+    Route("/v1/forms/{form_id}/templates/preview", preview_mail, methods=["POST"]),
 ]

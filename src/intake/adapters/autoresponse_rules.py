@@ -1,0 +1,114 @@
+"""What the three stores do alike for the autoresponder and for forward-only forms, at
+the fan-out: which events earn a confirmation mail, the ids of its record and delivery,
+and the limits each store checks in the fan-out's own transaction.
+
+A confirmation goes, as one more `email` delivery of a `submission.created` event, to
+the submission's validated reply-to address, when the form asks for it, the submission
+was accepted at once (a released one is answered by the owner, not by a machine days
+later), no confirmation went to that address from that form in the past hour, and the
+form has sent fewer than its hourly limit in the past hour. Each store counts the sent
+under a lock on the form (SQLite's write lock; a PostgreSQL advisory lock), so relays
+running at once never go past either limit. The address is kept only as a hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+
+from attrs import frozen
+
+from intake.adapters.delivery_rules import delivery_id
+from intake.domain import ids
+from intake.domain.deliveries import DestinationKind
+from intake.domain.form_messages import AUTORESPONSE_PREFIX, FormMessages
+from intake.domain.model import EventType, OutboxEvent
+from intake.domain.owner_mail import autoresponse_address
+
+# The window of both limits: one per address per form, and the form's ceiling.
+AUTORESPONSE_WINDOW = timedelta(hours=1)
+_ID_BYTES = 16
+
+
+@frozen
+class Autoresponse:
+    """One confirmation the fan-out may queue, if the limits allow."""
+
+    autoresponse_id: str
+    event_id: str
+    form_id: str
+    address_hash: str
+    hourly_limit: int
+
+    def delivery_id(self) -> str:
+        return delivery_id(self.event_id, DestinationKind.EMAIL, self.autoresponse_id)
+
+
+@frozen
+class QueuedAutoresponse:
+    """A confirmation's record, as the memory store keeps it."""
+
+    form_id: str
+    event_id: str
+    address_hash: str
+    queued_at: datetime
+
+
+def address_hash(address: str) -> str:
+    return hashlib.sha256(address.strip().lower().encode("utf-8")).hexdigest()
+
+
+def _released(event: OutboxEvent) -> bool:
+    """A release's event is queued when the owner releases the submission; an accepted
+    submission's is queued with it, at its own time."""
+    return event.payload.get("created_at") != event.created_at.isoformat()
+
+
+def autoresponses(
+    events: Iterable[OutboxEvent], forms: Mapping[str, FormMessages], default_limit: int
+) -> list[Autoresponse]:
+    """The confirmations the events may earn, before the limits are counted."""
+    chosen = []
+    for event in events:
+        messages = forms.get(event.form_id)
+        if event.event_type is not EventType.CREATED or messages is None:
+            continue
+        if not messages.autoresponse or _released(event):
+            continue
+        address = autoresponse_address(event.payload)
+        if address is None:
+            continue
+        digest = hashlib.sha256(event.event_id.encode()).digest()[:_ID_BYTES]
+        chosen.append(
+            Autoresponse(
+                autoresponse_id=ids.prefixed_id(AUTORESPONSE_PREFIX, digest),
+                event_id=event.event_id,
+                form_id=event.form_id,
+                address_hash=address_hash(address.addr_spec),
+                hourly_limit=messages.hourly_limit(default_limit),
+            )
+        )
+    return chosen
+
+
+def window_start(now: datetime) -> datetime:
+    return now - AUTORESPONSE_WINDOW
+
+
+def forwarded(events: Iterable[OutboxEvent], forms: Mapping[str, FormMessages]) -> list[str]:
+    """The submissions of forward-only forms whose accepted event is being fanned out:
+    each erased once every delivery of its events is done (delivered or dead)."""
+    return [
+        event.submission_id
+        for event in events
+        if event.event_type is EventType.CREATED
+        and event.submission_id
+        and (messages := forms.get(event.form_id)) is not None
+        and messages.forward_only
+    ]
+
+
+def mailed(messages: FormMessages | None) -> bool:
+    """Whether the form's notification recipients are mailed."""
+    return messages is None or messages.mail_notifications
