@@ -55,9 +55,20 @@ def _run(argv: list[str], env: Mapping[str, str]) -> float:
 
 
 def sqlite_env(database_path: Path) -> dict[str, str]:
-    # The caller's INTAKE_ settings left out: the command runs on its defaults.
-    base = {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
-    return {**base, "INTAKE_DATABASE_URL": f"sqlite:///{database_path}"}
+    # The caller's INTAKE_ settings left out: the command runs on its defaults. It runs
+    # as an installed package does, from bytecode (pip writes it at install): the first
+    # run writes it beside the database, even where PYTHONDONTWRITEBYTECODE would have
+    # every run compile every module again.
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("INTAKE_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    return {
+        **base,
+        "INTAKE_DATABASE_URL": f"sqlite:///{database_path}",
+        "PYTHONPYCACHEPREFIX": str(database_path.parent / "bytecode"),
+    }
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from intake.domain import ids
 from intake.domain.deliveries import DestinationKind
 from intake.domain.form_messages import AUTORESPONSE_PREFIX, FormMessages
 from intake.domain.model import EventType, OutboxEvent
-from intake.domain.owner_mail import autoresponse_address
+from intake.domain.notifications import autoresponse_address
 
 # The window of both limits: one per address per form, and the form's ceiling.
 AUTORESPONSE_WINDOW = timedelta(hours=1)

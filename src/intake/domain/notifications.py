@@ -20,6 +20,8 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from urllib.parse import quote
 
+from attrs import frozen
+
 from intake.domain.notification_body import ListedFile, html_body, plain_body
 from intake.domain.validation import DEFAULT_EMAIL_FIELD, is_email
 
@@ -233,3 +235,22 @@ def _footer(submission_id: str, created: datetime | None, base_url: str | None) 
     if base_url:
         lines.append(f"Sent from {base_url}")
     return lines
+
+
+@frozen
+class MailParts:
+    """A mail as its parts (owner_mail.py renders them; the sandbox stays out of what
+    only needs the shape)."""
+
+    subject: str
+    text: str
+    html: str
+    failed: tuple[str, ...] = ()  # the owner's templates that failed: defaults used
+
+
+def autoresponse_address(payload: Mapping[str, object]) -> Address | None:
+    """Where a confirmation goes: the submission's validated reply-to address (its
+    `_replyto`, else its `email` field), when it is one plain address."""
+    data = payload.get("data")
+    fields = data if isinstance(data, Mapping) else {}
+    return reply_address(payload.get("reply_to"), fields.get(DEFAULT_EMAIL_FIELD))

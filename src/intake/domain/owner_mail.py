@@ -15,13 +15,12 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
 
-from attrs import frozen
-
 from intake.domain import mail_templates
 from intake.domain.form_messages import TEMPLATE_NAMES, Templates
 from intake.domain.mail_templates import MailTemplateError
 from intake.domain.notifications import (
     MAX_SUBJECT_CHARS,
+    MailParts,
     display_value,
     message_id,
     one_line,
@@ -48,14 +47,6 @@ SAMPLE_PAYLOAD: Mapping[str, object] = {
     "data": {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello <b>there</b>"},
     "files": [],
 }
-
-
-@frozen
-class MailParts:
-    subject: str
-    text: str
-    html: str
-    failed: tuple[str, ...] = ()  # the owner's templates that failed: defaults used
 
 
 def template_context(
@@ -183,14 +174,6 @@ def _parts_of(message: EmailMessage) -> MailParts:
         text=text.get_content() if isinstance(text, EmailMessage) else "",
         html=html.get_content() if isinstance(html, EmailMessage) else "",
     )
-
-
-def autoresponse_address(payload: Mapping[str, object]) -> Address | None:
-    """Where a confirmation goes: the submission's validated reply-to address (its
-    `_replyto`, else its `email` field), when it is one plain address."""
-    data = payload.get("data")
-    fields = data if isinstance(data, Mapping) else {}
-    return reply_address(payload.get("reply_to"), fields.get(DEFAULT_EMAIL_FIELD))
 
 
 def default_autoresponse(context: Mapping[str, object]) -> MailParts:

@@ -11,7 +11,7 @@ from intake.domain.deliveries import (
     WebhookEndpoint,
 )
 from intake.domain.model import ApiKey, Form, Submission, Workspace, scopes_in_order
-from intake.domain.owner_mail import MailParts
+from intake.domain.notifications import MailParts
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.submissions import OutboxRow
 from intake.service.admin import (

@@ -24,11 +24,8 @@ from intake.domain.errors import StorageUnavailable
 from intake.domain.form_messages import Templates, is_autoresponse
 from intake.domain.mail_tests import render_test_mail
 from intake.domain.model import EventType
-from intake.domain.owner_mail import (
-    autoresponse_address,
-    render_autoresponse,
-    render_notification_mail,
-)
+from intake.domain.notifications import autoresponse_address
+from intake.domain.owner_mail import render_autoresponse, render_notification_mail
 from intake.domain.signing import DownloadSigner
 from intake.ports.clock import Clock
 from intake.ports.deliveries import ClaimedDelivery

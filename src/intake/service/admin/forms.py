@@ -9,7 +9,7 @@ from attrs import evolve
 from intake.domain import ids
 from intake.domain.form_messages import FormMessages
 from intake.domain.model import Challenge, FieldRule, Form, FormMode
-from intake.domain.owner_mail import MailParts
+from intake.domain.notifications import MailParts
 from intake.domain.uploads import UploadPolicy
 from intake.service.admin.changes import FormChanges, UploadChanges
 from intake.service.admin.errors import AdminError, NotFoundError

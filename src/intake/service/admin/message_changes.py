@@ -15,8 +15,7 @@ from intake.domain.form_messages import (
     FormMessages,
     Templates,
 )
-from intake.domain.mail_templates import MailTemplateError
-from intake.domain.owner_mail import MailParts, check_templates, preview
+from intake.domain.notifications import MailParts
 from intake.service.admin.changes import UNSET, Unset
 from intake.service.admin.errors import AdminError
 
@@ -88,6 +87,9 @@ def changed_templates(
         if name not in TEMPLATE_NAMES:
             known = ", ".join(TEMPLATE_NAMES)
             raise AdminError(f"no template {name!r} (known: {known})", field=TEMPLATES)
+    # The sandbox only when templates change: every command imports this module.
+    from intake.domain.owner_mail import check_templates  # noqa: PLC0415
+
     changed = evolve(current, **{key: value or None for key, value in given.items()})
     refused = check_templates(changed, form_name)
     for name in TEMPLATE_NAMES:
@@ -103,6 +105,9 @@ def preview_mail(templates: Templates, form_name: str, kind: str) -> MailParts:
         raise AdminError(
             f"a preview is of {' or '.join(PREVIEW_KINDS)}, not {kind!r}", field="kind"
         )
+    from intake.domain.mail_templates import MailTemplateError  # noqa: PLC0415
+    from intake.domain.owner_mail import preview  # noqa: PLC0415
+
     try:
         return preview(templates, form_name, kind)
     except MailTemplateError as error:
