@@ -12,7 +12,14 @@ import pytest
 
 from intake.config import Settings
 from intake.domain.model import FieldRule, RuleKind
-from tests.http.conftest import Seeded, ServiceFactory, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    MEMORY_IN_THE_INNER_LOOP,
+    Backend,
+    Seeded,
+    ServiceFactory,
+    assert_error,
+)
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
@@ -456,3 +463,10 @@ def test_a_file_part_sent_by_httpx_files_is_refused_too(seeded: Seeded) -> None:
 
     error = assert_error(response, "validation_failed")
     assert error["error"]["fields"] == {"attachment": "File uploads are not accepted."}
+
+
+# The HTTP layer's rules, the same over every store (the contract suite holds the stores
+# to one behaviour): `make test` runs them on all three, the inner loop on memory.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)

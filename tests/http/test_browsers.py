@@ -10,7 +10,15 @@ import httpx2
 import pytest
 
 from intake.domain.model import FieldRule, RuleKind
-from tests.http.conftest import BROWSER_ACCEPT, SPEC_ERRORS, Seeded, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    BROWSER_ACCEPT,
+    MEMORY_IN_THE_INNER_LOOP,
+    SPEC_ERRORS,
+    Backend,
+    Seeded,
+    assert_error,
+)
 
 FIELDS = {"name": "Ada", "message": "Hello"}
 HOSTILE = '<script>alert("x")</script>'
@@ -426,3 +434,10 @@ def test_a_fetch_style_failure_gets_the_json_envelope(seeded: Seeded) -> None:
     response = seeded.svc.public("no-such-key", data=FIELDS, headers={"accept": "*/*"})
 
     assert_error(response, "form_not_found")
+
+
+# The HTTP layer's rules, the same over every store (the contract suite holds the stores
+# to one behaviour): `make test` runs them on all three, the inner loop on memory.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)

@@ -7,12 +7,20 @@ import ipaddress
 from datetime import UTC, datetime
 
 import httpx2
+import pytest
 
 from intake.config import Settings
 from intake.domain.model import Plan
 from intake.domain.ratelimit import RateLimits, RateRule
 from intake.service.admin import WorkspaceChanges
-from tests.http.conftest import Seeded, ServiceFactory, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    MEMORY_IN_THE_INNER_LOOP,
+    Backend,
+    Seeded,
+    ServiceFactory,
+    assert_error,
+)
 
 FIELDS = {"name": "Ada", "message": "Hello"}
 SPAM = {
@@ -318,3 +326,10 @@ def test_the_quota_is_shared_by_the_workspaces_forms(make_service: ServiceFactor
     response = seeded.svc.public(second.public_form_key, data=FIELDS)
 
     assert_error(response, "quota_exceeded")
+
+
+# The HTTP layer's rules, the same over every store (the contract suite holds the stores
+# to one behaviour): `make test` runs them on all three, the inner loop on memory.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)

@@ -30,7 +30,15 @@ from intake.logs import JsonFormatter
 from intake.metrics import MULTIPROC_ENV, clear_multiprocess_files, multiprocess_directory
 from intake.ports.senders import WebhookResponse
 from intake.service.relay import Relay
-from tests.http.conftest import Seeded, Service, ServiceFactory, assert_error
+from tests.http.conftest import (
+    BACKENDS,
+    MEMORY_IN_THE_INNER_LOOP,
+    Backend,
+    Seeded,
+    Service,
+    ServiceFactory,
+    assert_error,
+)
 
 PUBLIC = "/f/{public_form_key}"
 SERVER = "/v1/forms/{form_id}/submissions"
@@ -640,3 +648,10 @@ def test_clearing_a_directory_counts_what_it_removed(tmp_path: Path) -> None:
 
     assert clear_multiprocess_files(str(tmp_path)) == 2
     assert clear_multiprocess_files(str(tmp_path)) == 0
+
+
+# The HTTP layer's rules, the same over every store (the contract suite holds the stores
+# to one behaviour): `make test` runs them on all three, the inner loop on memory.
+@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param](request)
