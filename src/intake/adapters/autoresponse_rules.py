@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from attrs import frozen
 
@@ -29,6 +30,8 @@ from intake.domain.notifications import autoresponse_address
 # The window of both limits: one per address per form, and the form's ceiling.
 AUTORESPONSE_WINDOW = timedelta(hours=1)
 _ID_BYTES = 16
+# The fan-out's time as each store writes it (a datetime, or SQLite's text).
+When = TypeVar("When")
 
 
 @frozen
@@ -43,6 +46,16 @@ class Autoresponse:
 
     def delivery_id(self) -> str:
         return delivery_id(self.event_id, DestinationKind.EMAIL, self.autoresponse_id)
+
+    def record_params(self, fanned_out_at: When) -> tuple[str, str, str, str, When]:
+        """The confirmation's record, in the SQL stores' INSERT order."""
+        return (self.autoresponse_id, self.form_id, self.event_id, self.address_hash, fanned_out_at)
+
+    def delivery_row(self, fanned_out_at: When) -> tuple[str, str, str, str, When, When]:
+        """Its delivery, as the SQL stores' fan-out rows are: id, event, kind,
+        destination, created and due at the fan-out's time."""
+        kind, when = DestinationKind.EMAIL.value, fanned_out_at
+        return (self.delivery_id(), self.event_id, kind, self.autoresponse_id, when, when)
 
 
 @frozen

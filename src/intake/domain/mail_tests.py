@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from email.message import EmailMessage
 from email.utils import format_datetime
 
-from intake.domain.notifications import MAX_SUBJECT_CHARS, message_id, one_line
+from intake.domain.notifications import (
+    MAX_SUBJECT_CHARS,
+    message_id,
+    one_line,
+    payload_moment,
+    payload_text,
+)
 
 
 def render_test_mail(
@@ -24,9 +30,9 @@ def render_test_mail(
 ) -> EmailMessage:
     """The test mail for `to`, from a `mail.test` event (`mail_test_event`): its id
     names the mail, so a retry after a lost answer is the same message."""
-    form_id = _text(event_payload.get("form_id"))
+    form_id = payload_text(event_payload.get("form_id"))
     title = one_line(form_name) or form_id or "your form"
-    created = _moment(event_payload.get("created_at"))
+    created = payload_moment(event_payload.get("created_at"))
 
     message = EmailMessage()
     message["Subject"] = f"Test mail from {title}"[:MAX_SUBJECT_CHARS]
@@ -60,17 +66,3 @@ def render_test_mail(
         charset="utf-8",
     )
     return message
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -47,10 +47,10 @@ def render_notification(
     """The mail telling `to` about the submission in an outbox event's payload.
     `own_words` takes the default subject, text and HTML and gives those sent (the
     form's templates, owner_mail.py)."""
-    submission_id = _text(event_payload.get("submission_id"))
-    form_id = _text(event_payload.get("form_id"))
+    submission_id = payload_text(event_payload.get("submission_id"))
+    form_id = payload_text(event_payload.get("form_id"))
     title = form_name.strip() or form_id or "your form"
-    subject = one_line(_text(event_payload.get("subject")))
+    subject = one_line(payload_text(event_payload.get("subject")))
     if not subject:
         subject = one_line(f"New submission to {title}")
     data = event_payload.get("data")
@@ -58,7 +58,7 @@ def render_notification(
 
     rows = [(one_line(str(name)), _display(value)) for name, value in fields.items()]
     files = _files(event_payload.get("files"))
-    created = _created_at(event_payload.get("created_at"))
+    created = payload_moment(event_payload.get("created_at"))
     footer = _footer(submission_id, created, base_url)
     link = dashboard_link(base_url, submission_id)
     subject = subject[:MAX_SUBJECT_CHARS]
@@ -97,12 +97,12 @@ def _files(value: object) -> list[ListedFile]:
         url = entry.get("url")
         # Only a web link becomes one: the mail is no place for another scheme.
         link = url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
-        expires = _created_at(entry.get("url_expires_at"))
+        expires = payload_moment(entry.get("url_expires_at"))
         size = entry.get("size")
         files.append(
             ListedFile(
-                field=one_line(_text(entry.get("field"))),
-                name=one_line(_text(entry.get("name"))) or "file",
+                field=one_line(payload_text(entry.get("field"))),
+                name=one_line(payload_text(entry.get("name"))) or "file",
                 size=_size(size) if isinstance(size, int) and not isinstance(size, bool) else "",
                 url=one_line(link) if link is not None else None,
                 expires=_utc(expires) if link is not None and expires is not None else None,
@@ -165,7 +165,8 @@ def one_line(value: str) -> str:
     return _LINE_BREAKING.sub(" ", value).strip()
 
 
-def _text(value: object) -> str:
+def payload_text(value: object) -> str:
+    """A payload's value as text: "" for anything but a string."""
     return value if isinstance(value, str) else ""
 
 
@@ -195,7 +196,8 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _created_at(value: object) -> datetime | None:
+def payload_moment(value: object) -> datetime | None:
+    """A payload's RFC 3339 time, in UTC when it names no zone; None for anything else."""
     if not isinstance(value, str):
         return None
     try:

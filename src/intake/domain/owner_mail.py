@@ -10,7 +10,7 @@ visitor sent: only an owner's own template can, where the owner put it, escaped.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
@@ -24,6 +24,8 @@ from intake.domain.notifications import (
     display_value,
     message_id,
     one_line,
+    payload_moment,
+    payload_text,
     render_notification,
     reply_address,
 )
@@ -58,10 +60,10 @@ def template_context(
     fields = data if isinstance(data, Mapping) else {}
     context: dict[str, object] = {
         "form_name": form_name,
-        "form_id": _text(payload.get("form_id")),
-        "submission_id": _text(payload.get("submission_id")),
+        "form_id": payload_text(payload.get("form_id")),
+        "submission_id": payload_text(payload.get("submission_id")),
         "received_at": _received(payload.get("created_at")),
-        "subject": _text(payload.get("subject")),
+        "subject": payload_text(payload.get("subject")),
         "fields": {str(name): display_value(value) for name, value in fields.items()},
     }
     if for_owner:
@@ -69,7 +71,7 @@ def template_context(
         context["reply_to"] = "" if address is None else address.addr_spec
         files = payload.get("files")
         context["files"] = [
-            {key: _text(entry.get(key)) for key in ("field", "name", "url")}
+            {key: payload_text(entry.get(key)) for key in ("field", "name", "url")}
             for entry in (files if isinstance(files, list) else [])
             if isinstance(entry, Mapping)
         ]
@@ -196,12 +198,12 @@ def render_autoresponse(
     """The confirmation for `to`, and the names of the owner's templates that failed."""
     context = template_context(payload, one_line(form_name), for_owner=False)
     parts = render_parts(templates, "autoresponse", context, default_autoresponse(context))
-    submission_id = _text(payload.get("submission_id"))
+    submission_id = payload_text(payload.get("submission_id"))
     message = EmailMessage()
     message["Subject"] = parts.subject
     message["From"] = one_line(mail_from)
     message["To"] = to
-    created = _moment(payload.get("created_at"))
+    created = payload_moment(payload.get("created_at"))
     if created is not None:
         message["Date"] = format_datetime(created)
     message["Message-ID"] = message_id(f"{submission_id}.confirmation", to.addr_spec, mail_from)
@@ -229,20 +231,6 @@ def check_templates(templates: Templates, form_name: str) -> dict[str, str]:
     return refused
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def _received(value: object) -> str:
-    moment = _moment(value)
+    moment = payload_moment(value)
     return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

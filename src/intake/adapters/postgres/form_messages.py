@@ -20,7 +20,6 @@ from intake.adapters.delivery_rules import FormDestinations, fan_out_rows
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.deliveries import DestinationKind
 from intake.domain.form_messages import FormMessages
 from intake.domain.model import OutboxEvent
 from intake.domain.triage import erased_payload
@@ -86,20 +85,8 @@ async def messages_fan_out(
         cursor = await conn.execute(_SENT_TO_ADDRESS, (item.form_id, item.address_hash, since))
         if await cursor.fetchone() is not None:
             continue
-        await conn.execute(
-            _INSERT_AUTORESPONSE,
-            (item.autoresponse_id, item.form_id, item.event_id, item.address_hash, fanned_out_at),
-        )
-        rows.append(
-            (
-                item.delivery_id(),
-                item.event_id,
-                DestinationKind.EMAIL.value,
-                item.autoresponse_id,
-                fanned_out_at,
-                fanned_out_at,
-            )
-        )
+        await conn.execute(_INSERT_AUTORESPONSE, item.record_params(fanned_out_at))
+        rows.append(item.delivery_row(fanned_out_at))
     forwarded = rules.forwarded(events, messages)
     if forwarded:
         await conn.execute(_QUEUE_ERASURES, (fanned_out_at, forwarded))

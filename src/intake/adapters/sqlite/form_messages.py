@@ -15,7 +15,6 @@ from intake.adapters import triage_statements as triage_sql
 from intake.adapters.delivery_rules import FormDestinations, fan_out_rows
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
-from intake.domain.deliveries import DestinationKind
 from intake.domain.form_messages import FormMessages
 from intake.domain.model import OutboxEvent
 from intake.domain.triage import erased_payload
@@ -77,20 +76,8 @@ def messages_fan_out(
             continue
         if conn.execute(_SENT_TO_ADDRESS, (item.form_id, item.address_hash, since)).fetchone():
             continue
-        conn.execute(
-            _INSERT_AUTORESPONSE,
-            (item.autoresponse_id, item.form_id, item.event_id, item.address_hash, fanned_out_at),
-        )
-        rows.append(
-            (
-                item.delivery_id(),
-                item.event_id,
-                DestinationKind.EMAIL.value,
-                item.autoresponse_id,
-                fanned_out_at,
-                fanned_out_at,
-            )
-        )
+        conn.execute(_INSERT_AUTORESPONSE, item.record_params(fanned_out_at))
+        rows.append(item.delivery_row(fanned_out_at))
     conn.executemany(
         _QUEUE_ERASURE, [(fanned_out_at, sid) for sid in rules.forwarded(events, messages)]
     )

@@ -20,10 +20,10 @@ from intake.entrypoints.http.dashboard.form_owner import (
     owner_context,
     owners_post,
     settings_path,
+    shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
 from intake.presentation.chat_views import chat_view
-from intake.presentation.views import delivery_record_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, ChatRequest, NotFoundError
 
@@ -65,24 +65,9 @@ async def _page(
         "chat_id": chat_id,
         "error": error,
         "confirm": chat_view(confirm) if confirm else None,
-        "test": await _test_delivery(request, form, test_id),
+        "test": await shown_test(request, form, test_id, EventType.CHAT_TEST),
     }
     return web.page(request, "form_chat.html", context, status=status)
-
-
-async def _test_delivery(
-    request: Request, form: Form, delivery_id: str
-) -> dict[str, object] | None:
-    """The test message a redirect names, as it stands now: only a `chat.test` of this form."""
-    if not delivery_id:
-        return None
-    try:
-        record = await web.runtime(request).admin.owned_delivery(form.workspace_id, delivery_id)
-    except NotFoundError:
-        return None
-    if record.event_type is not EventType.CHAT_TEST or record.form_id != form.form_id:
-        return None
-    return delivery_record_view(record)
 
 
 async def _destination(request: Request, form: Form, destination_id: str) -> ChatDestination:

@@ -20,10 +20,11 @@ from intake.entrypoints.http.dashboard.form_owner import (
     owner_context,
     owners_post,
     settings_path,
+    shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
 from intake.entrypoints.http.management.notifications import MAX_EMAIL
-from intake.presentation.views import delivery_record_view, recipient_view
+from intake.presentation.views import recipient_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, NotFoundError
 
@@ -56,25 +57,10 @@ async def _page(
         "address": address,
         "error": error,
         "confirm": recipient_view(confirm) if confirm else None,
-        "test": await _test_delivery(request, form, test_id),
+        "test": await shown_test(request, form, test_id, EventType.MAIL_TEST),
         "smtp": web.runtime(request).settings.smtp_url is not None,
     }
     return web.page(request, "form_mail.html", context, status=status)
-
-
-async def _test_delivery(
-    request: Request, form: Form, delivery_id: str
-) -> dict[str, object] | None:
-    """The test mail a redirect names, as it stands now: only a `mail.test` of this form."""
-    if not delivery_id:
-        return None
-    try:
-        record = await web.runtime(request).admin.owned_delivery(form.workspace_id, delivery_id)
-    except NotFoundError:
-        return None
-    if record.event_type is not EventType.MAIL_TEST or record.form_id != form.form_id:
-        return None
-    return delivery_record_view(record)
 
 
 async def _recipient(request: Request, form: Form, recipient_id: str) -> NotificationRecipient:
@@ -128,7 +114,7 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
 async def retry_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Makes a parked test mail due again, once a mail server is configured."""
     delivery_id = text(posted, "delivery")
-    if await _test_delivery(request, form, delivery_id) is None:
+    if await shown_test(request, form, delivery_id, EventType.MAIL_TEST) is None:
         raise NotFoundError(f"no test mail {delivery_id!r}")
     try:
         await web.runtime(request).admin.retry_owned_delivery(form.workspace_id, delivery_id)

@@ -14,10 +14,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from intake.domain.listing import MAX_PAGE
-from intake.domain.model import Form
+from intake.domain.model import EventType, Form
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form
 from intake.entrypoints.http.dashboard.inbox import owned_form
+from intake.presentation.views import delivery_record_view
 from intake.service.accounts import NotAllowed, SignedIn
 from intake.service.admin import NotFoundError
 from intake.service.admin.short_lists import ShortPage
@@ -109,3 +110,19 @@ async def every_item(list_page: Callable[[int, str | None], Awaitable[ShortPage[
         if page.next_cursor is None:
             return items
         cursor = page.next_cursor
+
+
+async def shown_test(
+    request: Request, form: Form, delivery_id: str, event_type: EventType
+) -> dict[str, object] | None:
+    """The test delivery a redirect names, as it stands now: only one of `event_type`
+    and of this form (a mail.test on the Mail page, a chat.test on the Chat page)."""
+    if not delivery_id:
+        return None
+    try:
+        record = await web.runtime(request).admin.owned_delivery(form.workspace_id, delivery_id)
+    except NotFoundError:
+        return None
+    if record.event_type is not event_type or record.form_id != form.form_id:
+        return None
+    return delivery_record_view(record)
