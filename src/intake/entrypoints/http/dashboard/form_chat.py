@@ -5,8 +5,6 @@ delivery the page then shows."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +19,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
     owners_post,
     settings_path,
     shown_test,
+    to_shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
 from intake.presentation.chat_views import chat_view
@@ -121,5 +120,4 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
     record = await web.runtime(request).admin.test_owned_chat(
         form.workspace_id, destination.destination_id
     )
-    query = urlencode({"test": record.delivery.delivery_id})
-    return web.see_other(f"{settings_path(form, 'chat')}?{query}#test")
+    return to_shown_test(form, "chat", record.delivery.delivery_id)

@@ -5,8 +5,6 @@ shows."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +19,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
     owners_post,
     settings_path,
     shown_test,
+    to_shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
 from intake.entrypoints.http.management.notifications import MAX_EMAIL
@@ -106,8 +105,7 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
     record = await web.runtime(request).admin.test_owned_recipient(
         form.workspace_id, recipient.recipient_id
     )
-    query = urlencode({"test": record.delivery.delivery_id})
-    return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")
+    return to_shown_test(form, "mail", record.delivery.delivery_id)
 
 
 @owners_post
@@ -123,5 +121,4 @@ async def retry_test(request: Request, signed: SignedIn, form: Form, posted: For
     except AdminError as error:  # delivered already
         message = f"{error}."
         return await _page(request, signed, form, error=message, test_id=delivery_id, status=422)
-    query = urlencode({"test": delivery_id})
-    return web.see_other(f"{settings_path(form, 'mail')}?{query}#test")
+    return to_shown_test(form, "mail", delivery_id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -110,6 +110,12 @@ async def every_item(list_page: Callable[[int, str | None], Awaitable[ShortPage[
         if page.next_cursor is None:
             return items
         cursor = page.next_cursor
+
+
+def to_shown_test(form: Form, page: str, delivery_id: str) -> Response:
+    """The way to a settings page showing how a test delivery went (`shown_test`)."""
+    query = urlencode({"test": delivery_id})
+    return web.see_other(f"{settings_path(form, page)}?{query}#test")
 
 
 async def shown_test(
