@@ -46,7 +46,8 @@ from intake.logs import JsonFormatter
 from intake.ports.challenge import ChallengeVerdict
 from intake.service.admin import Admin, FormChanges
 from intake.service.messages import CONFIRMATION
-from tests.http.conftest import MANAGEMENT_ERRORS, SPEC_ERRORS, SpecCheck
+from tests.http.conftest import MANAGEMENT_ERRORS, SPEC_ERRORS
+from tests.http.spec_check import SpecCheck
 from tests.property.strategies import (
     BOUNDARY,
     CHARSETS,
@@ -180,7 +181,7 @@ def world() -> Iterator[World]:
             paused = call(admin.create_form, ws)
             call(admin.update_form, paused.form_id, FormChanges(enabled=False))
             key = call(admin.create_api_key, ws)
-            spec = SpecCheck(client.get("/openapi.json").json())
+            spec = SpecCheck.of(client.get("/openapi.json"))
             forms = (plain, protected, listed, guarded, ruled, paused)
             yield World(
                 client=client,

@@ -17,9 +17,10 @@ and migrates it once; each service starts from emptied tables (DELETE, as the co
 suite does). Redis (INTAKE_TEST_REDIS_URL, default database 15): each service's limiter
 has a key prefix of its own, whose keys are deleted when the service stops.
 
-Every answer the suite receives goes through `SpecCheck`: it must carry an X-Request-ID,
-and an answer of a documented operation must have a documented status, the documented
-headers and a body that validates against the schema /openapi.json gives for it.
+Every answer the suite receives goes through `SpecCheck` (spec_check.py): it must carry
+an X-Request-ID, and an answer of a documented operation must have a documented status,
+the documented headers and a body that validates against the schema /openapi.json gives
+for it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 import anyio
 import httpx2
-import jsonschema
 import psycopg
 import pytest
 from psycopg import sql
@@ -104,6 +104,7 @@ from tests.contract.conftest import (
     drop_database,
     empty_tables,
 )
+from tests.http.spec_check import SpecCheck
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -134,83 +135,6 @@ class PeerFromHeader:
                     "headers": [(k, v) for k, v in headers if k != PEER_HEADER.encode()],
                 }
         await self.app(scope, receive, send)
-
-
-def _resolve_refs(node: Any, document: Mapping[str, Any]) -> Any:
-    """The schema with every local `$ref` replaced by what it points at."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            target: Any = document
-            for part in ref[2:].split("/"):
-                target = target[part]
-            return _resolve_refs(target, document)
-        return {key: _resolve_refs(value, document) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_resolve_refs(item, document) for item in node]
-    return node
-
-
-class SpecCheck:
-    """Holds every answer against the OpenAPI document the service publishes."""
-
-    def __init__(self, document: Mapping[str, Any]) -> None:
-        self.document = document
-        # (operationId, status, error code or None) of every answer that was validated.
-        self.seen: list[tuple[str, int, str | None]] = []
-
-    def operation(self, method: str, path: str) -> Mapping[str, Any] | None:
-        # Not stripped: `/f/KEY/` and `/f/` are other paths than `/f/KEY` (unknown, 404).
-        parts = path.split("/")[1:]
-        if not all(parts):
-            return None
-        # The template with the most literal segments wins, as a router would choose.
-        templates = sorted(self.document["paths"], key=lambda t: t.count("{"))
-        for template in templates:
-            segments = template.split("/")[1:]
-            if len(segments) == len(parts) and all(
-                s.startswith("{") or s == p for s, p in zip(segments, parts, strict=True)
-            ):
-                operation: Mapping[str, Any] | None = self.document["paths"][template].get(
-                    method.lower()
-                )
-                return operation
-        return None
-
-    def check(self, response: httpx2.Response) -> None:
-        request = response.request
-        assert response.headers.get("x-request-id"), f"no X-Request-ID on {request.url}"
-        operation = self.operation(request.method, request.url.path)
-        if operation is None:
-            return
-        status = str(response.status_code)
-        documented = operation["responses"]
-        assert status in documented, f"{request.method} {request.url.path}: {status} undocumented"
-        spec = _resolve_refs(documented[status], self.document)
-        for name, header in spec.get("headers", {}).items():
-            value = response.headers.get(name)
-            # CORS: every answer of the public endpoint echoes the request's Origin.
-            required = header.get("required", False) or (
-                name == "Access-Control-Allow-Origin" and "origin" in request.headers
-            )
-            if value is None:
-                assert not required, f"{status} lacks its documented header {name}"
-                continue
-            jsonschema.validate(value, header["schema"])
-        media = response.headers.get("content-type", "").split(";")[0].strip()
-        content = spec.get("content")
-        code = None
-        if not content:
-            assert not response.content, f"{status} has a body it does not document"
-        else:
-            # `*/*`: a download, in whatever type its content was found to be.
-            documented = media in content or "*/*" in content
-            assert documented, f"{status} is {media!r}, documented {sorted(content)}"
-            if media == "application/json" and media in content:
-                body = response.json()
-                jsonschema.validate(body, content[media]["schema"])
-                code = body["error"]["code"] if body.get("ok") is False else None
-        self.seen.append((operation["operationId"], response.status_code, code))
 
 
 # -- the store the app is given --------------------------------------------------------
@@ -801,8 +725,7 @@ def make_service(backend: Backend) -> Iterator[ServiceFactory]:
             )
             client = TestClient(PeerFromHeader(app), client=(PEER, 1234), follow_redirects=False)
             stack.enter_context(client)
-            document = client.get("/openapi.json").json()
-            check = SpecCheck(document)
+            check = SpecCheck.of(client.get("/openapi.json"))
 
             def hook(response: httpx2.Response) -> None:
                 response.read()

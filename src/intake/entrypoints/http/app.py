@@ -27,7 +27,7 @@ from intake.entrypoints.http.middleware import (
     RequestContextMiddleware,
 )
 from intake.entrypoints.http.negotiation import prefers_html
-from intake.entrypoints.http.openapi import openapi_document
+from intake.entrypoints.http.openapi import openapi_json
 from intake.entrypoints.http.rendering import error_response
 from intake.logs import skip_unwritten_record_fields
 from intake.metrics import ServiceMetrics
@@ -53,7 +53,7 @@ async def readyz(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    return JSONResponse(openapi_document())
+    return Response(openapi_json(), media_type="application/json")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -3,6 +3,7 @@ from the error table so the two cannot drift apart."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -368,3 +369,9 @@ def openapi_document() -> dict[str, Any]:
         "components": _COMPONENTS,
     }
     return with_management(document)
+
+
+@cache
+def openapi_json() -> bytes:
+    """The document as served: rendered once, as it never changes while a process runs."""
+    return json.dumps(openapi_document(), ensure_ascii=False, separators=(",", ":")).encode()
