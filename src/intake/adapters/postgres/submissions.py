@@ -15,7 +15,7 @@ from intake.adapters.coalescing import Coalescer
 from intake.adapters.postgres import (
     commit_batch,
     file_storage,
-    form_messages,
+    forwarding,
     mapping,
     privacy,
     purge,
@@ -262,7 +262,7 @@ class PostgresSubmissions:
         return await file_storage.erase_flagged(self._db, created_before, limit)
 
     async def erase_forwarded(self, limit: int) -> ErasedBatch:
-        return await form_messages.erase_forwarded(self._db, limit)
+        return await forwarding.erase_forwarded(self._db, limit)
 
     async def erase_expired(
         self, form_id: str, created_before: datetime, limit: int

@@ -10,16 +10,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from intake.adapters import autoresponse_rules as rules
-from intake.adapters import forward_statements as forward_sql
-from intake.adapters import triage_statements as triage_sql
 from intake.adapters.delivery_rules import FormDestinations, fan_out_rows
 from intake.adapters.sqlite import mapping
-from intake.adapters.sqlite.connection import transaction
 from intake.domain.form_messages import FormMessages
 from intake.domain.model import OutboxEvent
-from intake.domain.triage import erased_payload
-from intake.domain.uploads import files_from_json
-from intake.ports.submissions import ErasedBatch
 
 _FORM_MESSAGES = "SELECT messages FROM forms WHERE form_id = ?"
 _SENT_BY_FORM = "SELECT count(*) FROM autoresponses WHERE form_id = ? AND queued_at > ?"
@@ -82,30 +76,3 @@ def messages_fan_out(
         _QUEUE_ERASURE, [(fanned_out_at, sid) for sid in rules.forwarded(events, messages)]
     )
     return rows
-
-
-_GIVE_BACK_STORAGE = """
-    UPDATE workspace_storage SET bytes = max(bytes - ?, 0) WHERE workspace_id = ?
-"""
-
-
-def erase_forwarded(conn: sqlite3.Connection, limit: int) -> ErasedBatch:
-    """Up to `limit` forwarded submissions of forward-only forms erased, one
-    transaction (SubmissionRepository.erase_forwarded)."""
-    codec = mapping.ROW_MAPPER.codec
-    with transaction(conn):
-        rows = conn.execute(forward_sql.READY, (limit,)).fetchall()
-        file_keys: list[str] = []
-        for row in rows:
-            submission_id = row["submission_id"]
-            files = files_from_json(codec.read_json(row["files"]))
-            for event in conn.execute(triage_sql.SUBMISSION_EVENTS, (submission_id,)).fetchall():
-                blank = erased_payload(codec.read_json(event["payload"]))
-                conn.execute(triage_sql.SET_PAYLOAD, (codec.json(blank), event["event_id"]))
-            conn.execute(forward_sql.BLANK_SUBMISSION, (submission_id,))
-            conn.execute(forward_sql.DEQUEUE, (submission_id,))
-            freed = sum(f.size for f in files)
-            if freed:
-                conn.execute(_GIVE_BACK_STORAGE, (freed, row["workspace_id"]))
-            file_keys.extend(f.key for f in files)
-    return ErasedBatch(tuple(row["submission_id"] for row in rows), tuple(file_keys))

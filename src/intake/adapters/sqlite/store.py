@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
-from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
@@ -18,6 +18,9 @@ from intake.adapters.sqlite.users import SqliteUsers
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
+
+if TYPE_CHECKING:
+    from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
 
 
 class SqliteStore:
@@ -38,8 +41,11 @@ class SqliteStore:
         # Commits ring it; a relay in this process waits on it.
         self._new_events = RelayWakeup()
         self._submissions = SqliteSubmissions(worker, self._new_events)
-        self._destinations = SqliteDestinations(worker, sealer)
-        self._deliveries = SqliteDeliveries(worker, sealer)
+        # Made when first used: most `intake` commands never reach the outbox's side,
+        # whose modules (and the autoresponder's rules they load) then stay unloaded.
+        self._sealer = sealer
+        self._destinations: SqliteDestinations | None = None
+        self._deliveries: SqliteDeliveries | None = None
         self._secrets = SqliteSecrets(worker, sealer)
         self._sealed = SqliteSealedValues(worker)
         self._users = SqliteUsers(worker)
@@ -62,10 +68,18 @@ class SqliteStore:
 
     @property
     def destinations(self) -> SqliteDestinations:
+        if self._destinations is None:
+            from intake.adapters.sqlite.deliveries import SqliteDestinations  # noqa: PLC0415
+
+            self._destinations = SqliteDestinations(self._worker, self._sealer)
         return self._destinations
 
     @property
     def deliveries(self) -> SqliteDeliveries:
+        if self._deliveries is None:
+            from intake.adapters.sqlite.deliveries import SqliteDeliveries  # noqa: PLC0415
+
+            self._deliveries = SqliteDeliveries(self._worker, self._sealer)
         return self._deliveries
 
     @property

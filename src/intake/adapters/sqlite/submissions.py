@@ -15,7 +15,7 @@ from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sqlite import (
     commits,
     file_storage,
-    form_messages,
+    forwarding,
     mapping,
     privacy,
     purge,
@@ -166,7 +166,7 @@ class SqliteSubmissions:
         return await self._worker.run(file_storage.erase_flagged, created_before, limit)
 
     async def erase_forwarded(self, limit: int) -> ErasedBatch:
-        return await self._worker.run(form_messages.erase_forwarded, limit)
+        return await self._worker.run(forwarding.erase_forwarded, limit)
 
     async def erase_expired(
         self, form_id: str, created_before: datetime, limit: int
