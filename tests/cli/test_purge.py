@@ -30,10 +30,12 @@ NOTHING_SWEPT = {
     "expired_submissions": 0,
     "expired_files": 0,
     "truncated_client_ips": 0,
+    "autoresponse_records": 0,
     "orphan_files": 0,
     "incomplete_uploads": 0,
 }
 SWEPT_NOTHING_LINES = [
+    "deleted 0 autoresponder records older than two hours",
     "erased 0 spam or unverified submissions older than 30 days, and 0 files",
     "erased 0 submissions past their form's retention, and 0 files",
     "cut 0 full client addresses older than 24 hours to their networks",
@@ -231,7 +233,7 @@ def test_the_spam_retention_flag_and_variable_replace_the_default(
     result = cli("purge", "--spam-retention-days", "10")
 
     assert result.code == 0, result.err
-    assert result.out.splitlines()[2] == (
+    assert result.out.splitlines()[3] == (
         "erased 2 spam or unverified submissions older than 10 days, and 3 files"
     )
     assert _kept(database_url) == [SubmissionStatus.ACCEPTED]
@@ -243,7 +245,7 @@ def test_a_spam_retention_of_zero_keeps_them_forever(
     result = cli("purge", "--spam-retention-days", "0")
 
     assert result.code == 0, result.err
-    assert result.out.splitlines()[2] == (
+    assert result.out.splitlines()[3] == (
         "kept every spam and unverified submission (spam retention 0: forever)"
     )
     assert len(_kept(database_url)) == 3

@@ -762,6 +762,7 @@ def test_purge_sweeps_orphans_and_leftovers_and_keeps_the_rest(
         "expired_submissions": 0,
         "expired_files": 0,
         "truncated_client_ips": 0,
+        "autoresponse_records": 0,
         "orphan_files": 1,
         "incomplete_uploads": 1,
     }
@@ -774,7 +775,7 @@ def test_purge_says_what_it_swept_for_people(cli: Cli, blobs: Blobs) -> None:
     result = cli("purge")
 
     assert result.code == 0, result.err
-    assert result.out.splitlines()[5:] == [
+    assert result.out.splitlines()[6:] == [
         "deleted 1 orphaned uploaded file older than 1 hour",
         "deleted 1 incomplete upload older than 1 hour",
     ]
@@ -790,7 +791,7 @@ def test_the_upload_grace_flag_and_variable_replace_the_default(
     assert blobs.old_orphan in _keys(database_url)
 
     result = cli("purge", "--upload-grace", "5400")
-    assert result.out.splitlines()[5:] == [
+    assert result.out.splitlines()[6:] == [
         "deleted 1 orphaned uploaded file older than 90 minutes",
         "deleted 1 incomplete upload older than 90 minutes",
     ]
@@ -830,8 +831,9 @@ def test_purge_without_a_blob_store_sweeps_nothing(
         "expired_submissions": 0,
         "expired_files": 0,
         "truncated_client_ips": 0,
+        "autoresponse_records": 0,
     }
-    assert len(cli("purge").out.splitlines()) == 5
+    assert len(cli("purge").out.splitlines()) == 6
 
 
 def test_purge_reports_a_blob_store_it_cannot_use(

@@ -20,6 +20,7 @@ from intake.domain.form_messages import FormMessages, is_autoresponse
 from intake.domain.model import Form, SubmissionStatus
 from intake.domain.triage import deletion_event, release_event
 from intake.ports.store import Store
+from intake.ports.submissions import PurgeCounts
 from intake.ports.triage import Erasure, Release
 from intake.service.purge import Purge, Retention
 from tests.contract.builders import (
@@ -41,6 +42,8 @@ pytestmark = pytest.mark.anyio
 NOW = T0 + timedelta(hours=1)
 LEASE = timedelta(minutes=2)
 VICTIM = "victim@example.com"
+WEEK = timedelta(days=7)
+MICROSECOND = timedelta(microseconds=1)
 
 
 def with_messages(**settings: object) -> Form:
@@ -73,6 +76,12 @@ async def confirmations(store: Store) -> list[str]:
         if item.delivery.kind is DestinationKind.EMAIL
         and is_autoresponse(item.delivery.destination_id)
     )
+
+
+async def sent_confirmations(store: Store) -> list[str]:
+    """Every confirmation delivery, whatever its state."""
+    deliveries = await store.deliveries.list_deliveries(limit=1000)
+    return [d.delivery_id for d in deliveries if is_autoresponse(d.destination_id)]
 
 
 async def fan_out_all(store: Store, now: object = NOW, limit: int = 100) -> None:
@@ -112,6 +121,29 @@ async def test_a_hundred_submissions_naming_one_address_earn_it_one_confirmation
     deliveries = await store.deliveries.list_deliveries(limit=1000)
     sent = [d for d in deliveries if is_autoresponse(d.destination_id)]
     assert len(sent) == 2
+
+
+async def test_purge_deletes_the_autoresponders_records_after_two_hours_not_before(
+    store: Store,
+) -> None:
+    await seed(store, with_messages(autoresponse=True))
+    await commit(store, 1, email=VICTIM)
+    await commit(store, 2, email="other@example.com")
+    await fan_out_all(store)  # two confirmations, two records queued at NOW
+
+    assert (await store.submissions.purge(NOW + timedelta(hours=2) - MICROSECOND, WEEK)) == (
+        PurgeCounts(idempotency=0, outbox=0, autoresponses=0)
+    )
+    # Kept, they still hold the address to its one confirmation an hour.
+    await commit(store, 3, email=VICTIM)
+    await fan_out_all(store, NOW + timedelta(minutes=59))
+    assert len(await sent_confirmations(store)) == 2
+
+    counts = await store.submissions.purge(NOW + timedelta(hours=2), WEEK)
+    assert counts.autoresponses == 2
+    assert (await store.submissions.purge(NOW + timedelta(hours=3), WEEK)).autoresponses == 0
+    # The confirmations themselves are deliveries, not records: they stay.
+    assert len(await sent_confirmations(store)) == 2
 
 
 async def test_spam_unverified_and_a_form_without_the_autoresponder_earn_none(

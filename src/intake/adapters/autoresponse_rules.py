@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TypeVar
 
 from attrs import frozen
@@ -23,12 +23,10 @@ from attrs import frozen
 from intake.adapters.delivery_rules import delivery_id
 from intake.domain import ids
 from intake.domain.deliveries import DestinationKind
-from intake.domain.form_messages import AUTORESPONSE_PREFIX, FormMessages
+from intake.domain.form_messages import AUTORESPONSE_PREFIX, AUTORESPONSE_WINDOW, FormMessages
 from intake.domain.model import EventType, OutboxEvent
 from intake.domain.notifications import autoresponse_address
 
-# The window of both limits: one per address per form, and the form's ceiling.
-AUTORESPONSE_WINDOW = timedelta(hours=1)
 _ID_BYTES = 16
 # The fan-out's time as each store writes it (a datetime, or SQLite's text).
 When = TypeVar("When")

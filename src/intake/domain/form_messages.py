@@ -8,6 +8,7 @@ form's `messages` column; a form made before these settings reads as `FormMessag
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from attrs import asdict, frozen
@@ -16,6 +17,12 @@ from attrs import asdict, frozen
 # (INTAKE_AUTORESPONSE_HOURLY_LIMIT); no form may set one past the maximum.
 DEFAULT_AUTORESPONSE_HOURLY_LIMIT = 100
 MAX_AUTORESPONSE_HOURLY_LIMIT = 10_000
+# The window of both limits: one per address per form, and the form's ceiling.
+AUTORESPONSE_WINDOW = timedelta(hours=1)
+# A confirmation's record (its address's hash) is kept twice the window, then purged:
+# past the window it counts for nothing, and the margin covers a purge whose clock runs
+# ahead of the relay's.
+AUTORESPONSE_RECORDS_KEPT = 2 * AUTORESPONSE_WINDOW
 
 # The templates a form may set, as the API, the CLI and the store name them.
 NOTIFICATION_SUBJECT = "notification_subject"

@@ -7,6 +7,7 @@ from typing import Protocol
 from attrs import frozen
 
 from intake.domain.errors import ErrorCode
+from intake.domain.form_messages import AUTORESPONSE_RECORDS_KEPT
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import FormMode, OutboxEvent, Submission
@@ -130,6 +131,7 @@ class PurgeCounts:
 
     idempotency: int
     outbox: int
+    autoresponses: int = 0  # the autoresponder's records past AUTORESPONSE_RECORDS_KEPT
 
 
 # Rows per DELETE: each batch is a short transaction of its own, so a large purge never
@@ -143,6 +145,7 @@ class PurgeCutoffs:
 
     idempotency: datetime  # records created at or before: IdempotencyRecord.expired
     outbox: datetime  # rows published at or before
+    autoresponses: datetime  # confirmations' records queued at or before
 
     @classmethod
     def at(cls, now: datetime, outbox_retention: timedelta, batch_size: int) -> PurgeCutoffs:
@@ -150,7 +153,11 @@ class PurgeCutoffs:
             raise ValueError("batch_size must be at least 1")
         if outbox_retention < timedelta(0):
             raise ValueError("outbox_retention must not be negative")
-        return cls(idempotency=now - RETENTION, outbox=now - outbox_retention)
+        return cls(
+            idempotency=now - RETENTION,
+            outbox=now - outbox_retention,
+            autoresponses=now - AUTORESPONSE_RECORDS_KEPT,
+        )
 
 
 @frozen

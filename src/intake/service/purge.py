@@ -1,9 +1,10 @@
 """Housekeeping: everything `intake purge` deletes, in one pass (docs/cli.md,
 "Housekeeping").
 
-The idempotency records past their 24 hours and the outbox rows published longer ago
-than the outbox retention go first; then the spam and unverified submissions past their
-retention, and the submissions past their form's retention, with their files
+The idempotency records past their 24 hours, the outbox rows published longer ago
+than the outbox retention and the autoresponder's records past their two hours go
+first; then the spam and unverified submissions past their retention, and the
+submissions past their form's retention, with their files
 (service/retention.py), so that the upload sweep that follows (service/sweep.py) finds
 none of their files; and the full client addresses kept longer than their hours are cut
 to their networks. Every step measures age from one moment, taken once.
@@ -50,6 +51,7 @@ class Purged:
     client_ips: int  # full client addresses cut to their networks
     swept: SweepCounts | None  # None without a blob store: there was nothing to sweep
     forwarded: int = 0  # forward-only forms' submissions, data and files erased
+    autoresponses: int = 0  # the autoresponder's records of the addresses it answered
 
 
 class Purge:
@@ -84,4 +86,5 @@ class Purge:
             client_ips=client_ips,
             swept=swept,
             forwarded=forwarded,
+            autoresponses=records.autoresponses,
         )

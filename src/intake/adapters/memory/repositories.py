@@ -310,7 +310,16 @@ class InMemorySubmissions(Repository):
             del self._t.deliveries[each.delivery_id]
             self._t.leases.pop(each.delivery_id, None)
             self._t.attempts.pop(each.delivery_id, None)
-        return PurgeCounts(idempotency=len(expired), outbox=len(published))
+        answered = [
+            autoresponse_id
+            for autoresponse_id, record in self._t.autoresponses.items()
+            if record.queued_at <= cutoffs.autoresponses
+        ]
+        for autoresponse_id in answered:
+            del self._t.autoresponses[autoresponse_id]
+        return PurgeCounts(
+            idempotency=len(expired), outbox=len(published), autoresponses=len(answered)
+        )
 
     async def erase_forwarded(self, limit: int) -> ErasedBatch:
         return form_messages.erase_forwarded(self._t, limit)

@@ -50,6 +50,14 @@ _PURGE_OUTBOX = """
     ))
 """
 
+# Few rows (a form queues at most its hourly limit an hour), read without an index.
+_PURGE_AUTORESPONSES = """
+    DELETE FROM autoresponses WHERE autoresponse_id = ANY (ARRAY (
+        SELECT autoresponse_id FROM autoresponses WHERE queued_at <= %(cutoff)s
+        LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+    ))
+"""
+
 
 async def purge_expired(
     db: Database, now: datetime, outbox_retention: timedelta, batch_size: int
@@ -58,6 +66,7 @@ async def purge_expired(
     return PurgeCounts(
         idempotency=await _purge(db, _PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
         outbox=await _purge(db, _PURGE_OUTBOX, cutoffs.outbox, batch_size),
+        autoresponses=await _purge(db, _PURGE_AUTORESPONSES, cutoffs.autoresponses, batch_size),
     )
 
 

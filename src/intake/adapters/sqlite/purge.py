@@ -41,6 +41,14 @@ _PURGE_OUTBOX = """
 """
 
 
+# Few rows (a form queues at most its hourly limit an hour), read without an index.
+_PURGE_AUTORESPONSES = """
+    DELETE FROM autoresponses WHERE autoresponse_id IN (
+        SELECT autoresponse_id FROM autoresponses WHERE queued_at <= :cutoff LIMIT :limit
+    )
+"""
+
+
 def _purge_batch(conn: sqlite3.Connection, query: str, cutoff: datetime, limit: int) -> int:
     with transaction(conn):
         return conn.execute(query, {"cutoff": mapping.time_text(cutoff), "limit": limit}).rowcount
@@ -53,6 +61,7 @@ async def purge_expired(
     return PurgeCounts(
         idempotency=await _purge(worker, _PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
         outbox=await _purge(worker, _PURGE_OUTBOX, cutoffs.outbox, batch_size),
+        autoresponses=await _purge(worker, _PURGE_AUTORESPONSES, cutoffs.autoresponses, batch_size),
     )
 
 

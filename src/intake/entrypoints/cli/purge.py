@@ -80,6 +80,7 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         "expired_submissions": purged.expired.submissions,
         "expired_files": purged.expired.files,
         "truncated_client_ips": purged.client_ips,
+        "autoresponse_records": purged.autoresponses,
     }
     lines = _records_lines(purged, retention.outbox.days)
     lines.append(_flagged_line(purged.flagged, retention.flagged.days))
@@ -113,6 +114,9 @@ def _records_lines(counts: Purged, days: int) -> list[str]:
         + f" published more than {days} "
         + ("day" if days == 1 else "days")
         + " ago",
+        f"deleted {counts.autoresponses} autoresponder "
+        + ("record" if counts.autoresponses == 1 else "records")
+        + " older than two hours",
     ]
 
 
