@@ -123,6 +123,20 @@ async def test_a_hundred_submissions_naming_one_address_earn_it_one_confirmation
     assert len(sent) == 2
 
 
+async def test_tags_on_one_address_earn_it_no_more_confirmations(store: Store) -> None:
+    await seed(store, with_messages(autoresponse=True))
+    await commit(store, 1, email="victim@example.com")
+    await commit(store, 2, email="victim+1@example.com")
+    await commit(store, 3, email="Victim+Second.Try@Example.com")
+    # Another mailbox, and one whose local part is only a tag: each its own.
+    await commit(store, 4, email="victim2@example.com")
+    await commit(store, 5, email="+victim@example.com")
+
+    await fan_out_all(store)
+
+    assert len(await sent_confirmations(store)) == 3
+
+
 async def test_purge_deletes_the_autoresponders_records_after_two_hours_not_before(
     store: Store,
 ) -> None:

@@ -67,7 +67,12 @@ class QueuedAutoresponse:
 
 
 def address_hash(address: str) -> str:
-    return hashlib.sha256(address.strip().lower().encode("utf-8")).hexdigest()
+    """The mailbox the per-address limit counts, hashed: in any case, and without a
+    `+tag` (most providers deliver alice+anything@ to alice@), so that tags cannot
+    multiply the confirmations one inbox gets."""
+    local, at, domain = address.strip().lower().rpartition("@")
+    mailbox = local.split("+", 1)[0] or local  # a local part that starts with + stays whole
+    return hashlib.sha256(f"{mailbox}{at}{domain}".encode()).hexdigest()
 
 
 def _released(event: OutboxEvent) -> bool:
