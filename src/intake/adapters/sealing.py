@@ -13,9 +13,7 @@ import binascii
 import hashlib
 import os
 from collections.abc import Iterable
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import TYPE_CHECKING
 
 from intake.domain.sealing import (
     KEY_BYTES,
@@ -26,7 +24,17 @@ from intake.domain.sealing import (
     sealed_key_id,
 )
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 NONCE_BYTES = 12
+AES_KEY_SIZES = (16, 24, 32)
+
+
+def _checked(key: bytes) -> bytes:
+    if len(key) not in AES_KEY_SIZES:
+        raise ValueError("an AES-GCM key is 128, 192 or 256 bits")
+    return key
 
 
 def generate_key() -> str:
@@ -43,12 +51,23 @@ class AeadSealer:
     """Seals under `current`; opens what `current` or any of `old` sealed."""
 
     def __init__(self, current: bytes, old: Iterable[bytes] = ()) -> None:
-        self._current = AESGCM(current)
+        self._current = _checked(current)
         self._key_id = key_id(current)
-        self._keys: dict[str, list[AESGCM]] = {self._key_id: [self._current]}
+        self._keys: dict[str, list[bytes]] = {self._key_id: [current]}
         for key in old:
             if key != current:
-                self._keys.setdefault(key_id(key), []).append(AESGCM(key))
+                self._keys.setdefault(key_id(key), []).append(_checked(key))
+        # Made on first use: cryptography is imported then, and most `intake` commands
+        # read no secret.
+        self._aeads: dict[bytes, AESGCM] = {}
+
+    def _aead(self, key: bytes) -> AESGCM:
+        aead = self._aeads.get(key)
+        if aead is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415
+
+            aead = self._aeads[key] = AESGCM(key)
+        return aead
 
     @classmethod
     def from_keys(cls, current: str, old: Iterable[str] = ()) -> AeadSealer:
@@ -60,7 +79,7 @@ class AeadSealer:
 
     def seal(self, plaintext: bytes, place: SealedPlace) -> str:
         nonce = os.urandom(NONCE_BYTES)
-        sealed = self._current.encrypt(nonce, bytes(plaintext), place.associated_data())
+        sealed = self._aead(self._current).encrypt(nonce, bytes(plaintext), place.associated_data())
         return f"{SEALED_PREFIX}{self._key_id}:{_b64(nonce + sealed)}"
 
     def open(self, stored: str, place: SealedPlace) -> bytes:
@@ -75,9 +94,13 @@ class AeadSealer:
             raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         except (binascii.Error, ValueError):
             raise SealingError(f"{place}: not a sealed value") from None
-        for aead in candidates:
+        from cryptography.exceptions import InvalidTag  # noqa: PLC0415 - loaded by _aead
+
+        for key in candidates:
             try:
-                return aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], place.associated_data())
+                return self._aead(key).decrypt(
+                    raw[:NONCE_BYTES], raw[NONCE_BYTES:], place.associated_data()
+                )
             except (InvalidTag, ValueError):
                 continue
         raise SealingError(f"{place}: does not open with key {named} (changed or moved)")

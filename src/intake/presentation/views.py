@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from intake.domain.deliveries import (
     Delivery,
@@ -11,7 +12,6 @@ from intake.domain.deliveries import (
     WebhookEndpoint,
 )
 from intake.domain.model import ApiKey, Form, Submission, Workspace, scopes_in_order
-from intake.domain.notifications import MailParts
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.submissions import OutboxRow
 from intake.service.admin import (
@@ -21,6 +21,9 @@ from intake.service.admin import (
     SubmissionDetail,
     WorkspaceUsage,
 )
+
+if TYPE_CHECKING:
+    from intake.domain.notifications import MailParts
 
 
 def _time(moment: datetime | None) -> str | None:

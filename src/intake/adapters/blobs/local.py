@@ -68,10 +68,15 @@ class LocalBlobStore:
         self.root = Path(root).absolute()
         self.clock: Clock = clock or SystemClock()
         self._incoming = self.root / INCOMING_DIR
-        self._limiter = anyio.CapacityLimiter(threads)
+        self._threads = threads
+        # Made on first use: making it loads anyio's backend, which the `intake`
+        # commands that touch no file never need.
+        self._limiter: anyio.CapacityLimiter | None = None
 
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:
         """Runs blocking file I/O in a worker thread, with OSError mapped."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self._threads)
         with os_errors(self.root):
             return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from attrs import evolve
 
 from intake.domain import ids
 from intake.domain.form_messages import FormMessages
 from intake.domain.model import Challenge, FieldRule, Form, FormMode
-from intake.domain.notifications import MailParts
 from intake.domain.uploads import UploadPolicy
 from intake.service.admin.changes import FormChanges, UploadChanges
 from intake.service.admin.errors import AdminError, NotFoundError
@@ -29,6 +29,9 @@ from intake.service.admin.message_changes import (
     preview_mail,
 )
 from intake.service.admin.workspaces import WorkspaceAdmin
+
+if TYPE_CHECKING:
+    from intake.domain.notifications import MailParts
 
 
 class FormAdmin(WorkspaceAdmin):

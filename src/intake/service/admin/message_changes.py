@@ -6,6 +6,7 @@ outside the sandbox, is refused now, naming it, rather than at delivery."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from attrs import evolve, field, frozen
 
@@ -15,9 +16,11 @@ from intake.domain.form_messages import (
     FormMessages,
     Templates,
 )
-from intake.domain.notifications import MailParts
 from intake.service.admin.changes import UNSET, Unset
 from intake.service.admin.errors import AdminError
+
+if TYPE_CHECKING:
+    from intake.domain.notifications import MailParts
 
 # The names of the settings, as the API's fields and AdminError.field spell them.
 MAIL_NOTIFICATIONS = "mail_notifications"
