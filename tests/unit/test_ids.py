@@ -37,6 +37,16 @@ def test_the_alphabet_is_crockfords_in_ascending_order_without_i_l_o_u() -> None
     assert not set("ilou") & set(CROCKFORD)
 
 
+@given(st.integers(min_value=0, max_value=2**300), st.integers(min_value=1, max_value=40))
+def test_encoding_spells_the_low_bits_five_at_a_time_most_significant_first(
+    value: int, length: int
+) -> None:
+    # The ids already issued were made digit by digit: the encoding must not move.
+    digits = [CROCKFORD[(value >> (5 * place)) & 31] for place in range(length)]
+
+    assert ids.encode_base32(value, length) == "".join(reversed(digits))
+
+
 @given(_ms, _sub_random)
 def test_a_submission_id_is_url_safe(unix_ms: int, random: bytes) -> None:
     value = ids.submission_id(unix_ms, random)

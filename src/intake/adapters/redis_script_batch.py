@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, ResponseError
 
 # One call: its keys and its arguments.
-ScriptCall = tuple[Sequence[str], Sequence[str | int]]
+ScriptCall = tuple[Sequence[str | bytes], Sequence[str | bytes | int]]
 
 
 class ScriptBatches:

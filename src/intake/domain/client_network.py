@@ -10,6 +10,7 @@ client itself.
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 from typing import NewType
 
 DEFAULT_IPV6_PREFIX = 64
@@ -25,6 +26,9 @@ _SPELLINGS = (ipaddress.IPv6Network("::ffff:0:0/96"), ipaddress.IPv6Network("::f
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
+# A request reads its client's address three times (who it is, its network, what is
+# kept of it) and its proxy's on every request: parsing is most of what each read costs.
+@lru_cache(maxsize=4096)
 def plain_address(text: str) -> IPAddress | None:
     """The address `text` spells, IPv4 when it is IPv4 spelled in IPv6; None when `text`
     is not one address."""

@@ -8,8 +8,6 @@ already tagged passes through an enclosing step unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from intake.domain.errors import ErrorCode, IntakeError, Rejection, StorageUnavailable
 from intake.domain.steps import Step
@@ -31,14 +29,32 @@ class StepRefusal(Exception):  # noqa: N818 - an answer, not a programming error
         return cls(step, IntakeError.of(code).rejection)
 
 
-@contextmanager
-def step(current: Step) -> Iterator[None]:
+class _StepBlock:
+    """The block of one step. It holds nothing of a request: one per step serves them
+    all, and a submission's dozen blocks cost no generator or allocation each."""
+
+    __slots__ = ("_current",)
+
+    def __init__(self, current: Step) -> None:
+        self._current = current
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, *_: object
+    ) -> None:
+        if isinstance(error, IntakeError):
+            raise StepRefusal(self._current, error.rejection) from error
+        if isinstance(error, StorageUnavailable):
+            log.warning("storage unavailable at step %s", self._current.name)
+            rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=STORAGE_RETRY_AFTER)
+            raise StepRefusal(self._current, rejection) from error
+
+
+_BLOCKS = {each: _StepBlock(each) for each in Step}
+
+
+def step(current: Step) -> _StepBlock:
     """Runs one step of part 4.3: what it refuses is refused at `current`."""
-    try:
-        yield
-    except IntakeError as error:
-        raise StepRefusal(current, error.rejection) from error
-    except StorageUnavailable as error:
-        log.warning("storage unavailable at step %s", current.name)
-        rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=STORAGE_RETRY_AFTER)
-        raise StepRefusal(current, rejection) from error
+    return _BLOCKS[current]
