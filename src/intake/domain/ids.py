@@ -22,17 +22,21 @@ _API_KEY_RE = re.compile(r"intake_sk_[0-9a-hjkmnp-tv-z]{39}")
 _SUBMISSION_ID_RE = re.compile(r"sub_[0-9a-hjkmnp-tv-z]{29}")
 
 
-_TO_ALPHABET = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _ALPHABET.encode("ascii"))
+# Every pair of characters, by the 10 bits it spells: an id of 29 characters is made in
+# 15 steps rather than 29, and every request makes two.
+_PAIRS = tuple(first + second for first in _ALPHABET for second in _ALPHABET)
 
 
 def encode_base32(value: int, length: int) -> str:
-    """The low `length` * 5 bits of `value`, most significant first, a character each 5.
-    By the C codec of RFC 4648 (the bits moved to the front of whole bytes, its letters
-    mapped to this alphabet): every request makes two ids."""
-    bits = length * 5
-    size = -(-bits // 8)
-    raw = ((value & ((1 << bits) - 1)) << (size * 8 - bits)).to_bytes(size, "big")
-    return base64.b32encode(raw)[:length].translate(_TO_ALPHABET).decode("ascii")
+    """The low `length` * 5 bits of `value`, most significant first, a character each 5."""
+    parts = []
+    if length & 1:
+        parts.append(_ALPHABET[value & 31])
+        value >>= 5
+    for _ in range(length >> 1):
+        parts.append(_PAIRS[value & 1023])
+        value >>= 10
+    return "".join(reversed(parts))
 
 
 def _chars_for(bits: int) -> int:
