@@ -68,9 +68,13 @@ def aware(moment: datetime) -> datetime:
     return moment
 
 
+# Unicode as is (readable in a SQL shell); compact, as it is read by programs. One
+# encoder kept: json.dumps with options makes one per call, twice a submission.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_text(value: object) -> str:
-    # Unicode as is (readable in a SQL shell); compact, as it is read by programs.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _JSON.encode(value)
 
 
 def as_is(value: _T) -> _T:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Scope
 
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.entrypoints.http.client_ip import client_ip
@@ -35,12 +36,34 @@ def _runtime(request: Request) -> ServeRuntime:
     return runtime
 
 
-def _content_length(request: Request) -> int | None:
-    raw = request.headers.get("content-length")
-    # isdigit() alone also takes "²" and other digits that int() refuses.
-    if raw is None or not (raw.isascii() and raw.isdigit()):
-        return None
-    return int(raw)
+class _Heads:
+    """The request's header lines read in one pass: each name's first line, as
+    Starlette's Headers.get reads it, and every X-Forwarded-For line. (Headers walks
+    and decodes them all again on each read, and a submission reads nine.)"""
+
+    __slots__ = ("_first", "forwarded_for")
+
+    def __init__(self, scope: Scope) -> None:
+        first: dict[bytes, bytes] = {}
+        forwarded: list[str] = []
+        for name, value in scope["headers"]:
+            if name == b"x-forwarded-for":
+                forwarded.append(value.decode("latin-1"))
+            first.setdefault(name, value)
+        self._first = first
+        # A proxy may add its own header line rather than extend the client's.
+        self.forwarded_for = ", ".join(forwarded) or None
+
+    def get(self, name: bytes) -> str | None:
+        value = self._first.get(name)
+        return None if value is None else value.decode("latin-1")
+
+    def content_length(self) -> int | None:
+        raw = self.get(b"content-length")
+        # isdigit() alone also takes "²" and other digits that int() refuses.
+        if raw is None or not (raw.isascii() and raw.isdigit()):
+            return None
+        return int(raw)
 
 
 async def _chunks(request: Request, deadline: BodyDeadline) -> AsyncIterator[bytes]:
@@ -67,27 +90,22 @@ async def _chunks(request: Request, deadline: BodyDeadline) -> AsyncIterator[byt
             return
 
 
-def _request(request: Request, target: PublicTarget | ServerTarget) -> SubmitRequest:
+def _request(request: Request, heads: _Heads, target: PublicTarget | ServerTarget) -> SubmitRequest:
     runtime = _runtime(request)
     peer = request.client.host if request.client else None
     deadline = BodyDeadline(asyncio.get_running_loop().time(), runtime.settings.body_timeout)
     return SubmitRequest(
         target=target,
         body=RawBody(
-            content_type=request.headers.get("content-type"),
-            content_length=_content_length(request),
+            content_type=heads.get(b"content-type"),
+            content_length=heads.content_length(),
             chunks=_chunks(request, deadline),
             deadline=deadline,
         ),
-        client_ip=client_ip(
-            peer,
-            # A proxy may add its own header line rather than extend the client's.
-            ", ".join(request.headers.getlist("x-forwarded-for")) or None,
-            runtime.settings.trusted_proxies,
-        ),
-        origin=request.headers.get("origin"),
-        idempotency_key=request.headers.get("idempotency-key"),
-        challenge_token=request.headers.get("x-challenge-token"),
+        client_ip=client_ip(peer, heads.forwarded_for, runtime.settings.trusted_proxies),
+        origin=heads.get(b"origin"),
+        idempotency_key=heads.get(b"idempotency-key"),
+        challenge_token=heads.get(b"x-challenge-token"),
     )
 
 
@@ -114,14 +132,15 @@ async def _submit(
     headers_for: Callable[[Outcome], Mapping[str, str] | None] | None = None,
 ) -> Response:
     """Runs one submission through the pipeline and answers it as the client prefers."""
-    outcome = await _runtime(request).pipeline.submit(_request(request, target))
+    heads = _Heads(request.scope)
+    outcome = await _runtime(request).pipeline.submit(_request(request, heads, target))
     _note(request, outcome)
     return outcome_response(
         outcome,
         request.state.request_id,
-        browser=prefers_html(request.headers.get("accept")),
-        origin=request.headers.get("origin"),
-        referer=request.headers.get("referer"),
+        browser=prefers_html(heads.get(b"accept")),
+        origin=heads.get(b"origin"),
+        referer=heads.get(b"referer"),
         headers=headers_for(outcome) if headers_for is not None else None,
     )
 
