@@ -3,10 +3,14 @@ address whose erasure is asked for (domain/privacy.py, domain/validation.py)."""
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from intake.domain.client_network import plain_address
 from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.privacy import (
     ClientIpStorage,
@@ -17,6 +21,18 @@ from intake.domain.privacy import (
 from intake.domain.validation import email_key, email_spellings
 
 TRUNCATED, FULL, NONE = ClientIpStorage.TRUNCATED, ClientIpStorage.FULL, ClientIpStorage.NONE
+
+
+@given(st.one_of(st.ip_addresses(v=4), st.ip_addresses(v=6)))
+def test_the_kept_network_is_the_first_address_of_the_24_or_48(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> None:
+    kept = client_network_address(str(address))
+
+    plain = plain_address(str(address))  # IPv4 written in IPv6 is IPv4
+    assert plain is not None
+    bits = 24 if isinstance(plain, ipaddress.IPv4Address) else 48
+    assert kept == str(ipaddress.ip_network((plain, bits), strict=False).network_address)
 
 
 @pytest.mark.parametrize(
