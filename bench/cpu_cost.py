@@ -16,8 +16,7 @@ from pathlib import Path
 
 from bench import profiling
 from bench.options import parse
-from bench.run import Bench, embedded_env, production_env
-from bench.storage import check_redis, provision
+from bench.run import Bench
 from bench.subjects import Driver
 from bench.wrk import Load, find_wrk, write_script
 
@@ -35,13 +34,7 @@ def main() -> None:
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cpu-cost-")))
         bench = Bench(options, stack, workdir)
-        if args.embedded:
-            env = embedded_env(workdir / "intake.db")
-            target = provision(bench.intake, env)
-        else:
-            check_redis(options.redis_url)
-            database, target = bench.database({}, "production")
-            env = production_env(database.url, options.redis_url, args.workers)
+        env, target = bench.one_store(embedded=args.embedded, workers=args.workers)
         subject = bench.intake_server("subject", "intake", env, target.path, args.workers)
         subject.server.wait_ready()
         load = Load(find_wrk(), write_script(workdir), args.connections, 2)

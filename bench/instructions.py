@@ -28,9 +28,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.options import parse
-from bench.run import Bench, embedded_env, production_env
+from bench.run import Bench
 from bench.servers import STARTUP_DEADLINE, Server, ServerError, free_port
-from bench.storage import check_redis, provision
 from bench.wrk import FORM_BODY
 
 # Under callgrind the worker starts and answers some fifty times slower.
@@ -104,13 +103,7 @@ def main() -> None:
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="instr-")))
         bench = Bench(options, stack, workdir)
-        if args.embedded:
-            env = embedded_env(workdir / "intake.db")
-            target = provision(bench.intake, env)
-        else:
-            check_redis(options.redis_url)
-            database, target = bench.database({}, "production")
-            env = production_env(database.url, options.redis_url)
+        env, target = bench.one_store(embedded=args.embedded)
         out_dir = workdir / "callgrind"
         out_dir.mkdir()
         port = free_port()

@@ -129,6 +129,16 @@ class Bench:
         }
         return database, target
 
+    def one_store(self, *, embedded: bool, workers: int = 1) -> tuple[dict[str, str], Target]:
+        """The environment and form of one server measured alone (the quick tools): a
+        fresh SQLite file, or a database of its own beside the bench's Redis."""
+        if embedded:
+            env = embedded_env(self.workdir / "intake.db")
+            return env, provision(self.intake, env)
+        check_redis(self.options.redis_url)
+        database, target = self.database({}, "production")
+        return production_env(database.url, self.options.redis_url, workers), target
+
     def start(
         self, key: str, label: str, argv: list[str], env: Mapping[str, str], path: str
     ) -> Subject:
