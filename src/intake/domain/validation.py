@@ -54,9 +54,10 @@ def _is_plain(address: str) -> bool:
     local, _, domain = address.partition("@")
     if len(local) > _PLAIN_LOCAL_MAX or "--" in domain:
         return False
-    from email_validator import SPECIAL_USE_DOMAIN_NAMES  # noqa: PLC0415 - see below
+    # Reserved names (localhost, .test, .invalid, ...) are the validator's to refuse, by
+    # its own list (imported here, as the validator is: see _validator_accepts).
+    from email_validator import SPECIAL_USE_DOMAIN_NAMES  # noqa: PLC0415
 
-    # Reserved names (localhost, .test, .invalid, ...) are the validator's to refuse.
     return not any(
         domain == name or domain.endswith("." + name) for name in SPECIAL_USE_DOMAIN_NAMES
     )

@@ -5,9 +5,9 @@ lock through the commit's WAL flush, so that commits could only flush one at a t
 After a commit the notifier sends one NOTIFY at once, then waits `gap` seconds; commits
 in between are announced by one more NOTIFY at the end of the wait. So the last commit
 of a burst is always announced, within `gap` seconds, and a busy process sends forty
-wake-ups a second at most: under load they were near half of its transactions, on a
-database that may share the host's cores with it. The NOTIFY's own transaction writes nothing that
-needs to outlive a crash, so it does not wait for its flush either.
+wake-ups a second at most (at 5 ms they were near half of its transactions under load,
+on a database that may share the host's cores). The NOTIFY's own transaction writes
+nothing that needs to outlive a crash, so it does not wait for its flush either.
 
 A wake-up that cannot be sent (PostgreSQL down) is not retried: the relay polls.
 """
