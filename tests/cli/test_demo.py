@@ -52,6 +52,26 @@ def test_demo_brings_a_paused_demo_form_back(cli: Cli) -> None:
     assert cli.json("workspace", "show", first["workspace_id"])["active"] is True
 
 
+def test_a_renamed_demo_form_is_the_demo_form_still(cli: Cli) -> None:
+    first = cli.json("demo")
+    cli.json("form", "update", first["form_id"], "--name", "Contact us")
+
+    again = cli.json("demo")
+
+    assert again["form_id"] == first["form_id"]
+    assert len(cli.json("form", "list")["forms"]) == 1
+    assert cli.json("form", "show", first["form_id"])["name"] == "Contact us"  # kept
+
+
+def test_the_demo_form_is_the_workspaces_first_when_others_were_added(cli: Cli) -> None:
+    first = cli.json("demo")
+    cli.json("form", "update", first["form_id"], "--name", "Contact us")
+    cli.json("form", "create", "--workspace", first["workspace_id"], "--name", "Jobs")
+
+    assert cli.json("demo")["form_id"] == first["form_id"]
+    assert len(cli.json("form", "list")["forms"]) == 2
+
+
 def test_demo_url_follows_the_configured_host_and_port(
     cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,11 +1,13 @@
-"""`intake demo`: a workspace and a form named "demo", a curl command to try them, and a
-dashboard user (demo@example.com, an owner of the workspace) with a one-time sign-in link."""
+"""`intake demo`: a workspace and a form named "demo" (the form kept when renamed), a
+curl command to try them, and a dashboard user (demo@example.com, an owner of the
+workspace) with a one-time sign-in link."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import shlex
+from datetime import UTC, datetime
 
 from intake.accounts_runtime import command_accounts
 from intake.admin_runtime import AdminRuntime
@@ -87,7 +89,8 @@ def _dashboard_lines(dashboard: str, demo_user: NewUser) -> list[str]:
 
 
 async def _workspace(admin: Admin) -> Workspace:
-    # Looked up by name, so running the command again reuses what the first run made.
+    # Looked up by name (a workspace's name never changes), so running the command
+    # again reuses what the first run made.
     found = [w for w in await admin.workspaces() if w.name == DEMO_NAME]
     if not found:
         return await admin.create_workspace(DEMO_NAME)
@@ -98,12 +101,18 @@ async def _workspace(admin: Admin) -> Workspace:
 
 
 async def _form(admin: Admin, workspace: Workspace) -> Form:
-    found = [f for f in await admin.forms(workspace.workspace_id) if f.name == DEMO_NAME]
-    if not found:
+    """The demo workspace's form named "demo", else its first form: a form's name is
+    the owner's to change, and a renamed demo form is still the demo's, never doubled.
+    A new one only in a workspace with no form at all."""
+    forms = sorted(
+        await admin.forms(workspace.workspace_id),
+        key=lambda f: (f.name != DEMO_NAME, f.created_at or datetime.min.replace(tzinfo=UTC)),
+    )
+    if not forms:
         return await admin.create_form(
             workspace.workspace_id, name=DEMO_NAME, rules=[parse_rule("email:email")]
         )
-    form = found[0]
+    form = forms[0]
     if not form.enabled:
         form = await admin.update_form(form.form_id, FormChanges(enabled=True))
     return form
