@@ -22,6 +22,7 @@ from datetime import timedelta
 import attrs
 
 from intake.config import ConfigError, Settings
+from intake.config.variables import DATABASE_URL
 from intake.domain.errors import StorageUnavailable
 from intake.domain.sealing import SecretKeyError
 from intake.domain.signing import DownloadSigner
@@ -42,6 +43,21 @@ DOWNLOAD_SECRET_BYTES = 32
 async def store_resource(
     settings: Settings, opening: StoreOpening = StoreOpening.PREPARE
 ) -> AsyncIterator[Store]:
+    try:
+        store = await _opened_store(settings, opening)
+    except ConfigError:
+        raise  # a ValueError too, naming its variable already
+    except ValueError as error:
+        # A store refuses a URL it cannot use with a plain ValueError, which names no
+        # credentials.
+        raise ConfigError(f"{DATABASE_URL.name}: {error}") from None
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def _opened_store(settings: Settings, opening: StoreOpening) -> Store:
     # Imported only when chosen: a deployment loads the drivers it uses.
     store: Store
     if settings.is_sqlite:
@@ -66,12 +82,9 @@ async def store_resource(
         )
     else:
         raise ConfigError(
-            f"INTAKE_DATABASE_URL: unsupported database {settings.database_url.split(':')[0]!r}"
+            f"{DATABASE_URL.name}: unsupported database {settings.database_url.split(':')[0]!r}"
         )
-    try:
-        yield store
-    finally:
-        await store.close()
+    return store
 
 
 open_store = asynccontextmanager(store_resource)

@@ -27,7 +27,8 @@ from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.adapters.user_agent import USER_AGENT
 from intake.admin_runtime import make_admin
-from intake.config import Settings
+from intake.config import ConfigError, Settings
+from intake.config.variables import REDIS_URL
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
@@ -78,7 +79,11 @@ async def rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter
         return
     # Redis holds the windows shared by every worker; while it is unreachable each
     # process limits on its own rather than refusing real submissions.
-    async with open_redis_rate_limiter(settings.redis_url) as shared:
+    async with AsyncExitStack() as stack:
+        try:
+            shared = await stack.enter_async_context(open_redis_rate_limiter(settings.redis_url))
+        except ValueError as error:  # redis-py's refusal of the URL names no credentials
+            raise ConfigError(f"{REDIS_URL.name}: {error}") from None
         yield FallbackRateLimiter(shared, InProcessRateLimiter())
 
 

@@ -10,8 +10,8 @@ import argparse
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, TypeAlias, TypeVar
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, TypeAlias
 
 from intake.admin_runtime import AdminRuntime, open_admin_runtime
 from intake.config import ConfigError, Settings
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from intake.serve_runtime import ServeRuntime
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
-T = TypeVar("T")
 AdminCommand: TypeAlias = Callable[[AdminRuntime, argparse.Namespace, Output], Awaitable[None]]
 RelayCommand: TypeAlias = Callable[["RelayRuntime", argparse.Namespace, Output], Awaitable[None]]
 
@@ -60,7 +59,7 @@ async def _run(
     settings: Settings,
     out: Output,
 ) -> None:
-    async with _database_url_checked(open_admin_runtime(settings, opening)) as runtime:
+    async with open_admin_runtime(settings, opening) as runtime:
         await command(runtime, args, out)
 
 
@@ -71,7 +70,7 @@ def with_relay(command: RelayCommand) -> Handler:
         # Imported here: the relay's senders load an HTTP client no other command needs.
         from intake.relay_runtime import open_relay_runtime  # noqa: PLC0415
 
-        async with _database_url_checked(open_relay_runtime(settings)) as runtime:
+        async with open_relay_runtime(settings) as runtime:
             await command(runtime, args, out)
 
     def handler(args: argparse.Namespace, settings: Settings, out: Output) -> None:
@@ -82,34 +81,19 @@ def with_relay(command: RelayCommand) -> Handler:
 
 @asynccontextmanager
 async def opened_serve_runtime(settings: Settings) -> AsyncIterator[ServeRuntime]:
-    """What a serving worker opens (`open_serve_runtime`), with a database URL the store
-    cannot use reported as configuration."""
+    """What a serving worker opens (`open_serve_runtime`)."""
     # It loads the HTTP clients and Redis: only `intake serve` imports it.
     from intake.serve_runtime import open_serve_runtime  # noqa: PLC0415
 
-    async with _database_url_checked(open_serve_runtime(settings)) as runtime:
+    async with open_serve_runtime(settings) as runtime:
         yield runtime
 
 
 @asynccontextmanager
 async def opened_schema(settings: Settings) -> AsyncIterator[Schema]:
-    """The store's schema alone (`open_schema`), its database URL checked as a runtime's
-    is."""
-    async with _database_url_checked(open_schema(settings)) as schema:
+    """The store's schema alone (`open_schema`)."""
+    async with open_schema(settings) as schema:
         yield schema
-
-
-@asynccontextmanager
-async def _database_url_checked(opening: AbstractAsyncContextManager[T]) -> AsyncIterator[T]:
-    async with AsyncExitStack() as stack:
-        try:
-            opened = await stack.enter_async_context(opening)
-        except ConfigError:
-            raise
-        except ValueError as error:
-            # The store refuses a database URL it cannot use with a plain ValueError.
-            raise ConfigError(f"INTAKE_DATABASE_URL: {error}") from None
-        yield opened
 
 
 TRACE = 5  # uvicorn's level below DEBUG
