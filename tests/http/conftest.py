@@ -799,11 +799,26 @@ MANAGEMENT_ERRORS: Mapping[str, tuple[int, str]] = {
 }
 
 
-def assert_error(response: httpx2.Response, code: str) -> dict[str, Any]:
+# The management API answers requests, not submissions: the table's codes and statuses,
+# and for these its own words (docs/api.md, "Errors").
+MANAGEMENT_WORDS: Mapping[str, tuple[int, str]] = {
+    "rate_limited": (429, "Too many requests. Please wait a moment and try again."),
+}
+
+
+def assert_management_error(response: httpx2.Response, code: str) -> dict[str, Any]:
+    """`assert_error` for an answer of the management API, in its own words where it has
+    them."""
+    return assert_error(response, code, words=MANAGEMENT_WORDS)
+
+
+def assert_error(
+    response: httpx2.Response, code: str, *, words: Mapping[str, tuple[int, str]] | None = None
+) -> dict[str, Any]:
     """The spec's envelope, exactly: the code's status, ok false, the code and its public
-    message, the request id of the X-Request-ID header, `fields` only on
-    validation_failed."""
-    status, message = SPEC_ERRORS[code]
+    message (or the route's own `words` for it), the request id of the X-Request-ID
+    header, `fields` only on validation_failed."""
+    status, message = (words or {}).get(code) or SPEC_ERRORS[code]
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body: dict[str, Any] = response.json()

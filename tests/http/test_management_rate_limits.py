@@ -12,7 +12,12 @@ from intake.config import Settings
 from intake.domain.model import Scope
 from intake.domain.ratelimit import RateLimits, RateRule
 from intake.service.admin import CreatedKey
-from tests.http.conftest import Seeded, ServiceFactory, assert_error
+from tests.http.conftest import (
+    Seeded,
+    ServiceFactory,
+    assert_error,
+    assert_management_error,
+)
 
 BURST = 100  # in any 10 s
 BURST_SECONDS = 10
@@ -44,7 +49,7 @@ def spend(seeded: Seeded, key: CreatedKey, count: int) -> None:
 
 
 def assert_rate_limited(response: httpx2.Response, retry_after: int) -> None:
-    assert_error(response, "rate_limited")
+    assert_management_error(response, "rate_limited")
     assert response.headers["retry-after"] == str(retry_after)
 
 
@@ -151,3 +156,19 @@ def test_the_long_window_refuses_what_the_short_one_admits(make_service: Service
     assert_rate_limited(read(seeded, key), 1)
     seeded.svc.clock.advance(1)
     assert read(seeded, key).status_code == 200
+
+
+def test_a_refusal_speaks_of_requests_not_submissions(make_service: ServiceFactory) -> None:
+    limits = RateLimits(management_burst=RateRule(1, BURST_SECONDS))
+    seeded = Seeded(make_service(Settings(rate_limits=limits)))
+    key = seeded.svc.run(
+        seeded.svc.admin.create_api_key,
+        seeded.workspace.workspace_id,
+        scopes=frozenset({Scope.READ}),
+    )
+    spend(seeded, key, 1)
+
+    refused = read(seeded, key)
+
+    body = assert_management_error(refused, "rate_limited")
+    assert "submission" not in body["error"]["message"].lower()

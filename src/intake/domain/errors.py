@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 
 class ErrorCode(enum.StrEnum):
@@ -98,6 +98,20 @@ DOWNLOAD_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
 }
 
 
+# The management API answers requests, not submissions: its refusals keep the table's
+# codes and statuses, in words of its own where the table's speak of a submission. Any
+# refusal the API gives with one of these codes (a key's rate limit, a throttle on test
+# sends) takes these words.
+MANAGEMENT_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
+    spec.code: spec
+    for spec in (
+        ErrorSpec(
+            ErrorCode.RATE_LIMITED, 429, "Too many requests. Please wait a moment and try again."
+        ),
+    )
+}
+
+
 @frozen
 class Rejection:
     """Why a request was refused: a code of the table, plus what the code carries. `spec`
@@ -121,6 +135,12 @@ class Rejection:
     def download(cls, code: ErrorCode) -> Rejection:
         """A refusal of the file download route, in its own words where it has them."""
         return cls(code, spec=DOWNLOAD_ERRORS.get(code, ERRORS[code]))
+
+    def worded(self, words: Mapping[ErrorCode, ErrorSpec]) -> Rejection:
+        """This refusal in a route's own words (`MANAGEMENT_ERRORS`), where they have
+        some for its code."""
+        spec = words.get(self.code)
+        return self if spec is None else evolve(self, spec=spec)
 
     @property
     def status(self) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from intake.domain.errors import ERRORS, ErrorCode
+from intake.domain.errors import ERRORS, MANAGEMENT_ERRORS, ErrorCode
 from intake.domain.listing import MAX_TEXT
 from intake.domain.model import Scope, SubmissionStatus
 from intake.entrypoints.http.openapi_envelope import (
@@ -84,7 +84,7 @@ def _refusals(codes: Iterable[ErrorCode]) -> dict[str, Any]:
         by_status.setdefault(ERRORS[code].status, []).append(code)
     responses: dict[str, Any] = {}
     for status, status_codes in sorted(by_status.items()):
-        schemas = [error_schema(code) for code in status_codes]
+        schemas = [error_schema(code, MANAGEMENT_ERRORS.get(code)) for code in status_codes]
         headers: dict[str, Any] = dict(HEADERS)
         if status in (429, 503):
             headers["Retry-After"] = HEADER_RETRY_AFTER

@@ -13,7 +13,13 @@ from attrs import frozen
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from intake.domain.errors import ErrorCode, IntakeError, Rejection, StorageUnavailable
+from intake.domain.errors import (
+    MANAGEMENT_ERRORS,
+    ErrorCode,
+    IntakeError,
+    Rejection,
+    StorageUnavailable,
+)
 from intake.domain.model import ApiKey, Scope
 from intake.entrypoints.http.management.inputs import (
     BodyFields,
@@ -96,7 +102,7 @@ def endpoint(scope: Scope) -> Callable[[Handler], Callable[[Request], Awaitable[
 
 def _rejection(refused: IntakeError | AdminError | StorageUnavailable) -> Rejection:
     if isinstance(refused, IntakeError):
-        return refused.rejection
+        return refused.rejection.worded(MANAGEMENT_ERRORS)
     if isinstance(refused, NotFoundError):
         return Rejection(ErrorCode.NOT_FOUND)
     if isinstance(refused, AdminError):
