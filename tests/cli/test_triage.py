@@ -39,6 +39,19 @@ def test_mark_spam_queues_nothing(cli: Cli, made: Made) -> None:  # noqa: F811
     assert outbox_types(cli, made.accepted) == ["submission.created"]
 
 
+def test_an_accepted_one_marked_spam_then_released_is_not_sent_again(cli: Cli, made: Made) -> None:  # noqa: F811
+    cli.json("submissions", "mark-spam", made.accepted)
+
+    released = cli.json("submissions", "release", made.accepted)
+    cli.json("submissions", "mark-spam", made.accepted)
+    again = cli("submissions", "release", made.accepted)
+
+    assert released["status"] == "accepted"
+    assert again.code == 0
+    assert "sent before: nothing is queued" in again.out
+    assert outbox_types(cli, made.accepted) == ["submission.created"]
+
+
 def test_delete_erases_and_then_the_id_is_unknown(cli: Cli, made: Made) -> None:  # noqa: F811
     deleted = cli.json("submissions", "delete", made.accepted)
 

@@ -163,6 +163,37 @@ async def test_marking_spam_queues_nothing_and_keeps_the_months_usage(store: Sto
     assert len(await events_of(store, sub)) == 1
 
 
+@pytest.mark.parametrize("arrived", [ACCEPTED, SPAM])
+async def test_a_submission_accepted_once_is_never_charged_or_queued_twice(
+    store: Store, arrived: SubmissionStatus
+) -> None:
+    # Accepted on arrival (or released), then marked as spam by mistake, then released:
+    # its destinations had its submission.created already.
+    await seed(store)
+    sub = submission(1, status=arrived)
+    await committed(store, sub, charged=arrived is ACCEPTED)
+    if arrived is SPAM:
+        first = await store.submissions.release(release_of(sub, 1))
+        assert first is not None
+        assert first.queued
+    before = await events_of(store, sub)
+
+    await store.submissions.mark_spam(sub.submission_id)
+    again = await store.submissions.release(release_of(sub, 2))
+
+    assert again is not None
+    assert again.changed
+    assert not again.queued
+    assert again.submission.status is ACCEPTED
+    assert (await store.submissions.get(sub.submission_id)) == again.submission
+    assert await events_of(store, sub) == before
+    assert [e.event_type for e in before].count(EventType.CREATED) == 1
+    period = PERIOD if arrived is ACCEPTED else RELEASE_PERIOD
+    assert await store.workspaces.usage(WORKSPACE_ID, period) == 1
+    usage = {u.form_id: u.used for u in await store.workspaces.form_usage(WORKSPACE_ID, period)}
+    assert usage[sub.form_id] == 1
+
+
 async def test_an_unknown_submission_is_none_and_nothing_is_written(store: Store) -> None:
     await seed(store)
     ghost = submission(9, status=SPAM)

@@ -115,6 +115,29 @@ def test_marking_spam_queues_nothing_and_keeps_the_usage(triage: Triage) -> None
     assert svc.used(triage.workspace_id) == 1
 
 
+def test_a_slip_marked_spam_then_released_again_queues_no_second_created_event(
+    triage: Triage,
+) -> None:
+    # Released, marked as spam by mistake, released again: receivers got its
+    # submission.created once, and get nothing more; the month is charged once.
+    svc = triage.svc
+    submission_id = triage.submit(message="hello")
+    assert triage.patch(submission_id, {"status": "accepted"}).status_code == 200
+    queued = svc.outbox(submission_id)
+
+    slipped = triage.patch(submission_id, {"status": "spam"})
+    again = triage.patch(submission_id, {"status": "accepted"})
+
+    assert slipped.status_code == 200, slipped.text
+    assert again.status_code == 200, again.text
+    assert again.json()["status"] == "accepted"
+    assert svc.submission(submission_id).status is ACCEPTED
+    assert svc.outbox(submission_id) == queued
+    events = [row.event.event_type for row in queued]
+    assert sorted(events) == [EventType.CREATED, EventType.FLAGGED]
+    assert svc.used(triage.workspace_id) == 1
+
+
 def test_a_deletion_erases_the_submission_and_then_it_is_not_found(triage: Triage) -> None:
     svc = triage.svc
     submission_id = triage.submit(message="forget me")

@@ -206,6 +206,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         VALUE,
     ),
     "release": (lambda w: w.admin.release(w.submission), VALUE),
+    "released": (lambda w: w.admin.released(w.submission), VALUE),
     "mark_spam": (lambda w: w.admin.mark_spam(w.submission), VALUE),
     "set_status": (lambda w: w.admin.set_status(w.submission, TriageStatus.SPAM), VALUE),
     "delete_submission": (lambda w: w.admin.delete_submission(w.submission), VALUE),

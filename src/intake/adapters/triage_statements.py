@@ -4,11 +4,15 @@ send alike, written as SQLite takes it; PostgreSQL's module renders it for psyco
 
 from __future__ import annotations
 
+# Read first, under the row's lock (PostgreSQL) or the write lock (SQLite): a submission
+# charged already was accepted once, and its `submission.created` queued then.
+CHARGED_BEFORE = "SELECT charged_period FROM submissions WHERE submission_id = ?"
 # The conditional update is what makes concurrent releases queue one event: only the
 # first finds the row not yet accepted; the others wait for its lock (PostgreSQL) or the
-# write lock (SQLite), then change nothing.
+# write lock (SQLite), then change nothing. A month charged already stays charged.
 RELEASE = """
-    UPDATE submissions SET status = 'accepted', charged_period = :period
+    UPDATE submissions SET status = 'accepted',
+        charged_period = coalesce(charged_period, :period)
     WHERE submission_id = :submission_id AND status <> 'accepted'
 """
 MARK_SPAM = "UPDATE submissions SET status = 'spam' WHERE submission_id = ?"

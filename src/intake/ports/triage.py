@@ -13,7 +13,9 @@ class Release:
     """Turns a spam or unverified submission into an accepted one, in one transaction:
     the status, one more to the workspace's count of `period` (never refused: the owner
     decided) with the submission charged to that month, and `event` (its new
-    `submission.created`) queued."""
+    `submission.created`) queued. A submission accepted once before (charged already:
+    accepted on arrival or released, then marked as spam) only becomes accepted again:
+    it is not charged twice, and its `submission.created` is never queued twice."""
 
     submission_id: str
     event: OutboxEvent
@@ -23,10 +25,12 @@ class Release:
 @frozen
 class Released:
     """The submission as it is now, accepted; `changed` False when it was accepted
-    already, and nothing was written."""
+    already, and nothing was written; `queued` False when no event was queued (nothing
+    changed, or it had been accepted once before)."""
 
     submission: Submission
     changed: bool
+    queued: bool = False
 
 
 @frozen

@@ -21,13 +21,15 @@ def release(tables: Tables, order: Release) -> Released | None:
         return Released(submission, changed=False)
     accepted = evolve(submission, status=SubmissionStatus.ACCEPTED)
     tables.submissions[submission.submission_id] = accepted
+    if submission.submission_id in tables.charged:  # accepted once before: queued then
+        return Released(accepted, changed=True)
     tables.charged[submission.submission_id] = order.period
     usage_key = (submission.workspace_id, order.period)
     tables.usage[usage_key] = tables.usage.get(usage_key, 0) + 1
     event = evolve(order.event, created_at=utc(order.event.created_at))
     tables.outbox[event.event_id] = OutboxRow(event)
     tables.wakeup.ring()
-    return Released(accepted, changed=True)
+    return Released(accepted, changed=True, queued=True)
 
 
 def mark_spam(tables: Tables, submission_id: str) -> Submission | None:

@@ -279,7 +279,7 @@ class PostgresSubmissions:
 
     async def release(self, release: Release) -> Released | None:
         released = await triage.release(self._db, release)
-        if released is not None and released.changed:
+        if released is not None and released.queued:
             self._relay_notifier.ring()
         return released
 

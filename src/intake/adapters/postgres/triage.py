@@ -15,6 +15,7 @@ from intake.domain.uploads import files_from_json
 from intake.ports.triage import Erased, Erasure, Release, Released
 
 _GET_SUBMISSION = for_psycopg(sql.GET_SUBMISSION)
+_CHARGED_BEFORE = for_psycopg(triage_sql.CHARGED_BEFORE) + " FOR UPDATE"
 _RELEASE = for_psycopg(triage_sql.RELEASE) + " RETURNING workspace_id"
 _MARK_SPAM = for_psycopg(triage_sql.MARK_SPAM)
 # Locked: a fan-out that holds one is waited for, so its deliveries are seen (and
@@ -52,15 +53,19 @@ async def _get(conn: Connection, submission_id: str) -> Submission | None:
 async def release(db: Database, order: Release) -> Released | None:
     params = {"submission_id": order.submission_id, "period": order.period}
     async with db.connection() as conn, conn.transaction():
+        cursor = await conn.execute(_CHARGED_BEFORE, (order.submission_id,))
+        before = await cursor.fetchone()
         cursor = await conn.execute(_RELEASE, params)
         changed = await cursor.fetchone()
-        if changed is not None:
+        # Charged already: accepted once before, and its submission.created queued then.
+        queued = changed is not None and before is not None and before["charged_period"] is None
+        if queued and changed is not None:
             await conn.execute(_CHARGE, (changed["workspace_id"], order.period))
             await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
         submission = await _get(conn, order.submission_id)
     if submission is None:
         return None
-    return Released(submission, changed=changed is not None)
+    return Released(submission, changed=changed is not None, queued=queued)
 
 
 async def mark_spam(db: Database, submission_id: str) -> Submission | None:

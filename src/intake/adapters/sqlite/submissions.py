@@ -183,7 +183,7 @@ class SqliteSubmissions:
 
     async def release(self, release: Release) -> Released | None:
         released = await self._worker.run(triage.release, release)
-        if released is not None and released.changed:
+        if released is not None and released.queued:
             self._wakeup.ring()
         return released
 

@@ -38,15 +38,18 @@ def _get(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
 
 def release(conn: sqlite3.Connection, order: Release) -> Released | None:
     with transaction(conn) as tx:
+        before = conn.execute(triage_sql.CHARGED_BEFORE, (order.submission_id,)).fetchone()
         params = {"submission_id": order.submission_id, "period": order.period}
         changed = conn.execute(triage_sql.RELEASE, params).rowcount > 0
         submission = _get(conn, order.submission_id)
         if submission is None or not changed:
             tx.discard()
             return None if submission is None else Released(submission, changed=False)
+        if before["charged_period"] is not None:  # accepted once before: queued then
+            return Released(submission, changed=True)
         conn.execute(_CHARGE, (submission.workspace_id, order.period))
         conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
-    return Released(submission, changed=True)
+    return Released(submission, changed=True, queued=True)
 
 
 def mark_spam(conn: sqlite3.Connection, submission_id: str) -> Submission | None:

@@ -15,7 +15,8 @@ _COMMANDS = (
     (
         "release",
         "accept a spam or unverified submission: it counts in this month's usage and "
-        "is delivered as a new submission.created event (one accepted already is left as it is)",
+        "is delivered as a new submission.created event (one accepted already is left as it is; "
+        "one accepted once before is not sent again)",
     ),
     ("mark-spam", "mark a submission as spam: nothing is sent, the month's usage is kept"),
     (
@@ -36,9 +37,12 @@ def register(group: Subparsers) -> None:
 
 async def _release(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     admin = runtime.admin
-    before = await admin.submission(args.submission_id)
-    after = await admin.release(before)
-    said = "released" if before.status is not after.status else "was accepted already"
+    released = await admin.released(await admin.submission(args.submission_id))
+    after = released.submission
+    said = "was accepted already"
+    if released.changed:
+        # Accepted once before: its submission.created went out then, never twice.
+        said = "released" if released.queued else "released; sent before: nothing is queued"
     view = submission_view(after, admin.files_view(after))
     out.result(view, [f"submission {after.submission_id} {said}", f"status={after.status}"])
 

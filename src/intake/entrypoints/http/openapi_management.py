@@ -152,7 +152,8 @@ _SUBMISSION = {
         {"200": answer("The submission as it now is.", ref("Submission"))},
         description="Releasing counts it in this month's usage and sends it to every "
         "destination that takes accepted submissions, once; releasing an accepted one "
-        "changes nothing. Marking spam sends nothing.",
+        "changes nothing, and one accepted before (then marked as spam) is accepted again "
+        "without a second charge or `submission.created`. Marking spam sends nothing.",
         body=SUBMISSION_CHANGE,
         errors=BY_ID,
     ),

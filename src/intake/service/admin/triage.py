@@ -12,7 +12,7 @@ from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.quota import period
 from intake.domain.triage import TriageStatus, deletion_event, release_event
 from intake.ports.blobs import BlobStoreError
-from intake.ports.triage import Erasure, Release
+from intake.ports.triage import Erasure, Release, Released
 from intake.service.admin.base import AdminBase
 from intake.service.admin.errors import NotFoundError
 from intake.service.admin.ownership import owned, workspace_of
@@ -39,12 +39,18 @@ class TriageAdmin(AdminBase):
         return await self.mark_spam(submission)
 
     async def release(self, submission: Submission) -> Submission:
+        """Accepts the submission (`released`): the submission as it is after."""
+        return (await self.released(submission)).submission
+
+    async def released(self, submission: Submission) -> Released:
         """Accepts a spam or unverified submission: charged to this month, whatever the
         quota (the owner decided), and queued as a new `submission.created`, so that
         every destination of accepted submissions gets it once. One accepted already is
-        answered as it is: nothing is charged or queued."""
+        answered as it is: nothing is charged or queued. One accepted once before (then
+        marked as spam) is accepted again, neither charged nor queued a second time:
+        its destinations got its `submission.created` then."""
         if submission.status is SubmissionStatus.ACCEPTED:
-            return submission
+            return Released(submission, changed=False)
         now = self._clock.now()
         event = release_event(self._event_id(), submission, self._signer, now)
         released = await self._store.submissions.release(
@@ -52,9 +58,11 @@ class TriageAdmin(AdminBase):
         )
         if released is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
-        if released.changed:
+        if released.queued:
             log.info("submission released", extra=_facts(submission, event.event_id))
-        return released.submission
+        elif released.changed:
+            log.info("submission released again, nothing queued", extra=_facts(submission, ""))
+        return released
 
     async def mark_spam(self, submission: Submission) -> Submission:
         """Marks a submission as spam: nothing is queued (what was delivered stays
