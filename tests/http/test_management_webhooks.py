@@ -4,6 +4,7 @@ each refusal of bad input (who may call them at all is test_management_access.py
 
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +24,7 @@ from tests.http.conftest import (
     Service,
     assert_error,
 )
+from tests.support.names import own_private_name
 
 
 # The store rules under these pages are held on every store by the contract tests: the
@@ -191,6 +193,51 @@ def test_a_bad_webhook_is_refused_naming_the_field(
 
     assert field in fields(answer)
     assert len(owner.svc.run(owner.svc.admin.webhooks, owner.form_id)) == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://[fec0::1]/hook?token=s3cret",
+        "https://[fec0::1]:8443/hook?token=s3cret",
+        "https://[feff:ffff::1]/hook?token=s3cret",
+    ],
+)
+def test_a_site_local_address_is_refused(owner: Owner, url: str) -> None:
+    answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": url})
+
+    assert "not a public address" in fields(answer)["url"]
+    assert len(owner.svc.run(owner.svc.admin.webhooks, owner.form_id)) == 1
+
+
+def test_a_refusal_never_says_what_a_private_name_resolves_to(owner: Owner) -> None:
+    name = own_private_name()
+    resolved = {str(info[4][0]) for info in socket.getaddrinfo(name, 443)}
+    url = f"https://{name}/hook?token=s3cret"
+
+    answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": url})
+
+    said = fields(answer)["url"]
+    assert f"{name.lower()} resolves to an address that is not public" in said
+    assert not [address for address in resolved if address in answer.text]
+    assert "s3cret" not in answer.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hooks.example.com/in?token=s3cret#\\x",
+        "ftp://hooks.example.com/in?token=s3cret",
+        "https://hooks.example.com:99999/in?token=s3cret",
+        "http://127.0.0.1/in?token=s3cret",
+    ],
+)
+def test_a_refused_webhook_url_is_never_repeated(owner: Owner, url: str) -> None:
+    answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": url})
+
+    assert fields(answer)["url"]
+    assert "s3cret" not in answer.text
+    assert "/in" not in answer.text
 
 
 def test_a_webhook_body_that_is_not_json_is_refused(owner: Owner) -> None:

@@ -276,7 +276,7 @@ async def test_a_host_resolving_to_a_private_address_is_refused(
 
     assert asked == [("hooks.example.com", 8443)]
     assert response == WebhookResponse(
-        status=None, error="refused: hooks.example.com resolves to 10.0.0.5, not a public address"
+        status=None, error="refused: hooks.example.com resolves to an address that is not public"
     )
     assert calls.requests == []
 
@@ -289,8 +289,7 @@ async def test_one_private_address_among_public_ones_is_enough_to_refuse(
 
     response = await sender.send("https://hooks.example.com/in", signed(), BODY)
 
-    assert response.error is not None
-    assert "192.168.1.10" in response.error
+    assert response.error == "refused: hooks.example.com resolves to an address that is not public"
     assert calls.requests == []
 
 
@@ -447,6 +446,8 @@ async def test_the_timeout_must_be_a_positive_number(
         "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
         "64:ff9b:1::a00:1",  # local-use NAT64
         "2002:a00:1::1",  # 6to4 of 10.0.0.1
+        "fec0::1",  # site-local, deprecated but routed inside sites
+        "feff:ffff::1",  # the end of fec0::/10
     ],
 )
 def test_private_and_special_addresses_are_not_public(address: str) -> None:

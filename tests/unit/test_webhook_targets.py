@@ -121,7 +121,8 @@ async def test_admin_resolves_a_name_and_refuses_a_private_answer() -> None:
     with pytest.raises(AdminError) as refused:
         await admin.add_webhook(form.form_id, "https://hooks.example.com/in?token=t0k")
 
-    assert "hooks.example.com resolves to 10.0.0.5, not a public address" in str(refused.value)
+    assert "hooks.example.com resolves to an address that is not public" in str(refused.value)
+    assert "10.0.0.5" not in str(refused.value)
     assert "t0k" not in str(refused.value)
     assert asked == ["hooks.example.com"]
 

@@ -7,7 +7,8 @@ address literal in any of the forms a resolver accepts (`127.1`, `0x7f000001`,
 `2130706433`, `[::ffff:127.0.0.1]`...) is normalised and judged as the address it is;
 `localhost` and `*.localhost` (with or without the final dot) are this machine; any other
 name is resolved, and every address it resolves to must be public. Messages name the host
-at most, never the URL, which may carry a token.
+at most: never the URL, which may carry a token, nor an address a name resolved to, which
+would map the operator's own network for whoever asks.
 """
 
 from __future__ import annotations
@@ -165,6 +166,8 @@ def is_public_address(address: IPAddress) -> bool:
             return is_public_address(address.sixtofour)
         if address.teredo is not None:
             return False  # a tunnel to a host behind NAT: not a webhook receiver
+        if address.is_site_local:
+            return False  # fec0::/10, deprecated (RFC 3879) but still routed inside sites
     elif address in _SHARED_ADDRESS_SPACE:
         return False
     return address.is_global and not (
@@ -178,8 +181,9 @@ def is_public_address(address: IPAddress) -> bool:
 
 
 def _check_public(address: IPAddress, host: str, *, literal: bool = False) -> None:
+    """The refusal names the host as it was given, never the address a name resolved to:
+    that would tell a caller what the operator's own network holds."""
     if not is_public_address(address):
-        if str(address) == host:
-            raise TargetNotPublic(f"{address} is not a public address")
-        verb = "is" if literal else "resolves to"
-        raise TargetNotPublic(f"{host} {verb} {address}, not a public address")
+        if literal:
+            raise TargetNotPublic(f"{host} is not a public address")
+        raise TargetNotPublic(f"{host} resolves to an address that is not public")

@@ -54,7 +54,8 @@ class DestinationAdmin(FormAdmin):
                 field="url",
             ) from None
         except TargetRefused as refused:
-            raise AdminError(f"{refused}: {value!r}", field="url") from None
+            # Never the URL itself: its path or query may carry the receiver's token.
+            raise AdminError(str(refused), field="url") from None
         except TargetUnresolved:
             pass
         return text
