@@ -78,4 +78,5 @@ def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: Id
         blobs=storage.blobs,
         signer=storage.signer,
         telegram_api_url=settings.telegram_api_url,
+        destination_limits=settings.destination_limits,
     )

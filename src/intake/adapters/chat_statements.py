@@ -16,6 +16,7 @@ SELECT_CHAT = """
 """
 GET_CHAT = SELECT_CHAT + " WHERE destination_id = ?"
 LIST_CHATS = SELECT_CHAT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, destination_id"
+COUNT_CHATS = "SELECT count(*) AS n FROM chat_destinations WHERE form_id = ?"
 REMOVE_CHAT = "DELETE FROM chat_destinations WHERE destination_id = ?"
 # A removed destination's undelivered deliveries go with it; the delivered stay. Their
 # attempts go by the cascade.

@@ -228,6 +228,10 @@ LIST_RECIPIENTS = (
     SELECT_RECIPIENT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, recipient_id"
 )
 REMOVE_RECIPIENT = "DELETE FROM notification_recipients WHERE recipient_id = ?"
+# How many of each kind of destination a form has, read before adding one under a bound
+# (domain/destination_limits.py), in the adding transaction.
+COUNT_ENDPOINTS = "SELECT count(*) AS n FROM webhook_endpoints WHERE form_id = ?"
+COUNT_RECIPIENTS = "SELECT count(*) AS n FROM notification_recipients WHERE form_id = ?"
 
 # Deliveries
 

@@ -10,9 +10,11 @@ from attrs import Factory, field, fields, frozen
 
 from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
 from intake.adapters.sqlite.connection import database_path
+from intake.config import destination_variables as dv
 from intake.config import privacy_variables as pv
 from intake.config import variables as v
 from intake.config.variable import ConfigError, Network, Variable
+from intake.domain.destination_limits import DestinationLimits
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import ChallengeProvider, Plan
 from intake.domain.privacy import ClientIpStorage
@@ -62,6 +64,14 @@ def _read_payload_limits(env: Environment) -> PayloadLimits:
     )
 
 
+def _read_destination_limits(env: Environment) -> DestinationLimits:
+    return DestinationLimits(
+        recipients=dv.MAX_RECIPIENTS_PER_FORM.read(env),
+        webhooks=dv.MAX_WEBHOOKS_PER_FORM.read(env),
+        chats=dv.MAX_CHAT_DESTINATIONS_PER_FORM.read(env),
+    )
+
+
 def _read_plans(env: Environment) -> Mapping[Plan, PlanTerms]:
     # A plan's limit is configurable; whether it allows overage is the plan itself.
     return {
@@ -106,6 +116,7 @@ class Settings:
     log_level: str = _variable(v.LOG_LEVEL)
     webhook_allow_private: bool = _variable(v.WEBHOOK_ALLOW_PRIVATE)
     telegram_api_url: str = _variable(v.TELEGRAM_API_URL)
+    destination_limits: DestinationLimits = _variables(_read_destination_limits)  # noqa: RUF009
     outbox_retention_days: int = _variable(pv.OUTBOX_RETENTION_DAYS)
     spam_retention_days: int = _variable(pv.SPAM_RETENTION_DAYS)
     retention_sweep_interval: int = _variable(pv.RETENTION_SWEEP_INTERVAL)

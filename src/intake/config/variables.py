@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from intake.config.destination_variables import (
+    MAX_CHAT_DESTINATIONS_PER_FORM,
+    MAX_RECIPIENTS_PER_FORM,
+    MAX_WEBHOOKS_PER_FORM,
+)
 from intake.config.privacy_variables import (
     CLIENT_IP_FULL_HOURS,
     OUTBOX_RETENTION_DAYS,
@@ -402,6 +407,9 @@ VARIABLES: tuple[Variable[Any], ...] = (
     AUTORESPONSE_HOURLY_LIMIT,
     WEBHOOK_ALLOW_PRIVATE,
     TELEGRAM_API_URL,
+    MAX_RECIPIENTS_PER_FORM,
+    MAX_WEBHOOKS_PER_FORM,
+    MAX_CHAT_DESTINATIONS_PER_FORM,
     OUTBOX_RETENTION_DAYS,
     SPAM_RETENTION_DAYS,
     RETENTION_SWEEP_INTERVAL,

@@ -8,9 +8,15 @@ from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
 
 
 class DestinationRepository(Protocol):
-    """A form's webhook endpoints, notification recipients and chat destinations."""
+    """A form's webhook endpoints, notification recipients and chat destinations.
 
-    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+    Each `add_*` given `at_most` adds nothing, and raises LimitReached, when the form
+    has that many of the kind already: counted and added in one transaction, so adds
+    at once never pass the bound together."""
+
+    async def add_endpoint(
+        self, endpoint: WebhookEndpoint, *, at_most: int | None = None
+    ) -> None: ...
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
 
@@ -23,7 +29,11 @@ class DestinationRepository(Protocol):
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None: ...
 
-    async def add_recipient(self, recipient: NotificationRecipient) -> None: ...
+    async def add_recipient(
+        self, recipient: NotificationRecipient, *, at_most: int | None = None
+    ) -> None:
+        """ValueError when the form has a recipient with this address already."""
+        ...
 
     async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None: ...
 
@@ -31,7 +41,9 @@ class DestinationRepository(Protocol):
 
     async def remove_recipient(self, recipient_id: str) -> bool: ...
 
-    async def add_chat(self, destination: ChatDestination) -> None: ...
+    async def add_chat(
+        self, destination: ChatDestination, *, at_most: int | None = None
+    ) -> None: ...
 
     async def get_chat(self, destination_id: str) -> ChatDestination | None: ...
 

@@ -3,7 +3,9 @@ and the relay's outbox fan-out, claims and outcomes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from attrs import evolve
 
@@ -29,6 +31,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.destination_limits import LimitReached
 from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import (
@@ -45,11 +48,23 @@ def _oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, date
     return (created_at is not None, created_at or datetime.min.replace(tzinfo=UTC), item_id)
 
 
+class _OfForm(Protocol):
+    @property
+    def form_id(self) -> str: ...
+
+
+def _check_room(existing: Iterable[_OfForm], form_id: str, at_most: int | None) -> None:
+    """LimitReached when the form has `at_most` already (no await: atomic on the loop)."""
+    if at_most is not None and sum(1 for each in existing if each.form_id == form_id) >= at_most:
+        raise LimitReached(f"form {form_id} has {at_most} already")
+
+
 class InMemoryDestinations(Repository):
     def __init__(self, tables: Tables) -> None:
         super().__init__(tables)
 
-    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
+    async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
+        _check_room(self._t.endpoints.values(), endpoint.form_id, at_most)
         self._t.endpoints[endpoint.endpoint_id] = endpoint
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
@@ -70,7 +85,10 @@ class InMemoryDestinations(Repository):
         if endpoint is not None and endpoint.disabled_at is None:  # the first time stays
             self._t.endpoints[endpoint_id] = evolve(endpoint, disabled_at=when)
 
-    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+    async def add_recipient(
+        self, recipient: NotificationRecipient, *, at_most: int | None = None
+    ) -> None:
+        _check_room(self._t.recipients.values(), recipient.form_id, at_most)
         if any(
             r.form_id == recipient.form_id and r.email == recipient.email
             for r in self._t.recipients.values()
@@ -88,7 +106,8 @@ class InMemoryDestinations(Repository):
     async def remove_recipient(self, recipient_id: str) -> bool:
         return self._t.recipients.pop(recipient_id, None) is not None
 
-    async def add_chat(self, destination: ChatDestination) -> None:
+    async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
+        _check_room(self._t.chats.values(), destination.form_id, at_most)
         self._t.chats[destination.destination_id] = destination
 
     async def get_chat(self, destination_id: str) -> ChatDestination | None:

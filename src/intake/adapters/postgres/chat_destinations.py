@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from intake.adapters import chat_statements as chat_sql
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.destination_caps import insert_capped
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_chat, sealed_chat
 from intake.adapters.sql_statements import for_psycopg
@@ -15,6 +16,7 @@ _INSERT_CHAT = for_psycopg(chat_sql.INSERT_CHAT)
 _GET_CHAT = for_psycopg(chat_sql.GET_CHAT)
 _LIST_CHATS = for_psycopg(chat_sql.LIST_CHATS)
 _REMOVE_CHAT = for_psycopg(chat_sql.REMOVE_CHAT)
+_COUNT_CHATS = for_psycopg(chat_sql.COUNT_CHATS)
 _DROP_UNDELIVERED_CHAT = for_psycopg(chat_sql.DROP_UNDELIVERED_CHAT)
 # The fan-out's lookup: every chat destination of the forms of a batch of events.
 FORMS_CHATS = for_psycopg(chat_sql.SELECT_CHAT) + " WHERE form_id = ANY (%s)"
@@ -25,9 +27,12 @@ class PostgresChats:
         self._db = db
         self._sealer = sealer
 
-    async def add(self, destination: ChatDestination) -> None:
-        sealed = sealed_chat(destination, self._sealer)
-        await self._db.execute(_INSERT_CHAT, ROW_MAPPER.chat_params(sealed))
+    async def add(self, destination: ChatDestination, at_most: int | None = None) -> None:
+        params = ROW_MAPPER.chat_params(sealed_chat(destination, self._sealer))
+        form_id = destination.form_id
+        await insert_capped(
+            self._db, _INSERT_CHAT, params, count=_COUNT_CHATS, form_id=form_id, at_most=at_most
+        )
 
     async def get(self, destination_id: str) -> ChatDestination | None:
         row = await self._db.fetch_one(_GET_CHAT, (destination_id,))

@@ -26,6 +26,7 @@ from intake.adapters.postgres.delivery_records import (
     SUCCEEDED,
     PostgresDeliveryRecords,
 )
+from intake.adapters.postgres.destination_caps import insert_capped
 from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_claim, opened_endpoint, sealed_endpoint
@@ -62,6 +63,8 @@ _SELECT_RECIPIENT = for_psycopg(sql.SELECT_RECIPIENT)
 _LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
 _GET_RECIPIENT = for_psycopg(delivery_records.GET_RECIPIENT)
 _REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
+_COUNT_ENDPOINTS = for_psycopg(sql.COUNT_ENDPOINTS)
+_COUNT_RECIPIENTS = for_psycopg(sql.COUNT_RECIPIENTS)
 
 
 class PostgresDestinations:
@@ -71,9 +74,17 @@ class PostgresDestinations:
         self._records = PostgresDeliveryRecords(db)
         self._chats = PostgresChats(db, sealer)
 
-    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        sealed = sealed_endpoint(endpoint, self._sealer)
-        await self._db.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(sealed))
+    async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
+        params = ROW_MAPPER.endpoint_params(sealed_endpoint(endpoint, self._sealer))
+        form_id = endpoint.form_id
+        await insert_capped(
+            self._db,
+            _INSERT_ENDPOINT,
+            params,
+            count=_COUNT_ENDPOINTS,
+            form_id=form_id,
+            at_most=at_most,
+        )
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
         row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
@@ -92,9 +103,18 @@ class PostgresDestinations:
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         await self._db.execute(_DISABLE_ENDPOINT, (mapping.moment(when), endpoint_id))
 
-    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+    async def add_recipient(
+        self, recipient: NotificationRecipient, *, at_most: int | None = None
+    ) -> None:
         """ValueError when the form has a recipient with this address already."""
-        if await self._db.execute(_INSERT_RECIPIENT, ROW_MAPPER.recipient_params(recipient)) == 0:
+        params = ROW_MAPPER.recipient_params(recipient)
+        count, form_id = _COUNT_RECIPIENTS, recipient.form_id
+        if (
+            await insert_capped(
+                self._db, _INSERT_RECIPIENT, params, count=count, form_id=form_id, at_most=at_most
+            )
+            == 0
+        ):
             raise ValueError("already a recipient")
 
     async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
@@ -108,8 +128,8 @@ class PostgresDestinations:
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
 
-    async def add_chat(self, destination: ChatDestination) -> None:
-        await self._chats.add(destination)
+    async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
+        await self._chats.add(destination, at_most)
 
     async def get_chat(self, destination_id: str) -> ChatDestination | None:
         return await self._chats.get(destination_id)

@@ -8,14 +8,24 @@ import sqlite3
 from intake.adapters import chat_statements as chat_sql
 from intake.adapters.sealed_columns import opened_chat, sealed_chat
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.destination_caps import insert_capped
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.chat import ChatDestination
 from intake.ports.sealer import Sealer
 
 
-def _add_chat(conn: sqlite3.Connection, destination: ChatDestination) -> None:
-    conn.execute(chat_sql.INSERT_CHAT, ROW_MAPPER.chat_params(destination))
+def _add_chat(conn: sqlite3.Connection, destination: ChatDestination, at_most: int | None) -> None:
+    params = ROW_MAPPER.chat_params(destination)
+    form_id = destination.form_id
+    insert_capped(
+        conn,
+        chat_sql.INSERT_CHAT,
+        params,
+        count=chat_sql.COUNT_CHATS,
+        form_id=form_id,
+        at_most=at_most,
+    )
 
 
 def _get_chat(conn: sqlite3.Connection, destination_id: str) -> ChatDestination | None:
@@ -40,8 +50,8 @@ class SqliteChats:
         self._worker = worker
         self._sealer = sealer
 
-    async def add(self, destination: ChatDestination) -> None:
-        await self._worker.run(_add_chat, sealed_chat(destination, self._sealer))
+    async def add(self, destination: ChatDestination, at_most: int | None = None) -> None:
+        await self._worker.run(_add_chat, sealed_chat(destination, self._sealer), at_most)
 
     async def get(self, destination_id: str) -> ChatDestination | None:
         destination = await self._worker.run(_get_chat, destination_id)

@@ -24,6 +24,7 @@ from intake.adapters.sqlite import delivery_records as records
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.chat_destinations import SqliteChats
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.destination_caps import insert_capped
 from intake.adapters.sqlite.form_messages import messages_fan_out
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
@@ -58,10 +59,20 @@ _DISABLE_ENDPOINT = sql.DISABLE_ENDPOINT
 _INSERT_RECIPIENT = sql.INSERT_RECIPIENT
 _LIST_RECIPIENTS = sql.LIST_RECIPIENTS
 _REMOVE_RECIPIENT = sql.REMOVE_RECIPIENT
+_COUNT_ENDPOINTS = sql.COUNT_ENDPOINTS
+_COUNT_RECIPIENTS = sql.COUNT_RECIPIENTS
 
 
-def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint) -> None:
-    conn.execute(_INSERT_ENDPOINT, ROW_MAPPER.endpoint_params(endpoint))
+def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint, at_most: int | None) -> None:
+    params = ROW_MAPPER.endpoint_params(endpoint)
+    insert_capped(
+        conn,
+        _INSERT_ENDPOINT,
+        params,
+        count=_COUNT_ENDPOINTS,
+        form_id=endpoint.form_id,
+        at_most=at_most,
+    )
 
 
 def _get_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> WebhookEndpoint | None:
@@ -89,8 +100,22 @@ def _disable_endpoint(conn: sqlite3.Connection, endpoint_id: str, when: datetime
     conn.execute(_DISABLE_ENDPOINT, (mapping.time_text(when), endpoint_id))
 
 
-def _add_recipient(conn: sqlite3.Connection, recipient: NotificationRecipient) -> None:
-    if conn.execute(_INSERT_RECIPIENT, ROW_MAPPER.recipient_params(recipient)).rowcount == 0:
+def _add_recipient(
+    conn: sqlite3.Connection, recipient: NotificationRecipient, at_most: int | None
+) -> None:
+    params = ROW_MAPPER.recipient_params(recipient)
+    form_id = recipient.form_id
+    if (
+        insert_capped(
+            conn,
+            _INSERT_RECIPIENT,
+            params,
+            count=_COUNT_RECIPIENTS,
+            form_id=form_id,
+            at_most=at_most,
+        )
+        == 0
+    ):
         raise ValueError("already a recipient")
 
 
@@ -106,8 +131,8 @@ class SqliteDestinations:
         self._sealer = sealer
         self._chats = SqliteChats(worker, sealer)
 
-    async def add_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        await self._worker.run(_add_endpoint, sealed_endpoint(endpoint, self._sealer))
+    async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
+        await self._worker.run(_add_endpoint, sealed_endpoint(endpoint, self._sealer), at_most)
 
     async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
         endpoint = await self._worker.run(_get_endpoint, endpoint_id)
@@ -123,9 +148,11 @@ class SqliteDestinations:
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         await self._worker.run(_disable_endpoint, endpoint_id, when)
 
-    async def add_recipient(self, recipient: NotificationRecipient) -> None:
+    async def add_recipient(
+        self, recipient: NotificationRecipient, *, at_most: int | None = None
+    ) -> None:
         """ValueError when the form has a recipient with this address already."""
-        await self._worker.run(_add_recipient, recipient)
+        await self._worker.run(_add_recipient, recipient, at_most)
 
     async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
         return await self._worker.run(records.get_recipient, recipient_id)
@@ -136,8 +163,8 @@ class SqliteDestinations:
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._worker.run(_remove, _REMOVE_RECIPIENT, recipient_id)
 
-    async def add_chat(self, destination: ChatDestination) -> None:
-        await self._chats.add(destination)
+    async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
+        await self._chats.add(destination, at_most)
 
     async def get_chat(self, destination_id: str) -> ChatDestination | None:
         return await self._chats.get(destination_id)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from intake.domain import ids
 from intake.domain.chat import DEFAULT_TELEGRAM_API_URL
+from intake.domain.destination_limits import DestinationLimits
 from intake.domain.model import Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.signing import DownloadSigner
@@ -29,6 +30,7 @@ class AdminBase:
         blobs: BlobStore | None = None,
         signer: DownloadSigner | None = None,
         telegram_api_url: str = DEFAULT_TELEGRAM_API_URL,
+        destination_limits: DestinationLimits = DestinationLimits(),  # noqa: B008 - frozen
     ) -> None:
         self._store = store
         self._clock = clock
@@ -40,6 +42,7 @@ class AdminBase:
         self._blobs = blobs
         self._signer = signer
         self._telegram_api_url = telegram_api_url
+        self._destination_limits = destination_limits
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

@@ -11,6 +11,7 @@ from attrs import frozen
 
 from intake.domain.chat import ChatApp, ChatDestination, chat_test_event, telegram_send_url
 from intake.domain.deliveries import DestinationKind
+from intake.domain.destination_limits import LimitReached
 from intake.domain.listing import DEFAULT_PAGE
 from intake.domain.webhook_targets import (
     TargetNotPublic,
@@ -19,6 +20,7 @@ from intake.domain.webhook_targets import (
     check_target,
 )
 from intake.ports.deliveries import DeliveryRecord
+from intake.service.admin.destinations import CHATS_BOUND, form_full
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned
 from intake.service.admin.queued_tests import QueuedTestAdmin
@@ -67,7 +69,11 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
             include_flagged=request.include_flagged,
             created_at=self._clock.now(),
         )
-        await self._store.destinations.add_chat(destination)
+        bound = self._destination_limits.chats
+        try:
+            await self._store.destinations.add_chat(destination, at_most=bound)
+        except LimitReached:
+            raise form_full("chat destinations", bound, CHATS_BOUND, KIND) from None
         return destination
 
     async def chats(self, form_id: str) -> list[ChatDestination]:

@@ -7,6 +7,7 @@ from attrs import frozen
 
 from intake.domain import ids
 from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
+from intake.domain.destination_limits import LimitReached
 from intake.domain.validation import is_email
 from intake.domain.webhook_targets import (
     TargetNotPublic,
@@ -16,6 +17,21 @@ from intake.domain.webhook_targets import (
 )
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.forms import FormAdmin
+
+# The operator's settings of each bound (config/destination_variables.py), named in the
+# refusal so an owner knows whom to ask.
+RECIPIENTS_BOUND = "INTAKE_MAX_RECIPIENTS_PER_FORM"
+WEBHOOKS_BOUND = "INTAKE_MAX_WEBHOOKS_PER_FORM"
+CHATS_BOUND = "INTAKE_MAX_CHAT_DESTINATIONS_PER_FORM"
+
+
+def form_full(what: str, bound: int, variable: str, field: str) -> AdminError:
+    """The refusal of one destination more than the form may have."""
+    return AdminError(
+        f"this form has {bound} {what}, the most a form may have here "
+        f"(the operator's {variable}): remove one first",
+        field=field,
+    )
 
 
 @frozen
@@ -38,7 +54,14 @@ class DestinationAdmin(FormAdmin):
             include_flagged=include_flagged,
             created_at=self._clock.now(),
         )
-        await self._store.destinations.add_endpoint(endpoint)
+        try:
+            await self._store.destinations.add_endpoint(
+                endpoint, at_most=self._destination_limits.webhooks
+            )
+        except LimitReached:
+            raise form_full(
+                "webhook endpoints", self._destination_limits.webhooks, WEBHOOKS_BOUND, "url"
+            ) from None
         return CreatedEndpoint(endpoint, secret)
 
     async def _webhook_url(self, value: str) -> str:
@@ -85,8 +108,11 @@ class DestinationAdmin(FormAdmin):
             email=address,
             created_at=self._clock.now(),
         )
+        bound = self._destination_limits.recipients
         try:
-            await self._store.destinations.add_recipient(recipient)
+            await self._store.destinations.add_recipient(recipient, at_most=bound)
+        except LimitReached:
+            raise form_full("notification recipients", bound, RECIPIENTS_BOUND, "email") from None
         except ValueError:  # the store's own check, against an `add` at the same moment
             raise AdminError(taken, field="email") from None
         return recipient
