@@ -38,6 +38,7 @@ from tests.http.conftest import (
     Service,
     ServiceFactory,
     assert_error,
+    assert_error_shape,
 )
 
 PUBLIC = "/f/{public_form_key}"
@@ -433,7 +434,9 @@ def test_a_wrong_token_is_refused_exactly_as_no_token(
 
     refused = svc.client.get("/metrics", headers=headers)
 
-    body = assert_error(refused, "unauthorized")
+    # The envelope and the code's status, in words of its own: no API key would do.
+    body = assert_error_shape(refused, "unauthorized")
+    assert body["error"]["message"] == "This endpoint requires the operator's metrics token."
     assert refused.headers["www-authenticate"] == "Bearer"
     assert public_view(refused) == public_view(without)
     schema = documented["responses"]["401"]["content"]["application/json"]["schema"]

@@ -11,7 +11,7 @@ import pytest
 
 from intake.domain.model import Form
 from intake.ports.forms import FormContext, FormRepository
-from tests.http.conftest import Seeded, Service, assert_error
+from tests.http.conftest import Seeded, Service, assert_error, assert_error_shape
 
 FIELDS = {"name": "Ada"}
 SECRET_DETAIL = "database password is hunter2"
@@ -61,7 +61,9 @@ def test_readyz_answers_503_in_the_envelope_once_the_store_is_closed(svc: Servic
 
     response = svc.client.get("/readyz")
 
-    assert_error(response, "service_unavailable")
+    # The envelope and the code's status, in words of its own: no submission was refused.
+    body = assert_error_shape(response, "service_unavailable")
+    assert body["error"]["message"] == "The service is not ready yet. Please try again shortly."
     assert int(response.headers["retry-after"]) >= 1
 
 

@@ -112,6 +112,16 @@ MANAGEMENT_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
 }
 
 
+# /metrics and /readyz are the operator's, not a submission's: their refusals keep the
+# table's codes and statuses, in words that say what was refused.
+METRICS_UNAUTHORIZED = ErrorSpec(
+    ErrorCode.UNAUTHORIZED, 401, "This endpoint requires the operator's metrics token."
+)
+NOT_READY = ErrorSpec(
+    ErrorCode.SERVICE_UNAVAILABLE, 503, "The service is not ready yet. Please try again shortly."
+)
+
+
 @frozen
 class Rejection:
     """Why a request was refused: a code of the table, plus what the code carries. `spec`

@@ -17,7 +17,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from intake.config import Settings
-from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
+from intake.domain.errors import NOT_READY, ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http import dashboard, files, management, metrics, submissions
 from intake.entrypoints.http.middleware import (
     PUBLIC_ROUTE,
@@ -47,7 +47,8 @@ async def readyz(request: Request) -> Response:
         await Readiness(runtime.store).check()
     except StorageUnavailable:
         return error_response(
-            Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1), request.state.request_id
+            Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1, spec=NOT_READY),
+            request.state.request_id,
         )
     return JSONResponse({"ok": True})
 

@@ -18,7 +18,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from intake.domain.errors import ErrorCode, Rejection, StorageUnavailable
+from intake.domain.errors import METRICS_UNAUTHORIZED, ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http.rendering import error_response
 from intake.metrics import ServiceMetrics, StoreFigures
 from intake.serve_runtime import ServeRuntime
@@ -47,7 +47,7 @@ async def metrics(request: Request) -> Response:
     token = runtime.settings.metrics_token
     if token is None or not authorized(request.headers.get("authorization"), token):
         return error_response(
-            Rejection(ErrorCode.UNAUTHORIZED),
+            Rejection(ErrorCode.UNAUTHORIZED, spec=METRICS_UNAUTHORIZED),
             request.state.request_id,
             headers={"WWW-Authenticate": "Bearer"},
         )

@@ -8,7 +8,13 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from intake.domain.errors import DOWNLOAD_ERRORS, ERRORS, SUBMISSION_CODES, ErrorCode
+from intake.domain.errors import (
+    DOWNLOAD_ERRORS,
+    ERRORS,
+    METRICS_UNAUTHORIZED,
+    SUBMISSION_CODES,
+    ErrorCode,
+)
 from intake.entrypoints.http.cors import ALLOW_HEADERS
 from intake.entrypoints.http.openapi_envelope import HEADER_REQUEST_ID as _HEADER_REQUEST_ID
 from intake.entrypoints.http.openapi_envelope import HEADER_RETRY_AFTER as _HEADER_RETRY_AFTER
@@ -147,7 +153,9 @@ _METRICS_OPERATION = {
                 "WWW-Authenticate": {"schema": {"const": "Bearer"}},
             },
             "content": {
-                "application/json": {"schema": _error_schema(ErrorCode.UNAUTHORIZED)},
+                "application/json": {
+                    "schema": _error_schema(ErrorCode.UNAUTHORIZED, METRICS_UNAUTHORIZED)
+                },
             },
         },
         "404": {
