@@ -207,6 +207,17 @@ def test_the_document_describes_get_and_head_with_every_answer(svc: Downloads) -
         assert operation["responses"]["503"]["headers"]["Retry-After"]["required"] is True
 
 
+def test_the_document_describes_the_file_as_binary(svc: Downloads) -> None:
+    # A client generator keeps a 200 it can type: `application/octet-stream` named, and
+    # every media type of the answer binary (a `*/*` alone, untyped, it drops).
+    for operation in svc.document["paths"][ROUTE].values():
+        content = operation["responses"]["200"]["content"]
+
+        assert "application/octet-stream" in content
+        for media in content.values():
+            assert media["schema"] == {"type": "string", "format": "binary"}
+
+
 # -- the file ---------------------------------------------------------------------------
 
 

@@ -181,6 +181,8 @@ def _refusal(code: ErrorCode, description: str, **headers: Any) -> dict[str, Any
     }
 
 
+_BINARY = {"type": "string", "format": "binary"}
+
 _FILE_RESPONSES = {
     "200": {
         "description": "The file, as a download, in the type its content was found to be "
@@ -207,7 +209,12 @@ _FILE_RESPONSES = {
             "Cache-Control": {"required": True, "schema": {"const": "private, no-store"}},
             "Referrer-Policy": {"schema": {"const": "no-referrer"}},
         },
-        "content": {"*/*": {"schema": {}}},
+        # Binary, so that client generators keep the answer (a `*/*` alone they drop):
+        # `application/octet-stream` by name, and any type a file may be found to be.
+        "content": {
+            "application/octet-stream": {"schema": _BINARY},
+            "*/*": {"schema": _BINARY},
+        },
     },
     "401": _refusal(
         ErrorCode.UNAUTHORIZED,
