@@ -267,6 +267,34 @@ def test_every_bad_field_is_named_at_once(owner: Owner) -> None:
     assert set(_fields(owner.send("POST", "/v1/forms", body))) == set(body)
 
 
+def test_unknown_fields_are_named_with_every_bad_field_in_one_answer(owner: Owner) -> None:
+    body = {
+        "name": "",
+        "mode": "secret",
+        "spam_threshold": 0,
+        "colour": "red",
+        "owner": "me",
+    }
+
+    named = _fields(owner.send("POST", "/v1/forms", body))
+
+    assert set(named) == {"name", "mode", "spam_threshold", "colour", "owner"}
+    assert named["colour"] == named["owner"] == "Unknown field."
+    assert owner.get("/v1/forms").json()["data"] == []
+
+
+def test_a_change_names_unknown_and_bad_fields_at_once(owner: Owner) -> None:
+    created = owner.send("POST", "/v1/forms", {"name": "Contact"})
+    form_id = created.json()["form_id"]
+
+    answer = owner.send(
+        "PATCH", f"/v1/forms/{form_id}", {"enabled": "yes", "mode": 3, "colour": "red"}
+    )
+
+    assert set(_fields(answer)) == {"enabled", "mode", "colour"}
+    assert owner.get(f"/v1/forms/{form_id}").json()["enabled"] is True
+
+
 def test_a_body_that_is_not_a_json_object_is_refused(owner: Owner) -> None:
     svc = owner.svc
     as_text = {**owner.manage, "content-type": "text/plain"}

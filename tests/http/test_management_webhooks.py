@@ -240,6 +240,15 @@ def test_a_refused_webhook_url_is_never_repeated(owner: Owner, url: str) -> None
     assert "/in" not in answer.text
 
 
+def test_an_unknown_field_is_named_with_the_bad_ones(owner: Owner) -> None:
+    body = {"url": 7, "include_flagged": "yes", "secret": "whsec_mine"}
+
+    answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json=body)
+
+    assert set(fields(answer)) == {"url", "include_flagged", "secret"}
+    assert fields(answer)["secret"] == "Unknown field."
+
+
 def test_a_webhook_body_that_is_not_json_is_refused(owner: Owner) -> None:
     path = f"/v1/forms/{owner.form_id}/webhooks"
     assert_error(owner.request("POST", path, content=b"{nope"), "unsupported_content_type")

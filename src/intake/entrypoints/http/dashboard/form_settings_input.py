@@ -16,7 +16,7 @@ from intake.domain.model import FieldRule, Form
 from intake.domain.uploads import UploadPolicy
 from intake.entrypoints.http.dashboard.forms import text
 from intake.entrypoints.http.management.form_fields import form_changes
-from intake.entrypoints.http.management.inputs import storable
+from intake.entrypoints.http.management.inputs import BodyFields, storable
 from intake.service.admin import AdminError, FormChanges
 from intake.service.admin.inputs import (
     ALLOWED_ORIGINS,
@@ -109,7 +109,9 @@ def changes_of(entered: Mapping[str, str], current: Form) -> FormChanges:
         if not storable(value):
             errors.setdefault(name, _UNSTORABLE)
     try:
-        changes = form_changes({name: body[name] for name in body if name not in errors})
+        changes = form_changes(
+            BodyFields({name: body[name] for name in body if name not in errors})
+        )
     except IntakeError as refused:
         errors = {**dict(refused.rejection.fields or {}), **errors}
     if errors:

@@ -9,11 +9,10 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
-    BodyFields,
     Call,
     accepted,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
     no_content,
     page_cursor,
@@ -43,7 +42,7 @@ async def list_chats(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def add_chat(request: Request, call: Call) -> Response:
-    body = BodyFields(await json_object(request, _FIELDS))
+    body = await json_fields(request, _FIELDS)
     kind = body.text("kind", required=True, max_length=32)
     chat = ChatRequest(
         kind=kind or "",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from attrs import frozen
 from starlette.requests import Request
@@ -28,7 +27,6 @@ from intake.entrypoints.http.management.inputs import (
     query_choices,
     query_text,
     query_time,
-    storable,
 )
 from intake.entrypoints.http.rendering import error_response
 from intake.service.admin import Admin, AdminError, NotFoundError
@@ -39,7 +37,7 @@ __all__ = [
     "Call",
     "accepted",
     "endpoint",
-    "json_object",
+    "json_fields",
     "json_response",
     "no_content",
     "page_cursor",
@@ -111,10 +109,11 @@ def _rejection(refused: IntakeError | AdminError | StorageUnavailable) -> Reject
     return Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
 
 
-async def json_object(request: Request, allowed: frozenset[str] | set[str]) -> dict[str, Any]:
-    """The body as a JSON object holding only `allowed` fields: 415 for another content
-    type, 413 past MAX_BODY_BYTES, 400 for what is not JSON or not an object, 422 naming
-    each unknown field."""
+async def json_fields(request: Request, allowed: frozenset[str] | set[str]) -> BodyFields:
+    """The body, a JSON object, for typed reads of its `allowed` fields: 415 for another
+    content type, 413 past MAX_BODY_BYTES, 400 for what is not JSON or not an object. An
+    unknown field is refused by the readers' `done()`, with every other bad field in the
+    same 422."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type not in _JSON_TYPES:
         raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
@@ -129,15 +128,7 @@ async def json_object(request: Request, allowed: frozenset[str] | set[str]) -> d
         raise IntakeError.of(ErrorCode.MALFORMED_REQUEST) from None
     if not isinstance(document, dict):
         raise IntakeError.of(ErrorCode.MALFORMED_REQUEST)
-    wrong = {name: "Unknown field." for name in document if name not in allowed}
-    wrong.update(
-        (name, "Text cannot hold NUL characters or lone surrogates.")
-        for name, value in document.items()
-        if name not in wrong and not storable(value)
-    )
-    if wrong:
-        raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=wrong)
-    return document
+    return BodyFields(document, allowed)
 
 
 def json_response(

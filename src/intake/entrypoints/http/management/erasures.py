@@ -10,10 +10,9 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
-    BodyFields,
     Call,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
 )
 from intake.presentation.privacy import erasure_receipt_view
@@ -26,7 +25,7 @@ MAX_EMAIL_LENGTH = 320  # characters: the longest address a mail system passes o
 
 @endpoint(Scope.MANAGE)
 async def create_erasure(request: Request, call: Call) -> Response:
-    body = BodyFields(await json_object(request, allowed=_FIELDS))
+    body = await json_fields(request, _FIELDS)
     email = body.text(EMAIL, required=True, max_length=MAX_EMAIL_LENGTH)
     dry_run = body.boolean(DRY_RUN)
     body.done()  # refuses an email missing, null or not a string

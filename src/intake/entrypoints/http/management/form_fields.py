@@ -76,11 +76,6 @@ class NewForm:
     messages: MessageChanges | None
 
 
-def _fields(body: Mapping[str, Any]) -> BodyFields:
-    # json_object has refused text no store can keep (NUL, lone surrogates).
-    return BodyFields(body)
-
-
 def _checked(fields: BodyFields, name: str, check: Callable[[In], Out], value: In) -> Out | None:
     """`check(value)`, or None with its refusal recorded against the field it names."""
     try:
@@ -95,7 +90,9 @@ def _unknown(
 ) -> bool:
     unknown = sorted(key for key in value if key not in known)
     if unknown:
-        fields.fail(name, f"Unknown field {unknown[0]!r} (known: {', '.join(sorted(known))}).")
+        named = ", ".join(repr(key) for key in unknown)
+        noun = "field" if len(unknown) == 1 else "fields"
+        fields.fail(name, f"Unknown {noun} {named} (known: {', '.join(sorted(known))}).")
     return bool(unknown)
 
 
@@ -212,9 +209,8 @@ def _settings(fields: BodyFields) -> FormChanges:
     )
 
 
-def new_form(body: Mapping[str, Any]) -> NewForm:
+def new_form(fields: BodyFields) -> NewForm:
     """A POST body's form; a 422 naming every bad field. `name` is required."""
-    fields = _fields(body)
     fields.text(NAME, required=True)
     asked = _settings(fields)
     if asked.uploads is not None:
@@ -235,10 +231,9 @@ def new_form(body: Mapping[str, Any]) -> NewForm:
     )
 
 
-def form_changes(body: Mapping[str, Any]) -> FormChanges:
+def form_changes(fields: BodyFields) -> FormChanges:
     """A PATCH body's changes; a 422 naming every bad field. Only what is given changes;
     a list replaces the form's whole list."""
-    fields = _fields(body)
     enabled = fields.boolean(ENABLED)
     asked = _settings(fields)
     fields.done()

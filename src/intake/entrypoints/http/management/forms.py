@@ -10,10 +10,9 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
-    BodyFields,
     Call,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
     page_cursor,
     page_limit,
@@ -43,7 +42,7 @@ async def list_forms(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def create_form(request: Request, call: Call) -> Response:
-    asked = new_form(await json_object(request, CREATE_FIELDS))
+    asked = new_form(await json_fields(request, CREATE_FIELDS))
     form = await call.admin.create_form(
         call.workspace_id,
         name=asked.name,
@@ -71,7 +70,7 @@ async def update_form(request: Request, call: Call) -> Response:
     form_id = request.path_params["form_id"]
     # Not found before the body is read: another workspace's id tells nothing.
     await call.admin.workspace_form(call.workspace_id, form_id)
-    changes = form_changes(await json_object(request, UPDATE_FIELDS))
+    changes = form_changes(await json_fields(request, UPDATE_FIELDS))
     form = await call.admin.update_owned_form(call.workspace_id, form_id, changes)
     return json_response(form_view(form))
 
@@ -82,7 +81,7 @@ async def preview_mail(request: Request, call: Call) -> Response:
     body (checked, not saved) try others in their place."""
     form_id = request.path_params["form_id"]
     await call.admin.workspace_form(call.workspace_id, form_id)
-    fields = BodyFields(await json_object(request, PREVIEW_FIELDS))
+    fields = await json_fields(request, PREVIEW_FIELDS)
     kind = fields.text(PREVIEW_KIND) or PREVIEW_KINDS[0]
     if kind not in PREVIEW_KINDS:
         fields.fail(PREVIEW_KIND, f"One of {', '.join(PREVIEW_KINDS)}.")

@@ -23,14 +23,25 @@ def _refuse(fields: Mapping[str, str]) -> IntakeError:
     return IntakeError.of(ErrorCode.VALIDATION_FAILED, fields=dict(fields))
 
 
+UNKNOWN_FIELD = "Unknown field."
+UNSTORABLE = "Text cannot hold NUL characters or lone surrogates."
+
+
 class BodyFields:
     """Typed reads of a JSON object's fields. Each reader gives None for a field that is
     absent (or null, where `nullable`), records what is wrong with a field that is there,
-    and `done()` raises one 422 naming every bad field."""
+    and `done()` raises one 422 naming every bad field: the unknown ones (when `allowed`
+    names the known), those holding text no store keeps, and those the readers found
+    wrong, all in one answer. An unknown or unstorable field reads as absent."""
 
-    def __init__(self, body: Mapping[str, Any]) -> None:
-        self._body = body
+    def __init__(self, body: Mapping[str, Any], allowed: Collection[str] | None = None) -> None:
         self._errors: dict[str, str] = {}
+        for name, value in body.items():
+            if allowed is not None and name not in allowed:
+                self._errors[name] = UNKNOWN_FIELD
+            elif not storable(value):
+                self._errors[name] = UNSTORABLE
+        self._body = {name: value for name, value in body.items() if name not in self._errors}
 
     def has(self, name: str) -> bool:
         return name in self._body
@@ -235,5 +246,5 @@ def query_text(request: Request, name: str, *, max_length: int) -> str | None:
     if not 1 <= len(text) <= max_length:
         raise _refuse({name: f"1 to {max_length} characters."})
     if not storable(text):
-        raise _refuse({name: "Text cannot hold NUL characters or lone surrogates."})
+        raise _refuse({name: UNSTORABLE})
     return text

@@ -9,11 +9,10 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
-    BodyFields,
     Call,
     accepted,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
     no_content,
     page_cursor,
@@ -39,7 +38,7 @@ async def list_recipients(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def add_recipient(request: Request, call: Call) -> Response:
-    body = BodyFields(await json_object(request, {"email"}))
+    body = await json_fields(request, {"email"})
     email = body.text("email", required=True, max_length=MAX_EMAIL)
     body.done()
     assert email is not None  # required: done() refused its absence

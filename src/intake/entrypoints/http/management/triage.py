@@ -4,21 +4,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from intake.domain.errors import ErrorCode, IntakeError
 from intake.domain.model import Scope
 from intake.domain.triage import TriageStatus
 from intake.entrypoints.http.management.common import (
     BodyFields,
     Call,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
     no_content,
 )
@@ -30,7 +26,7 @@ _STATUSES = ", ".join(f'"{status.value}"' for status in TriageStatus)
 
 @endpoint(Scope.MANAGE)
 async def change_submission(request: Request, call: Call) -> Response:
-    status = _wanted_status(await json_object(request, allowed=_PATCH_FIELDS))
+    status = _wanted_status(await json_fields(request, _PATCH_FIELDS))
     submission = await call.admin.owned_submission(
         call.workspace_id, request.path_params["submission_id"]
     )
@@ -38,15 +34,14 @@ async def change_submission(request: Request, call: Call) -> Response:
     return json_response(submission_view(changed, call.admin.files_view(changed)))
 
 
-def _wanted_status(document: Mapping[str, Any]) -> TriageStatus:
-    body = BodyFields(document)
+def _wanted_status(body: BodyFields) -> TriageStatus:
     text = body.text("status", required=True)
-    body.done()  # refuses a status missing, null or not a string
-    for status in TriageStatus:
-        if status.value == text:
-            return status
-    message = f"Must be one of {_STATUSES}."
-    raise IntakeError.of(ErrorCode.VALIDATION_FAILED, fields={"status": message})
+    wanted = next((status for status in TriageStatus if status.value == text), None)
+    if text is not None and wanted is None:
+        body.fail("status", f"Must be one of {_STATUSES}.")
+    body.done()  # refuses a status missing, null, not a string or unknown
+    assert wanted is not None
+    return wanted
 
 
 @endpoint(Scope.MANAGE)

@@ -11,11 +11,10 @@ from starlette.routing import Route
 from intake.domain.deliveries import DeliveryState
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
-    BodyFields,
     Call,
     accepted,
     endpoint,
-    json_object,
+    json_fields,
     json_response,
     no_content,
     page_cursor,
@@ -48,7 +47,7 @@ async def list_webhooks(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def add_webhook(request: Request, call: Call) -> Response:
-    body = BodyFields(await json_object(request, {"url", "include_flagged"}))
+    body = await json_fields(request, {"url", "include_flagged"})
     url = body.text("url", required=True, max_length=MAX_URL)
     include_flagged = body.boolean("include_flagged")
     body.done()
