@@ -249,6 +249,53 @@ def test_a_bad_field_of_a_new_form_is_named_and_nothing_is_created(
     assert owner.get("/v1/forms").json()["data"] == []
 
 
+@pytest.mark.parametrize(
+    "wildcard",
+    [
+        "https://*.com",
+        "https://*.co.uk",
+        "https://*.COM:8443",
+        "https://*.github.io",
+        "https://*.kawasaki.jp",
+        "https://*.xn--p1ai",
+        "https://*.localhost",
+    ],
+)
+def test_a_wildcard_over_a_public_suffix_is_refused_naming_its_index(
+    owner: Owner, wildcard: str
+) -> None:
+    body = {"name": "Contact", "allowed_origins": ["https://*.example.com", wildcard]}
+
+    said = _fields(owner.send("POST", "/v1/forms", body))
+
+    assert set(said) == {"allowed_origins"}
+    assert said["allowed_origins"].startswith(f"allowed_origins[1] {wildcard!r} covers every")
+    assert "allowed_origins[0]" not in said["allowed_origins"]
+    assert owner.get("/v1/forms").json()["data"] == []
+
+
+def test_every_wildcard_too_broad_is_named_in_one_answer(owner: Owner) -> None:
+    created = owner.send("POST", "/v1/forms", {"name": "Contact"}).json()
+    asked = ["https://*.com", "https://example.org", "https://*.co.uk"]
+
+    answer = owner.send("PATCH", f"/v1/forms/{created['form_id']}", {"allowed_origins": asked})
+
+    said = _fields(answer)["allowed_origins"]
+    assert "allowed_origins[0]" in said
+    assert "allowed_origins[2]" in said
+    assert "allowed_origins[1]" not in said
+    assert owner.get(f"/v1/forms/{created['form_id']}").json()["allowed_origins"] == []
+
+
+def test_a_wildcard_over_a_registered_domain_is_taken(owner: Owner) -> None:
+    asked = ["https://*.example.com", "https://*.example.co.uk", "https://*.city.kawasaki.jp"]
+
+    created = owner.send("POST", "/v1/forms", {"name": "Contact", "allowed_origins": asked})
+
+    assert created.status_code == 201, created.text
+    assert created.json()["allowed_origins"] == asked
+
+
 def test_a_new_form_needs_a_name(owner: Owner) -> None:
     assert set(_fields(owner.send("POST", "/v1/forms", {"mode": "public"}))) == {"name"}
 

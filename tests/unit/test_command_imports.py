@@ -8,8 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Loaded on first use only: by a seal or open, a file operation, a mail, an address check.
-LATE = ("cryptography", "anyio._backends._asyncio", "email.headerregistry", "email_validator")
+# Loaded on first use only: by a seal or open, a file operation, a mail, an address check,
+# a wildcard among a form's allowed origins.
+LATE = (
+    "cryptography",
+    "anyio._backends._asyncio",
+    "email.headerregistry",
+    "email_validator",
+    "publicsuffixlist",
+)
 
 _PROBE = """
 import sys

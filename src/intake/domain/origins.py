@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Only ASCII whitespace is trimmed: `str.strip()` would also take `\u2028`, `\xa0`...,
@@ -46,6 +51,32 @@ def normalize_pattern(value: str) -> str | None:
         base = normalize_origin(f"{scheme}://{rest}")
         return None if base is None else base.replace("://", "://*.", 1)
     return normalize_origin(value)
+
+
+@functools.cache
+def _public_suffixes() -> PublicSuffixList:
+    # The list bundled with the package, read once when first needed (about half a
+    # second): never fetched at run time, so a check works offline and gives the same
+    # answer on every host of one release. An upgrade of the package brings a newer list.
+    # Imported here: only a change of a form's origins needs it, never a submission or
+    # the start of a command.
+    from publicsuffixlist import PublicSuffixList  # noqa: PLC0415
+
+    return PublicSuffixList()
+
+
+def wildcard_suffix(pattern: str) -> str | None:
+    """For a normalised `scheme://*.domain[:port]` entry, its domain when that domain is a
+    public suffix (`com`, `co.uk`, `github.io`, or any single label the list does not
+    know, as the list's own default rule has it): such an entry stands for every site
+    under the suffix, anyone's. None for an origin, or a wildcard over a domain someone
+    registered (`*.example.com`)."""
+    if "://*." not in pattern:
+        return None
+    domain = urlsplit(pattern.replace("://*.", "://", 1)).hostname
+    if not domain or not _public_suffixes().is_public(domain):
+        return None
+    return domain
 
 
 def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:

@@ -10,7 +10,7 @@ from typing import TypeVar
 from intake.domain.controls import is_control
 from intake.domain.listing import MAX_PAGE, MIN_PAGE
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, RuleKind
-from intake.domain.origins import normalize_origin, normalize_pattern
+from intake.domain.origins import normalize_origin, normalize_pattern, wildcard_suffix
 from intake.domain.privacy import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from intake.service.admin.errors import AdminError
 
@@ -91,15 +91,27 @@ def challenge_of(provider: str | None, secret: str | None) -> Challenge | None:
 
 
 def check_origins(values: Iterable[str]) -> tuple[str, ...]:
-    normalized = []
-    for value in values:
+    """The entries normalised, once each; every bad one named by its index in one
+    refusal: what is no origin, and a wildcard over a public suffix (`https://*.com`
+    would let every .com site post)."""
+    normalized: list[str] = []
+    wrong: list[str] = []
+    for index, value in enumerate(values):
         origin = normalize_pattern(value)
+        suffix = None if origin is None else wildcard_suffix(origin)
         if origin is None:
-            raise AdminError(
-                f"not an origin (scheme://host[:port]): {value!r}", field=ALLOWED_ORIGINS
+            wrong.append(
+                f"{ALLOWED_ORIGINS}[{index}] {value!r} is not an origin (scheme://host[:port])"
             )
-        if origin not in normalized:
+        elif suffix is not None:
+            wrong.append(
+                f"{ALLOWED_ORIGINS}[{index}] {value!r} covers every site under the public suffix"
+                f" {suffix}: name a domain of your own, such as *.example.{suffix}"
+            )
+        elif origin not in normalized:
             normalized.append(origin)
+    if wrong:
+        raise AdminError("; ".join(wrong), field=ALLOWED_ORIGINS)
     return tuple(normalized)
 
 
