@@ -43,9 +43,10 @@ def made(cli: Cli, http: TestClient) -> Made:
 def test_submissions_list_shows_every_status_by_default(cli: Cli, made: Made) -> None:
     listed = cli.json("submissions", "list", "--form", made.form_id)["submissions"]
 
-    assert [s["submission_id"] for s in listed] == [made.accepted, made.spam, made.unverified]
-    assert [s["status"] for s in listed] == ["accepted", "spam", "unverified"]
-    first = listed[0]
+    # Newest first, as the management API lists them.
+    assert [s["submission_id"] for s in listed] == [made.unverified, made.spam, made.accepted]
+    assert [s["status"] for s in listed] == ["unverified", "spam", "accepted"]
+    first = listed[-1]
     assert first["subject"] == "Hi"
     assert first["data"] == {"email": "a@example.com", "message": "Hello"}
     assert first["created_at"]
@@ -63,7 +64,24 @@ def test_submissions_list_filters_by_status(cli: Cli, made: Made, status: str) -
 def test_submissions_list_limit_keeps_the_most_recent(cli: Cli, made: Made) -> None:
     listed = cli.json("submissions", "list", "--form", made.form_id, "--limit", "2")
 
-    assert [s["submission_id"] for s in listed["submissions"]] == [made.spam, made.unverified]
+    assert [s["submission_id"] for s in listed["submissions"]] == [made.unverified, made.spam]
+
+
+def test_submissions_list_agrees_with_the_api_listing(
+    cli: Cli, made: Made, http: TestClient
+) -> None:
+    workspace_id = cli.json("form", "show", made.form_id)["workspace_id"]
+    key = cli.json("key", "create", "--workspace", workspace_id, "--scope", "read")["api_key"]
+    path = f"/v1/forms/{made.form_id}/submissions"
+    headers = {"Authorization": f"Bearer {key}"}
+
+    for limit in ("1", "2", "3"):
+        api = http.get(path, params={"limit": limit}, headers=headers)
+        listed = cli.json("submissions", "list", "--form", made.form_id, "--limit", limit)
+
+        assert api.status_code == 200, api.text
+        api_ids = [s["submission_id"] for s in api.json()["data"]]
+        assert [s["submission_id"] for s in listed["submissions"]] == api_ids
 
 
 def test_submissions_list_without_json_is_a_table(cli: Cli, made: Made) -> None:
@@ -71,8 +89,9 @@ def test_submissions_list_without_json_is_a_table(cli: Cli, made: Made) -> None:
 
     assert lines[0].split() == ["SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"]
     assert len(lines) == 4
-    assert made.accepted in lines[1]
-    assert "accepted" in lines[1]
+    assert made.unverified in lines[1]  # the newest first
+    assert "unverified" in lines[1]
+    assert made.accepted in lines[3]
 
 
 def test_submissions_list_of_a_form_without_any(cli: Cli) -> None:
@@ -216,7 +235,7 @@ def test_export_into_a_missing_directory_is_refused(cli: Cli, made: Made, tmp_pa
 def test_submissions_list_and_export_take_the_api_filters(cli: Cli, made: Made) -> None:
     base = ("--form", made.form_id)
     listed = cli.json("submissions", "list", *base, "--status", "spam", "--status", "unverified")
-    assert [s["submission_id"] for s in listed["submissions"]] == [made.spam, made.unverified]
+    assert [s["submission_id"] for s in listed["submissions"]] == [made.unverified, made.spam]
 
     found = cli.json("submissions", "list", *base, "--q", "CASINO")["submissions"]
     assert [s["submission_id"] for s in found] == [made.spam]

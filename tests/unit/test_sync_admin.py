@@ -128,6 +128,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "rotate_key": (lambda w: w.admin.rotate_key(w.form_id), VALUE),
     "set_workspace_active": (lambda w: w.admin.set_workspace_active(w.workspace_id, True), VALUE),
     "submissions": (lambda w: w.admin.submissions(w.form_id), ITERATOR),
+    "newest_submissions": (lambda w: w.admin.newest_submissions(w.form_id), ITERATOR),
     "update_form": (
         lambda w: w.admin.update_form(w.form_id, FormChanges(name="Renamed")),
         VALUE,

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 import tempfile
-from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
@@ -34,11 +33,11 @@ def register(commands: Subparsers) -> None:
     group = add_group(commands, "submissions", help="read and triage a form's submissions")
 
     listing = add_command(
-        group, "list", help="list a form's submissions, oldest first", handler=read_only(_list)
+        group, "list", help="list a form's submissions, newest first", handler=read_only(_list)
     )
     listing.add_argument("--form", required=True, metavar="ID")
     _add_filters(listing)
-    listing.add_argument("--limit", type=positive_int, metavar="N", help="only the N most recent")
+    listing.add_argument("--limit", type=positive_int, metavar="N", help="only the N newest")
 
     export = add_command(
         group,
@@ -103,10 +102,9 @@ def _filter(args: argparse.Namespace) -> SubmissionFilter:
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    # A bounded deque keeps only the newest N while the store streams oldest first.
-    rows: deque[Submission] = deque(maxlen=args.limit)
-    async for submission in runtime.admin.submissions(args.form, _filter(args)):
-        rows.append(submission)
+    # Newest first, as the management API lists them; --limit N: the newest N.
+    listed = runtime.admin.newest_submissions(args.form, _filter(args), args.limit)
+    rows = [submission async for submission in listed]
     lines = table(
         ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"),
         (

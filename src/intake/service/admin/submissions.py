@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from attrs import frozen
 
-from intake.domain.listing import ALL, SubmissionFilter
+from intake.domain.listing import ALL, MAX_PAGE, SubmissionFilter, SubmissionQuery
 from intake.domain.model import Submission, describe_files
 from intake.domain.uploads import StoredFile
 from intake.service.admin.errors import AdminError
@@ -32,6 +32,32 @@ class SubmissionAdmin(FormAdmin):
         await self.form(form_id)
         async for submission in self._store.submissions.iterate(form_id, chosen):
             yield submission
+
+    async def newest_submissions(
+        self,
+        form_id: str,
+        chosen: SubmissionFilter = ALL,
+        limit: int | None = None,
+        *,
+        page_size: int = MAX_PAGE,
+    ) -> AsyncIterator[Submission]:
+        """The form's submissions that `chosen` matches, newest first, as the management
+        API lists them; only the newest `limit` when it is given. Read `page_size` at a
+        time."""
+        await self.form(form_id)
+        after: str | None = None
+        left = limit
+        while left is None or left > 0:
+            size = page_size if left is None else min(left, page_size)
+            query = SubmissionQuery(form_id, chosen, after=after, limit=size)
+            page = await self._store.submissions.page(query)
+            for submission in page.submissions:
+                yield submission
+            if not page.more or not page.submissions:
+                return
+            if left is not None:
+                left -= len(page.submissions)
+            after = page.submissions[-1].submission_id
 
     def files_view(self, submission: Submission) -> list[dict[str, object]]:
         """A submission's files as an operator reads them: each with a download link
