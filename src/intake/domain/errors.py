@@ -120,6 +120,11 @@ METRICS_UNAUTHORIZED = ErrorSpec(
 NOT_READY = ErrorSpec(
     ErrorCode.SERVICE_UNAVAILABLE, 503, "The service is not ready yet. Please try again shortly."
 )
+# A suspended workspace's keys may read, but a request that would change something or
+# send something is refused: the table's `forbidden`, in words that say why.
+WORKSPACE_SUSPENDED = ErrorSpec(
+    ErrorCode.FORBIDDEN, 403, "This workspace is suspended: it can change and send nothing."
+)
 
 
 @frozen

@@ -90,7 +90,10 @@ class DeliveryRepository(Protocol):
         parked as dead in the same transaction (no attempt counted; last_error "endpoint
         removed", "endpoint disabled", "recipient removed" or "chat destination
         removed"), and `retry_dead` can revive it; the claim says how many. So a short
-        batch means nothing else sendable was due."""
+        batch means nothing else sendable was due.
+
+        A delivery of a suspended workspace's event is neither returned nor parked: it
+        stays pending, no attempt counted, and goes once the workspace is active."""
         ...
 
     async def record_success(

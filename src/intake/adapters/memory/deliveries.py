@@ -203,6 +203,8 @@ class InMemoryDeliveries(Repository):
             current = self._t.deliveries[delivery.delivery_id]
             if current.state is not DeliveryState.PENDING or self._gone(current) is not None:
                 continue
+            if not self._workspace_active(delivery):  # held until it is active again
+                continue
             self._t.leases[delivery.delivery_id] = leased_until
             kind, destination_id = delivery.kind, delivery.destination_id
             claimed.append(
@@ -222,6 +224,10 @@ class InMemoryDeliveries(Repository):
                 )
             )
         return Claim(claimed, parked=parked)
+
+    def _workspace_active(self, delivery: Delivery) -> bool:
+        workspace = self._t.workspaces.get(self._t.outbox[delivery.event_id].event.workspace_id)
+        return workspace is not None and workspace.active
 
     def _due(self, delivery: Delivery, now: datetime) -> bool:
         leased_until = self._t.leases.get(delivery.delivery_id)

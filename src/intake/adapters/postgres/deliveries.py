@@ -172,9 +172,11 @@ _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 #   relay's claim skips no row this one does not take;
 # - parked: the head, dead, with the reason, no attempt counted. A row another relay
 #   parked meanwhile is re-read when locked, and is no longer pending;
-# - claimed: the first `limit` due that can be sent, leased. The UPDATE over a locking
-#   subquery is what makes the lease exclusive: a row another relay holds is skipped,
-#   and one it leased and committed meanwhile is re-read and no longer due.
+# - claimed: the first `limit` due that can be sent, leased (a suspended workspace's are
+#   held where they are, pending, no attempt counted, until it is active again). The
+#   UPDATE over a locking subquery is what makes the lease exclusive: a row another
+#   relay holds is skipped, and one it leased and committed meanwhile is re-read and no
+#   longer due.
 # The two UPDATEs touch different rows (sendable or not, in the one snapshot). Then the
 # leased rows with their event and destination, joined by kind, each with the count of
 # those parked; one row of NULLs but that count when none was leased.
@@ -232,6 +234,11 @@ _CLAIM_HEAD = """
                 AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
                     OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
                     OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_'))
+                AND EXISTS (
+                    SELECT 1 FROM outbox AS o
+                    JOIN workspaces AS w ON w.workspace_id = o.workspace_id
+                    WHERE o.event_id = c.event_id AND w.active
+                )
             ORDER BY c.next_attempt_at, c.delivery_id
             LIMIT %(limit)s
             FOR UPDATE OF c SKIP LOCKED

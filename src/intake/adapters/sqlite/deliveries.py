@@ -231,7 +231,8 @@ _PARK = """
         last_error = ?
     WHERE delivery_id = ?
 """
-# The first `limit` due that can be sent, with their event and destination.
+# The first `limit` due that can be sent, with their event and destination. A suspended
+# workspace's are held where they are (pending, no attempt counted) until it is active.
 _CLAIMABLE_HEAD = """
     SELECT d.delivery_id, d.event_id, d.kind, d.destination_id, d.state, d.attempts,
         d.next_attempt_at, d.leased_until, d.last_error, d.delivered_at, d.dead_at,
@@ -240,6 +241,7 @@ _CLAIMABLE_HEAD = """
 _CLAIMABLE_TAIL = """
     FROM deliveries AS d
     JOIN outbox AS o ON o.event_id = d.event_id
+    JOIN workspaces AS w ON w.workspace_id = o.workspace_id AND w.active = 1
     LEFT JOIN webhook_endpoints AS e
         ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
     LEFT JOIN notification_recipients AS r

@@ -120,6 +120,7 @@ _EXPORT = {
                 },
             }
         },
+        acts=True,
         parameters=[
             {
                 "name": "format",
@@ -316,8 +317,10 @@ _ERASURES = {
         "value is the address (whatever its case), as deleteSubmission erases one: data, "
         "files, idempotency records and undelivered deliveries go, and webhook endpoints get "
         "`submission.deleted` for each. The receipt names what went, never what it held; "
-        "`dry_run` lists what would go and erases nothing.",
+        "`dry_run` lists what would go and erases nothing. A suspended workspace may "
+        "erase too: a privacy duty does not wait.",
         body=ERASURE_REQUEST,
+        acts=False,
     ),
 }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from intake.domain.errors import ERRORS, MANAGEMENT_ERRORS, ErrorCode
+from intake.domain.errors import ERRORS, MANAGEMENT_ERRORS, WORKSPACE_SUSPENDED, ErrorCode
 from intake.domain.listing import MAX_TEXT
 from intake.domain.model import Scope, SubmissionStatus
 from intake.entrypoints.http.openapi_envelope import (
@@ -78,18 +78,22 @@ def page(item: str) -> dict[str, Any]:
     }
 
 
-def _refusals(codes: Iterable[ErrorCode]) -> dict[str, Any]:
+def _refusals(codes: Iterable[ErrorCode], *, acts: bool) -> dict[str, Any]:
     by_status: dict[int, list[ErrorCode]] = {}
     for code in dict.fromkeys(codes):
         by_status.setdefault(ERRORS[code].status, []).append(code)
     responses: dict[str, Any] = {}
     for status, status_codes in sorted(by_status.items()):
         schemas = [error_schema(code, MANAGEMENT_ERRORS.get(code)) for code in status_codes]
+        when = [f"{c.value}: {_WHEN[c]}" for c in status_codes]
+        if acts and ErrorCode.FORBIDDEN in status_codes:
+            schemas.append(error_schema(ErrorCode.FORBIDDEN, WORKSPACE_SUSPENDED))
+            when.append("forbidden: the workspace is suspended (it changes and sends nothing)")
         headers: dict[str, Any] = dict(HEADERS)
         if status in (429, 503):
             headers["Retry-After"] = HEADER_RETRY_AFTER
         responses[str(status)] = {
-            "description": "; ".join(f"{c.value}: {_WHEN[c]}" for c in status_codes) + ".",
+            "description": "; ".join(when) + ".",
             "headers": headers,
             "content": as_json(schemas[0] if len(schemas) == 1 else {"oneOf": schemas}),
         }
@@ -106,8 +110,12 @@ def operation(
     parameters: Iterable[dict[str, Any]] = (),
     body: dict[str, Any] | None = None,
     errors: Iterable[ErrorCode] = (),
+    acts: bool | None = None,
 ) -> dict[str, Any]:
+    """`acts`: the operation changes or sends something, and a suspended workspace is
+    refused it (by default, every `manage` operation: management/common.py)."""
     codes = [*_ALWAYS, *errors, *(_WITH_BODY if body is not None else ())]
+    acting = scope is Scope.MANAGE if acts is None else acts
     needs = "`manage`" if scope is Scope.MANAGE else "`read` (or `manage`)"
     operation: dict[str, Any] = {
         "operationId": operation_id,
@@ -117,7 +125,7 @@ def operation(
         "security": [{"apiKey": [scope.value]}],
         "x-scopes": [scope.value],
         "parameters": list(parameters),
-        "responses": {**answers, **_refusals(codes)},
+        "responses": {**answers, **_refusals(codes, acts=acting)},
     }
     if body is not None:
         operation["requestBody"] = {"required": True, "content": as_json(body)}

@@ -15,7 +15,7 @@ from intake.service.admin.changes import (
 from intake.service.admin.chat_destinations import ChatRequest
 from intake.service.admin.destinations import CreatedEndpoint
 from intake.service.admin.erasure import ErasedSubmission, ErasureReceipt
-from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.errors import AdminError, NotFoundError, WorkspaceSuspended
 from intake.service.admin.inputs import (
     DEFAULT_FORM_NAME,
     MAX_FORM_NAME,
@@ -51,6 +51,7 @@ __all__ = [
     "Unset",
     "UploadChanges",
     "WorkspaceChanges",
+    "WorkspaceSuspended",
     "WorkspaceUsage",
     "challenge_of",
     "parse_rule",

@@ -14,3 +14,8 @@ class AdminError(Exception):
 
 class NotFoundError(AdminError):
     pass
+
+
+class WorkspaceSuspended(Exception):  # noqa: N818 - a condition, worded by each entry point
+    """An owner's request that would change or send something, in a suspended workspace:
+    refused whatever it asks (workspaces.py, `acting_workspace`)."""

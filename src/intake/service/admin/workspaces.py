@@ -11,7 +11,7 @@ from intake.domain.quota import ceiling, month_span, monthly_limit, period
 from intake.ports.workspaces import FormStatusCounts, FormUsage
 from intake.service.admin.base import AdminBase
 from intake.service.admin.changes import WorkspaceChanges
-from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.errors import AdminError, NotFoundError, WorkspaceSuspended
 from intake.service.admin.inputs import check_storage_limit
 
 
@@ -60,6 +60,16 @@ class WorkspaceAdmin(AdminBase):
         workspace = await self._store.workspaces.get(workspace_id)
         if workspace is None:
             raise NotFoundError(f"no workspace {workspace_id!r}")
+        return workspace
+
+    async def acting_workspace(self, workspace_id: str) -> Workspace:
+        """The workspace, when its owners may change or send something in it: a
+        suspended one changes nothing and sends nothing (WorkspaceSuspended), though its
+        owners may still read what it holds. The one rule every owner-side door applies
+        (the management API, the dashboard); the operator's `intake` is not held by it."""
+        workspace = await self.workspace(workspace_id)
+        if not workspace.active:
+            raise WorkspaceSuspended(workspace_id)
         return workspace
 
     async def workspaces(self) -> list[Workspace]:

@@ -37,6 +37,7 @@ async def bulk(request: Request, signed: SignedIn) -> Response:
     admin = web.runtime(request).admin
     try:
         form = await owned_form(request, signed, request.path_params["form_id"])
+        await admin.acting_workspace(form.workspace_id)
         if action not in ACTIONS or not 1 <= len(ids) <= MAX_IDS:
             return await render(request, signed, form, query, [_refusal(action, len(ids))])
         chosen = await _selected(admin, form, ids)

@@ -31,9 +31,12 @@ PostHandler = Callable[[Request, SignedIn, Form, FormData], Awaitable[Response]]
 
 async def owners_form(request: Request, signed: SignedIn, form_id: str) -> Form:
     """The form, when the user owns its workspace: NotFoundError when it is in none of
-    theirs, NotAllowed when they are a member there (destinations are the owner's)."""
+    theirs, NotAllowed when they are a member there (destinations are the owner's);
+    for a post, WorkspaceSuspended when the workspace is suspended."""
     form = await owned_form(request, signed, form_id)
     signed.require_owner(form.workspace_id)
+    if request.method == "POST":  # a change, or a test sent: not in a suspended workspace
+        await web.runtime(request).admin.acting_workspace(form.workspace_id)
     return form
 
 

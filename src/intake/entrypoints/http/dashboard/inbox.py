@@ -221,6 +221,7 @@ async def export(request: Request, signed: SignedIn) -> Response:
         form = await owned_form(request, signed, request.path_params["form_id"])
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
+    await web.runtime(request).admin.acting_workspace(form.workspace_id)  # sends nothing out
     query = read_query(request.query_params)
     errors = problems(request.query_params)
     fmt = request.query_params.get("format", "csv")

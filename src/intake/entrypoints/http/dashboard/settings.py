@@ -108,7 +108,9 @@ async def create_key(request: Request, signed: SignedIn) -> Response:
         scopes = frozenset(scope for scope in Scope if scope.value in chosen)
         if chosen - {scope.value for scope in scopes}:
             raise AdminError("unknown scope", field="scopes")
-        created = await web.runtime(request).admin.create_api_key(workspace_id, scopes)
+        admin = web.runtime(request).admin
+        await admin.acting_workspace(workspace_id)  # revoking stays open: it only takes away
+        created = await admin.create_api_key(workspace_id, scopes)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:

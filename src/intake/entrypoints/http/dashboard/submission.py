@@ -106,6 +106,7 @@ async def _triage(request: Request, signed: SignedIn, act: Triage) -> Response:
     try:
         await read_form(request, signed.csrf)
         found = await _find(admin, signed, request.path_params["submission_id"])
+        await admin.acting_workspace(found.workspace_id)
         return web.see_other(await act(admin, found))
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)

@@ -22,6 +22,7 @@ from intake.domain.users import same_token
 from intake.entrypoints.http.client_ip import client_ip
 from intake.serve_runtime import ServeRuntime
 from intake.service.accounts import Accounts, SignedIn
+from intake.service.admin import WorkspaceSuspended
 
 PREFIX = "/dashboard"
 SESSION_COOKIE = "intake_session"
@@ -163,7 +164,10 @@ def requires_sign_in(handler: SignedInHandler) -> Callable[[Request], Awaitable[
         signed = await signed_in(request)
         if signed is None:
             return end_session(see_other(PREFIX + "/sign-in"), request)
-        return await handler(request, signed)
+        try:
+            return await handler(request, signed)
+        except WorkspaceSuspended:  # admin.acting_workspace: the one rule, said once here
+            return page(request, "suspended.html", {"email": signed.user.email}, status=403)
 
     return route
 

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from intake.domain.errors import (
     MANAGEMENT_ERRORS,
+    WORKSPACE_SUSPENDED,
     ErrorCode,
     IntakeError,
     Rejection,
@@ -29,7 +30,7 @@ from intake.entrypoints.http.management.inputs import (
     query_time,
 )
 from intake.entrypoints.http.rendering import error_response
-from intake.service.admin import Admin, AdminError, NotFoundError
+from intake.service.admin import Admin, AdminError, NotFoundError, WorkspaceSuspended
 from intake.service.api_access import ApiAccess
 
 __all__ = [
@@ -69,9 +70,14 @@ class Call:
 Handler = Callable[[Request, Call], Awaitable[Response]]
 
 
-def endpoint(scope: Scope) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
+def endpoint(
+    scope: Scope, *, acts: bool | None = None
+) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
     """A route that needs `scope`: the key is checked first, and every refusal, from the
-    key check, the input readers or the service, answers in the spec's envelope."""
+    key check, the input readers or the service, answers in the spec's envelope. A route
+    that `acts` (changes or sends something: by default, every `manage` route) is
+    refused in a suspended workspace."""
+    acting = scope is Scope.MANAGE if acts is None else acts
 
     def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         @functools.wraps(handler)
@@ -86,7 +92,12 @@ def endpoint(scope: Scope) -> Callable[[Handler], Callable[[Request], Awaitable[
                     runtime.settings.rate_limits,
                 )
                 key = await access.authorize(request.headers.get("authorization"), scope)
+                if acting:
+                    await runtime.admin.acting_workspace(key.workspace_id)
                 return await handler(request, Call(key, runtime.admin, request_id))
+            except WorkspaceSuspended:
+                rejection = Rejection(ErrorCode.FORBIDDEN, spec=WORKSPACE_SUSPENDED)
+                return error_response(rejection, request_id)
             except (IntakeError, AdminError, StorageUnavailable) as refused:
                 rejection = _rejection(refused)
                 # A refused key is told which scheme to authenticate with.

@@ -23,7 +23,7 @@ _FIELDS = frozenset({EMAIL, DRY_RUN})
 MAX_EMAIL_LENGTH = 320  # characters: the longest address a mail system passes on
 
 
-@endpoint(Scope.MANAGE)
+@endpoint(Scope.MANAGE, acts=False)  # a privacy duty: not held by a suspension
 async def create_erasure(request: Request, call: Call) -> Response:
     body = await json_fields(request, _FIELDS)
     email = body.text(EMAIL, required=True, max_length=MAX_EMAIL_LENGTH)

@@ -50,7 +50,7 @@ async def list_submissions(request: Request, call: Call) -> Response:
     return page_response(items, listed.next_cursor)
 
 
-@endpoint(Scope.READ)
+@endpoint(Scope.READ, acts=True)  # a suspended workspace sends nothing out
 async def export_submissions(request: Request, call: Call) -> Response:
     chosen = _filter(request)
     formats = query_choices(request, "format", _FORMATS)
