@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: what running needs (the package and its dependencies), and that plus the
+# development extras (tests, linters, profilers), which every other target wants.
+RUN_STAMP := $(VENV)/.run-stamp
 STAMP := $(VENV)/.installed-stamp
 export INTAKE_DATABASE_URL ?= sqlite:///.intake/intake.db
 # Compiled bytecode is kept in the virtual environment, never beside the sources. A
@@ -14,17 +17,27 @@ export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: install run test test-fast test-faults fuzz bench browser screenshots lint typecheck format clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The development extras include what running needs: installed since pyproject.toml last
+# changed, they satisfy `run` as they are.
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	@if [ ! $(STAMP) -nt pyproject.toml ]; then $(BIN)/python -m pip install --quiet -e .; fi
+	touch $(RUN_STAMP)
+
 install: $(STAMP)
 
-run: install
+# Only what running needs, so that a first run is quick; `make test` adds the rest.
+run: $(RUN_STAMP)
 	$(BIN)/intake migrate
 	$(BIN)/intake demo
+	@echo "the intake command is $(BIN)/intake (or run \`source $(BIN)/activate\` first)"
 	$(BIN)/intake serve
 
 lint: install
