@@ -7,10 +7,12 @@ from datetime import timedelta
 import pytest
 from attrs import evolve
 
+from intake.domain.chat import ChatApp, ChatDestination
 from intake.ports.store import Store
 from tests.contract.builders import (
     FORM_ID,
     T0,
+    WORKSPACE_ID,
     endpoint,
     form,
     plan,
@@ -102,6 +104,58 @@ async def test_disabling_an_unknown_endpoint_does_nothing(seeded: Store) -> None
     await seeded.destinations.disable_endpoint("whk_nope", T0)
 
     assert await seeded.destinations.get_endpoint("whk_nope") is None
+
+
+# Lookups within a workspace: another workspace's destination is as missing as an
+# unknown one, answered by the one lookup.
+
+ELSEWHERE_FORM = "frm_elsewhere"
+
+
+@pytest.fixture
+async def two_workspaces(store: Store) -> Store:
+    await seed(store, form(), form(ELSEWHERE_FORM, workspace_id="ws_2", public_form_key="pk0ws2"))
+    return store
+
+
+async def test_an_endpoint_is_found_in_its_workspace_only(two_workspaces: Store) -> None:
+    destinations = two_workspaces.destinations
+    mine, theirs = endpoint("whk_mine"), endpoint("whk_theirs", form_id=ELSEWHERE_FORM)
+    for each in (mine, theirs):
+        await destinations.add_endpoint(each)
+
+    assert await destinations.get_endpoint("whk_mine", workspace_id=WORKSPACE_ID) == mine
+    assert await destinations.get_endpoint("whk_theirs", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_endpoint("whk_nope", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_endpoint("whk_theirs", workspace_id="ws_2") == theirs
+    assert await destinations.get_endpoint("whk_theirs") == theirs  # no workspace: any
+
+
+async def test_a_recipient_is_found_in_its_workspace_only(two_workspaces: Store) -> None:
+    destinations = two_workspaces.destinations
+    mine, theirs = recipient("rcp_mine"), recipient("rcp_theirs", form_id=ELSEWHERE_FORM)
+    for each in (mine, theirs):
+        await destinations.add_recipient(each)
+
+    assert await destinations.get_recipient("rcp_mine", workspace_id=WORKSPACE_ID) == mine
+    assert await destinations.get_recipient("rcp_theirs", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_recipient("rcp_nope", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_recipient("rcp_theirs", workspace_id="ws_2") == theirs
+    assert await destinations.get_recipient("rcp_theirs") == theirs
+
+
+async def test_a_chat_destination_is_found_in_its_workspace_only(two_workspaces: Store) -> None:
+    destinations = two_workspaces.destinations
+    mine = ChatDestination("chat_mine", FORM_ID, ChatApp.SLACK, "https://hooks.slack.com/x")
+    theirs = evolve(mine, destination_id="chat_theirs", form_id=ELSEWHERE_FORM)
+    for each in (mine, theirs):
+        await destinations.add_chat(each)
+
+    assert await destinations.get_chat("chat_mine", workspace_id=WORKSPACE_ID) == mine
+    assert await destinations.get_chat("chat_theirs", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_chat("chat_nope", workspace_id=WORKSPACE_ID) is None
+    assert await destinations.get_chat("chat_theirs", workspace_id="ws_2") == theirs
+    assert await destinations.get_chat("chat_theirs") == theirs
 
 
 # Notification recipients

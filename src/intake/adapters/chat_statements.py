@@ -3,6 +3,8 @@ reads them through `for_psycopg`)."""
 
 from __future__ import annotations
 
+from intake.adapters.sql_statements import in_workspace
+
 INSERT_CHAT = """
     INSERT INTO chat_destinations (
         destination_id, form_id, app, secret, chat_id, include_flagged, created_at
@@ -15,6 +17,7 @@ SELECT_CHAT = """
     FROM chat_destinations
 """
 GET_CHAT = SELECT_CHAT + " WHERE destination_id = ?"
+GET_CHAT_IN = in_workspace(GET_CHAT, "chat_destinations")
 LIST_CHATS = SELECT_CHAT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, destination_id"
 COUNT_CHATS = "SELECT count(*) AS n FROM chat_destinations WHERE form_id = ?"
 REMOVE_CHAT = "DELETE FROM chat_destinations WHERE destination_id = ?"

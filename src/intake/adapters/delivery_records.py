@@ -20,6 +20,7 @@ from intake.domain.model import EventType
 from intake.ports.deliveries import DeliveryRecord
 
 GET_RECIPIENT = sql_statements.SELECT_RECIPIENT + " WHERE recipient_id = ?"
+GET_RECIPIENT_IN = sql_statements.in_workspace(GET_RECIPIENT, "notification_recipients")
 INSERT_ATTEMPT = """
     INSERT INTO delivery_attempts (delivery_id, attempted_at, outcome, status_code, error)
     VALUES (?, ?, ?, ?, ?)

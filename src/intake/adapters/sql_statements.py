@@ -209,6 +209,18 @@ SELECT_ENDPOINT = """
     FROM webhook_endpoints
 """
 GET_ENDPOINT = SELECT_ENDPOINT + " WHERE endpoint_id = ?"
+
+
+def in_workspace(lookup: str, table: str) -> str:
+    """A lookup by primary key (`... WHERE <key> = ?`) that also takes a workspace id
+    and finds the row only when its form is that workspace's: one query, so another
+    workspace's id is answered as a missing one is, by the same work."""
+    # `table` is one of this module's callers' constants, never a caller's text.
+    owned = f" AND EXISTS (SELECT 1 FROM forms WHERE forms.form_id = {table}.form_id"  # noqa: S608
+    return lookup + owned + " AND forms.workspace_id = ?)"
+
+
+GET_ENDPOINT_IN = in_workspace(GET_ENDPOINT, "webhook_endpoints")
 # NULLS FIRST is SQLite's own order, written out as PostgreSQL needs it said (and as its
 # index is built).
 LIST_ENDPOINTS = SELECT_ENDPOINT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, endpoint_id"

@@ -18,7 +18,13 @@ class DestinationRepository(Protocol):
         self, endpoint: WebhookEndpoint, *, at_most: int | None = None
     ) -> None: ...
 
-    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
+    async def get_endpoint(
+        self, endpoint_id: str, *, workspace_id: str | None = None
+    ) -> WebhookEndpoint | None:
+        """The endpoint; None when there is none, or when `workspace_id` is given and its
+        form is another workspace's: one lookup either way, so that another workspace's
+        id costs what a missing one does (as `get_recipient` and `get_chat`)."""
+        ...
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]: ...
 
@@ -35,7 +41,9 @@ class DestinationRepository(Protocol):
         """ValueError when the form has a recipient with this address already."""
         ...
 
-    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None: ...
+    async def get_recipient(
+        self, recipient_id: str, *, workspace_id: str | None = None
+    ) -> NotificationRecipient | None: ...
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]: ...
 
@@ -45,7 +53,9 @@ class DestinationRepository(Protocol):
         self, destination: ChatDestination, *, at_most: int | None = None
     ) -> None: ...
 
-    async def get_chat(self, destination_id: str) -> ChatDestination | None: ...
+    async def get_chat(
+        self, destination_id: str, *, workspace_id: str | None = None
+    ) -> ChatDestination | None: ...
 
     async def list_chats(self, form_id: str) -> list[ChatDestination]:
         """Oldest first."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from attrs import evolve
 
@@ -53,6 +53,9 @@ class _OfForm(Protocol):
     def form_id(self) -> str: ...
 
 
+_Destination = TypeVar("_Destination", bound=_OfForm)
+
+
 def _check_room(existing: Iterable[_OfForm], form_id: str, at_most: int | None) -> None:
     """LimitReached when the form has `at_most` already (no await: atomic on the loop)."""
     if at_most is not None and sum(1 for each in existing if each.form_id == form_id) >= at_most:
@@ -67,8 +70,10 @@ class InMemoryDestinations(Repository):
         _check_room(self._t.endpoints.values(), endpoint.form_id, at_most)
         self._t.endpoints[endpoint.endpoint_id] = endpoint
 
-    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        return self._t.endpoints.get(endpoint_id)
+    async def get_endpoint(
+        self, endpoint_id: str, *, workspace_id: str | None = None
+    ) -> WebhookEndpoint | None:
+        return self._in_workspace(self._t.endpoints.get(endpoint_id), workspace_id)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
         endpoints = [e for e in self._t.endpoints.values() if e.form_id == form_id]
@@ -96,8 +101,10 @@ class InMemoryDestinations(Repository):
             raise ValueError("already a recipient")
         self._t.recipients[recipient.recipient_id] = recipient
 
-    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
-        return self._t.recipients.get(recipient_id)
+    async def get_recipient(
+        self, recipient_id: str, *, workspace_id: str | None = None
+    ) -> NotificationRecipient | None:
+        return self._in_workspace(self._t.recipients.get(recipient_id), workspace_id)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         recipients = [r for r in self._t.recipients.values() if r.form_id == form_id]
@@ -110,8 +117,19 @@ class InMemoryDestinations(Repository):
         _check_room(self._t.chats.values(), destination.form_id, at_most)
         self._t.chats[destination.destination_id] = destination
 
-    async def get_chat(self, destination_id: str) -> ChatDestination | None:
-        return self._t.chats.get(destination_id)
+    async def get_chat(
+        self, destination_id: str, *, workspace_id: str | None = None
+    ) -> ChatDestination | None:
+        return self._in_workspace(self._t.chats.get(destination_id), workspace_id)
+
+    def _in_workspace(
+        self, found: _Destination | None, workspace_id: str | None
+    ) -> _Destination | None:
+        """`found`, unless `workspace_id` is given and its form is another workspace's."""
+        if found is None or workspace_id is None:
+            return found
+        form = self._t.forms.get(found.form_id)
+        return found if form is not None and form.workspace_id == workspace_id else None
 
     async def list_chats(self, form_id: str) -> list[ChatDestination]:
         chats = [c for c in self._t.chats.values() if c.form_id == form_id]

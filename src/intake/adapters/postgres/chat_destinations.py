@@ -14,6 +14,7 @@ from intake.ports.sealer import Sealer
 
 _INSERT_CHAT = for_psycopg(chat_sql.INSERT_CHAT)
 _GET_CHAT = for_psycopg(chat_sql.GET_CHAT)
+_GET_CHAT_IN = for_psycopg(chat_sql.GET_CHAT_IN)
 _LIST_CHATS = for_psycopg(chat_sql.LIST_CHATS)
 _REMOVE_CHAT = for_psycopg(chat_sql.REMOVE_CHAT)
 _COUNT_CHATS = for_psycopg(chat_sql.COUNT_CHATS)
@@ -34,8 +35,13 @@ class PostgresChats:
             self._db, _INSERT_CHAT, params, count=_COUNT_CHATS, form_id=form_id, at_most=at_most
         )
 
-    async def get(self, destination_id: str) -> ChatDestination | None:
-        row = await self._db.fetch_one(_GET_CHAT, (destination_id,))
+    async def get(
+        self, destination_id: str, workspace_id: str | None = None
+    ) -> ChatDestination | None:
+        if workspace_id is None:
+            row = await self._db.fetch_one(_GET_CHAT, (destination_id,))
+        else:
+            row = await self._db.fetch_one(_GET_CHAT_IN, (destination_id, workspace_id))
         return None if row is None else opened_chat(ROW_MAPPER.chat_from_row(row), self._sealer)
 
     async def of_form(self, form_id: str) -> list[ChatDestination]:

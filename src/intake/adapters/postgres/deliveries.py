@@ -56,12 +56,14 @@ from intake.ports.sealer import Sealer
 _INSERT_ENDPOINT = for_psycopg(sql.INSERT_ENDPOINT)
 _SELECT_ENDPOINT = for_psycopg(sql.SELECT_ENDPOINT)
 _GET_ENDPOINT = for_psycopg(sql.GET_ENDPOINT)
+_GET_ENDPOINT_IN = for_psycopg(sql.GET_ENDPOINT_IN)
 _LIST_ENDPOINTS = for_psycopg(sql.LIST_ENDPOINTS)
 _DISABLE_ENDPOINT = for_psycopg(sql.DISABLE_ENDPOINT)
 _INSERT_RECIPIENT = for_psycopg(sql.INSERT_RECIPIENT)
 _SELECT_RECIPIENT = for_psycopg(sql.SELECT_RECIPIENT)
 _LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
 _GET_RECIPIENT = for_psycopg(delivery_records.GET_RECIPIENT)
+_GET_RECIPIENT_IN = for_psycopg(delivery_records.GET_RECIPIENT_IN)
 _REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
 _COUNT_ENDPOINTS = for_psycopg(sql.COUNT_ENDPOINTS)
 _COUNT_RECIPIENTS = for_psycopg(sql.COUNT_RECIPIENTS)
@@ -86,8 +88,13 @@ class PostgresDestinations:
             at_most=at_most,
         )
 
-    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
+    async def get_endpoint(
+        self, endpoint_id: str, *, workspace_id: str | None = None
+    ) -> WebhookEndpoint | None:
+        if workspace_id is None:
+            row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
+        else:
+            row = await self._db.fetch_one(_GET_ENDPOINT_IN, (endpoint_id, workspace_id))
         return None if row is None else self._opened(row)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
@@ -117,8 +124,13 @@ class PostgresDestinations:
         ):
             raise ValueError("already a recipient")
 
-    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
-        row = await self._db.fetch_one(_GET_RECIPIENT, (recipient_id,))
+    async def get_recipient(
+        self, recipient_id: str, *, workspace_id: str | None = None
+    ) -> NotificationRecipient | None:
+        if workspace_id is None:
+            row = await self._db.fetch_one(_GET_RECIPIENT, (recipient_id,))
+        else:
+            row = await self._db.fetch_one(_GET_RECIPIENT_IN, (recipient_id, workspace_id))
         return None if row is None else ROW_MAPPER.recipient_from_row(row)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
@@ -131,8 +143,10 @@ class PostgresDestinations:
     async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
         await self._chats.add(destination, at_most)
 
-    async def get_chat(self, destination_id: str) -> ChatDestination | None:
-        return await self._chats.get(destination_id)
+    async def get_chat(
+        self, destination_id: str, *, workspace_id: str | None = None
+    ) -> ChatDestination | None:
+        return await self._chats.get(destination_id, workspace_id)
 
     async def list_chats(self, form_id: str) -> list[ChatDestination]:
         return await self._chats.of_form(form_id)

@@ -28,8 +28,13 @@ def _add_chat(conn: sqlite3.Connection, destination: ChatDestination, at_most: i
     )
 
 
-def _get_chat(conn: sqlite3.Connection, destination_id: str) -> ChatDestination | None:
-    row = conn.execute(chat_sql.GET_CHAT, (destination_id,)).fetchone()
+def _get_chat(
+    conn: sqlite3.Connection, destination_id: str, workspace_id: str | None
+) -> ChatDestination | None:
+    if workspace_id is None:
+        row = conn.execute(chat_sql.GET_CHAT, (destination_id,)).fetchone()
+    else:
+        row = conn.execute(chat_sql.GET_CHAT_IN, (destination_id, workspace_id)).fetchone()
     return None if row is None else ROW_MAPPER.chat_from_row(row)
 
 
@@ -53,8 +58,10 @@ class SqliteChats:
     async def add(self, destination: ChatDestination, at_most: int | None = None) -> None:
         await self._worker.run(_add_chat, sealed_chat(destination, self._sealer), at_most)
 
-    async def get(self, destination_id: str) -> ChatDestination | None:
-        destination = await self._worker.run(_get_chat, destination_id)
+    async def get(
+        self, destination_id: str, workspace_id: str | None = None
+    ) -> ChatDestination | None:
+        destination = await self._worker.run(_get_chat, destination_id, workspace_id)
         return None if destination is None else opened_chat(destination, self._sealer)
 
     async def of_form(self, form_id: str) -> list[ChatDestination]:

@@ -75,8 +75,13 @@ def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint, at_most: 
     )
 
 
-def _get_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> WebhookEndpoint | None:
-    row = conn.execute(_GET_ENDPOINT, (endpoint_id,)).fetchone()
+def _get_endpoint(
+    conn: sqlite3.Connection, endpoint_id: str, workspace_id: str | None
+) -> WebhookEndpoint | None:
+    if workspace_id is None:
+        row = conn.execute(_GET_ENDPOINT, (endpoint_id,)).fetchone()
+    else:
+        row = conn.execute(sql.GET_ENDPOINT_IN, (endpoint_id, workspace_id)).fetchone()
     return None if row is None else ROW_MAPPER.endpoint_from_row(row)
 
 
@@ -134,8 +139,10 @@ class SqliteDestinations:
     async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
         await self._worker.run(_add_endpoint, sealed_endpoint(endpoint, self._sealer), at_most)
 
-    async def get_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        endpoint = await self._worker.run(_get_endpoint, endpoint_id)
+    async def get_endpoint(
+        self, endpoint_id: str, *, workspace_id: str | None = None
+    ) -> WebhookEndpoint | None:
+        endpoint = await self._worker.run(_get_endpoint, endpoint_id, workspace_id)
         return None if endpoint is None else opened_endpoint(endpoint, self._sealer)
 
     async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
@@ -154,8 +161,10 @@ class SqliteDestinations:
         """ValueError when the form has a recipient with this address already."""
         await self._worker.run(_add_recipient, recipient, at_most)
 
-    async def get_recipient(self, recipient_id: str) -> NotificationRecipient | None:
-        return await self._worker.run(records.get_recipient, recipient_id)
+    async def get_recipient(
+        self, recipient_id: str, *, workspace_id: str | None = None
+    ) -> NotificationRecipient | None:
+        return await self._worker.run(records.get_recipient, recipient_id, workspace_id)
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         return await self._worker.run(_list_recipients, form_id)
@@ -166,8 +175,10 @@ class SqliteDestinations:
     async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
         await self._chats.add(destination, at_most)
 
-    async def get_chat(self, destination_id: str) -> ChatDestination | None:
-        return await self._chats.get(destination_id)
+    async def get_chat(
+        self, destination_id: str, *, workspace_id: str | None = None
+    ) -> ChatDestination | None:
+        return await self._chats.get(destination_id, workspace_id)
 
     async def list_chats(self, form_id: str) -> list[ChatDestination]:
         return await self._chats.of_form(form_id)

@@ -66,8 +66,13 @@ def _with_attempts(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[De
     return sql.records_from_rows(ROW_MAPPER, rows, attempts)
 
 
-def get_recipient(conn: sqlite3.Connection, recipient_id: str) -> NotificationRecipient | None:
-    row = conn.execute(sql.GET_RECIPIENT, (recipient_id,)).fetchone()
+def get_recipient(
+    conn: sqlite3.Connection, recipient_id: str, workspace_id: str | None = None
+) -> NotificationRecipient | None:
+    if workspace_id is None:
+        row = conn.execute(sql.GET_RECIPIENT, (recipient_id,)).fetchone()
+    else:
+        row = conn.execute(sql.GET_RECIPIENT_IN, (recipient_id, workspace_id)).fetchone()
     return None if row is None else ROW_MAPPER.recipient_from_row(row)
 
 

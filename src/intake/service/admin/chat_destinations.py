@@ -22,7 +22,7 @@ from intake.domain.webhook_targets import (
 from intake.ports.deliveries import DeliveryRecord
 from intake.service.admin.destinations import CHATS_BOUND, form_full
 from intake.service.admin.errors import AdminError, NotFoundError
-from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned
+from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned_in
 from intake.service.admin.queued_tests import QueuedTestAdmin
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
 
@@ -94,9 +94,10 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
         return await self._queue_chat_test(destination, form.workspace_id)
 
     async def owned_chat(self, workspace_id: str, destination_id: str) -> ChatDestination:
-        return await owned(
-            workspace_id, destination_id, WHAT, self._store.destinations.get_chat, self._chat_owner
-        )
+        return await owned_in(workspace_id, destination_id, WHAT, self._chat_in)
+
+    async def _chat_in(self, destination_id: str, workspace_id: str) -> ChatDestination | None:
+        return await self._store.destinations.get_chat(destination_id, workspace_id=workspace_id)
 
     async def owned_chats(
         self, workspace_id: str, form_id: str, limit: int = DEFAULT_PAGE, cursor: str | None = None
@@ -131,10 +132,6 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
         if destination is None:
             raise NotFoundError(f"no {WHAT} {destination_id!r}")
         return destination
-
-    async def _chat_owner(self, destination: ChatDestination) -> str | None:
-        form = await self._store.forms.get(destination.form_id)
-        return None if form is None else form.workspace_id
 
     async def _chat_url(self, value: str | None) -> str:
         """The incoming-webhook URL, once it passes the webhook rule the relay applies

@@ -49,6 +49,23 @@ async def owned(
     return item
 
 
+async def owned_in(
+    workspace_id: str,
+    item_id: str,
+    what: str,
+    fetch_in: Callable[[str, str], Awaitable[T | None]],
+) -> T:
+    """The object `fetch_in(item_id, workspace_id)` finds in the workspace, for objects
+    that do not name their workspace (a destination names its form): one lookup that a
+    missing id and another workspace's answer alike, with the same work.
+    NotFoundError ("no <what> <id>") otherwise."""
+    check_plausible_id(item_id, what)
+    item = await fetch_in(item_id, workspace_id)
+    if item is None:
+        raise NotFoundError(f"no {what} {item_id!r}")
+    return item
+
+
 class OwnershipAdmin(FormAdmin):
     async def owned_form(self, workspace_id: str, form_id: str) -> Form:
         return await owned(workspace_id, form_id, "form", self._store.forms.get, workspace_of)

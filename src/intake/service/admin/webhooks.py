@@ -23,7 +23,13 @@ from intake.ports.deliveries import DeliveryRecord
 from intake.service.admin.destinations import CreatedEndpoint, DestinationAdmin
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import check_page_limit, page_after
-from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned, workspace_of
+from intake.service.admin.ownership import (
+    OwnershipAdmin,
+    check_plausible_id,
+    owned,
+    owned_in,
+    workspace_of,
+)
 from intake.service.admin.queued_tests import QueuedTestAdmin
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
 from intake.service.admin.submissions import SubmissionAdmin
@@ -52,32 +58,26 @@ class SubmissionDetail:
 
 class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmin, QueuedTestAdmin):
     async def owned_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
-        return await owned(
-            workspace_id,
-            endpoint_id,
-            "webhook endpoint",
-            self._store.destinations.get_endpoint,
-            self._form_workspace,
-        )
+        return await owned_in(workspace_id, endpoint_id, "webhook endpoint", self._endpoint_in)
 
     async def owned_recipient(self, workspace_id: str, recipient_id: str) -> NotificationRecipient:
-        return await owned(
-            workspace_id,
-            recipient_id,
-            "notification recipient",
-            self._store.destinations.get_recipient,
-            self._form_workspace,
+        return await owned_in(
+            workspace_id, recipient_id, "notification recipient", self._recipient_in
         )
+
+    async def _endpoint_in(self, endpoint_id: str, workspace_id: str) -> WebhookEndpoint | None:
+        return await self._store.destinations.get_endpoint(endpoint_id, workspace_id=workspace_id)
+
+    async def _recipient_in(
+        self, recipient_id: str, workspace_id: str
+    ) -> NotificationRecipient | None:
+        destinations = self._store.destinations
+        return await destinations.get_recipient(recipient_id, workspace_id=workspace_id)
 
     async def owned_delivery(self, workspace_id: str, delivery_id: str) -> DeliveryRecord:
         return await owned(
             workspace_id, delivery_id, "delivery", self._store.deliveries.get_delivery, workspace_of
         )
-
-    async def _form_workspace(self, item: WebhookEndpoint | NotificationRecipient) -> str | None:
-        """A destination's workspace: its form's (None if the form has gone)."""
-        form = await self._store.forms.get(item.form_id)
-        return None if form is None else form.workspace_id
 
     async def submission_detail(self, workspace_id: str, submission_id: str) -> SubmissionDetail:
         submission = await self.owned_submission(workspace_id, submission_id)
