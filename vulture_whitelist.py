@@ -21,10 +21,10 @@ from intake.adapters.postgres import migrations
 from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.sql_rows import Row
+from intake.adapters.templates.sandbox import _BoundedCodeGenerator, _MailSandbox
 from intake.domain import steps
 from intake.domain.errors import Rejection
 from intake.domain.form_messages import Templates
-from intake.domain.mail_templates import _MailSandbox
 from intake.entrypoints.http.app import served_app
 from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
@@ -89,6 +89,11 @@ Templates.autoresponse_subject
 Templates.autoresponse_text
 Templates.autoresponse_html
 _MailSandbox.intercepted_binops
+_MailSandbox.intercepted_unops
+_MailSandbox.code_generator_class
+_MailSandbox.concat
+_MailSandbox.bounded_concat  # called by the code _BoundedCodeGenerator writes
+_BoundedCodeGenerator.visit_Concat
 
 # Read by the dashboard's templates, which vulture does not read.
 NewUser.mailed

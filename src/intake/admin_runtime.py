@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from attrs import frozen
 
 from intake.adapters.system import SecureIdSource, SystemClock
+from intake.adapters.templates.pool import shared_renderer
 from intake.config import Settings
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
@@ -79,4 +80,5 @@ def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: Id
         signer=storage.signer,
         telegram_api_url=settings.telegram_api_url,
         destination_limits=settings.destination_limits,
+        template_renderer=shared_renderer(),
     )

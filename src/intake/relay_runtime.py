@@ -17,6 +17,7 @@ from attrs import frozen
 
 from intake.adapters.chat.sender import HttpChatSender
 from intake.adapters.system import SystemClock
+from intake.adapters.templates.pool import shared_renderer
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
 from intake.domain.signing import DownloadSigner
@@ -105,6 +106,7 @@ def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Send
         signer=storage.signer,
         autoresponse_limit=settings.autoresponse_hourly_limit,
         blobs=storage.blobs,
+        template_renderer=shared_renderer(),
     )
 
 

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "intake"
-FORBIDDEN = ("starlette", "uvicorn", "psycopg", "psycopg_pool", "redis", "cattrs", "httpx")
+FORBIDDEN = (
+    "starlette",
+    "uvicorn",
+    "psycopg",
+    "psycopg_pool",
+    "redis",
+    "cattrs",
+    "httpx",
+    "jinja2",
+)
 PURE_PACKAGES = ("domain", "ports")
 # The composition roots: each opens the adapters of one use of intake.
 COMPOSITIONS = (

@@ -1,13 +1,16 @@
 """Owners' mail templates: refused when they do not compile or reach outside the sandbox,
 submitted values escaped in the HTML part, and a template that fails at send time
-replaced by the default rather than losing the mail."""
+replaced by the default rather than losing the mail. Rendered as intake renders them: in
+a worker process (ProcessTemplateRenderer), so that a sandbox that let a template run
+away would fail these tests, not hang them."""
 
 from __future__ import annotations
 
 import pytest
 
+from intake.adapters.templates.pool import shared_renderer
 from intake.domain.form_messages import Templates
-from intake.domain.mail_templates import MailTemplateError, render
+from intake.domain.mail_templates import MailTemplateError
 from intake.domain.owner_mail import (
     SAMPLE_PAYLOAD,
     check_templates,
@@ -16,7 +19,9 @@ from intake.domain.owner_mail import (
     render_notification_mail,
 )
 from intake.service.admin import AdminError
-from intake.service.admin.message_changes import changed_templates
+from intake.service.admin.message_changes import changed_templates, refuse_broken_templates
+
+render = shared_renderer().render
 
 ESCAPES = [
     "{{ ''.__class__ }}",
@@ -49,15 +54,17 @@ def test_a_template_that_does_not_compile_is_refused_naming_the_line(source: str
 
 @pytest.mark.parametrize("source", ESCAPES[:3])
 def test_saving_a_refused_template_names_it(source: str) -> None:
+    given = {"notification_html": source}
+    changed = changed_templates(Templates(), given)
     with pytest.raises(AdminError) as refused:
-        changed_templates(Templates(), {"notification_html": source}, "Contact")
+        refuse_broken_templates(changed, given, "Contact", render)
     assert refused.value.field == "templates.notification_html"
     assert "notification_html" in str(refused.value)
 
 
 def test_an_unknown_template_is_refused() -> None:
     with pytest.raises(AdminError, match="no template"):
-        changed_templates(Templates(), {"footer": "x"}, "Contact")
+        changed_templates(Templates(), {"footer": "x"})
 
 
 def test_hostile_submitted_values_are_escaped_in_the_html_part() -> None:
@@ -76,6 +83,7 @@ def test_hostile_submitted_values_are_escaped_in_the_html_part() -> None:
         mail_from="forms@example.com",
         to="owner@example.com",
         base_url=None,
+        render=render,
     )
     assert failed == ()
     html = message.get_body(("html",))
@@ -99,6 +107,7 @@ def test_a_template_failing_at_send_time_falls_back_to_the_default() -> None:
         mail_from="forms@example.com",
         to="owner@example.com",
         base_url=None,
+        render=render,
     )
     assert failed == ("notification_subject", "notification_text")
     # The default subject: the visitor's `_subject`.
@@ -110,7 +119,7 @@ def test_a_template_failing_at_send_time_falls_back_to_the_default() -> None:
 
 def test_the_defaults_carry_no_product_name() -> None:
     for kind in ("notification", "autoresponse"):
-        parts = preview(Templates(), "Contact", kind)
+        parts = preview(Templates(), "Contact", kind, render)
         for part in (parts.subject, parts.text, parts.html):
             assert "intake" not in part.lower()
 
@@ -125,6 +134,7 @@ def test_the_default_confirmation_repeats_nothing_the_visitor_sent() -> None:
         templates=Templates(),
         mail_from="forms@example.com",
         to=Address(addr_spec="ada@example.com"),
+        render=render,
     )
     assert "BUY NOW" not in message.as_string()
     assert message["Auto-Submitted"] == "auto-replied"
@@ -139,6 +149,7 @@ def test_a_subject_template_cannot_add_a_header() -> None:
         mail_from="forms@example.com",
         to="owner@example.com",
         base_url=None,
+        render=render,
     )
     assert message["Bcc"] is None
     assert message["Subject"] == "From Ada Bcc: all@example.com"
@@ -146,6 +157,8 @@ def test_a_subject_template_cannot_add_a_header() -> None:
 
 def test_check_templates_tells_each_broken_one() -> None:
     refused = check_templates(
-        Templates(autoresponse_subject="{{ x.__class__ }}", autoresponse_text="fine"), "C"
+        Templates(autoresponse_subject="{{ x.__class__ }}", autoresponse_text="fine"),
+        "C",
+        render,
     )
     assert list(refused) == ["autoresponse_subject"]

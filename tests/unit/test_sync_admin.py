@@ -218,6 +218,11 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     ),
     # A form's mail as its templates make it, of a sample submission.
     "preview_mail": (lambda w: w.admin.preview_mail(w.form_id, "notification"), VALUE),
+    # Which of a request's templates do not render, by field.
+    "template_refusals": (
+        lambda w: w.admin.template_refusals({"notification_subject": "{{ x.__class__ }}"}),
+        VALUE,
+    ),
     # Chat destinations: by id for an operator, or through the key's workspace.
     "add_chat": (_chat, VALUE),
     "chats": (lambda w: w.admin.chats(w.form_id), VALUE),

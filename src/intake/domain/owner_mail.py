@@ -1,10 +1,11 @@
 """Mail in the owner's words: the notification's parts from a form's templates, and the
 autoresponse (the confirmation to the person who wrote in).
 
-Each part an owner wrote is rendered in the sandbox (mail_templates.py) with the values
-below, already text; a part left unset, or one that fails when sent (a template saved
-before a rule tightened, say), takes the default, and the caller is told which failed so
-that no notification is lost to a template. The default autoresponse repeats nothing the
+Each part an owner wrote is rendered by the `render` given (the sandbox behind the
+TemplateRenderer port, mail_templates.py) with the values below, already text; a part
+left unset, or one that fails when sent (a template saved before a rule tightened, or
+one past a limit of time or size, say), takes the default, and the caller is told which
+failed so that no notification is lost to a template. The default autoresponse repeats nothing the
 visitor sent: only an owner's own template can, where the owner put it, escaped."""
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
 
-from intake.domain import mail_templates
 from intake.domain.form_messages import TEMPLATE_NAMES, Templates
-from intake.domain.mail_templates import MailTemplateError
+from intake.domain.mail_templates import MailTemplateError, RenderTemplate, is_html, text_as_html
 from intake.domain.notifications import (
     MAX_SUBJECT_CHARS,
     MailParts,
@@ -32,12 +32,6 @@ from intake.domain.notifications import (
 from intake.domain.validation import DEFAULT_EMAIL_FIELD
 
 DEFAULT_AUTORESPONSE_SUBJECT = "We received your message"
-DEFAULT_AUTORESPONSE_TEXT = (
-    "Hello,\n\n"
-    "thank you for writing{% if form_name %} to {{ form_name }}{% endif %}. "
-    "We received your message on {{ received_at }} and will answer soon.\n\n"
-    "This is an automatic confirmation; there is no need to reply to it.\n"
-)
 
 # What a template is checked and previewed with: a submission as a visitor might send it.
 SAMPLE_PAYLOAD: Mapping[str, object] = {
@@ -83,6 +77,7 @@ def render_parts(
     kind: str,
     context: Mapping[str, object],
     default: MailParts,
+    render: RenderTemplate,
 ) -> MailParts:
     """The subject, text and HTML of `kind` ("notification" or "autoresponse"): each the
     owner's template where set and working, else `default`'s."""
@@ -93,7 +88,7 @@ def render_parts(
         if source is None:
             return None
         try:
-            return mail_templates.render(source, context, autoescape=name == "html")
+            return render(source, context, autoescape=name == "html")
         except MailTemplateError:
             failed.append(f"{kind}_{name}")
             return None
@@ -102,7 +97,7 @@ def render_parts(
     text = part("text")
     html = part("html")
     if html is None and text is not None:
-        html = mail_templates.text_as_html(text)
+        html = text_as_html(text)
     return MailParts(
         subject=one_line(subject)[:MAX_SUBJECT_CHARS] if subject else default.subject,
         text=text if text is not None else default.text,
@@ -119,6 +114,7 @@ def render_notification_mail(
     mail_from: str,
     to: str,
     base_url: str | None,
+    render: RenderTemplate,
 ) -> tuple[EmailMessage, tuple[str, ...]]:
     """The notification in the owner's words where the form has templates, and the
     names of those that failed (their defaults were used)."""
@@ -126,7 +122,8 @@ def render_notification_mail(
 
     def own_words(subject: str, text: str, html: str) -> tuple[str, str, str]:
         context = template_context(payload, one_line(form_name), for_owner=True)
-        parts = render_parts(templates, "notification", context, MailParts(subject, text, html))
+        default = MailParts(subject, text, html)
+        parts = render_parts(templates, "notification", context, default, render)
         failed.extend(parts.failed)
         return parts.subject, parts.text, parts.html
 
@@ -141,11 +138,11 @@ def render_notification_mail(
     return message, tuple(failed)
 
 
-def preview(templates: Templates, form_name: str, kind: str) -> MailParts:
+def preview(templates: Templates, form_name: str, kind: str, render: RenderTemplate) -> MailParts:
     """`kind`'s mail ("notification" or "autoresponse") for the sample submission, as
     the templates make it; MailTemplateError (its message naming the template) for one
     that fails, rather than the default a send would fall back to."""
-    for name, why in check_templates(templates, form_name).items():
+    for name, why in check_templates(templates, form_name, render).items():
         if name.startswith(kind):
             raise MailTemplateError(f"{name}: {why}")
     if kind == "autoresponse":
@@ -155,6 +152,7 @@ def preview(templates: Templates, form_name: str, kind: str) -> MailParts:
             templates=templates,
             mail_from="forms@example.com",
             to=Address(addr_spec="ada@example.com"),
+            render=render,
         )
     else:
         message, _ = render_notification_mail(
@@ -164,6 +162,7 @@ def preview(templates: Templates, form_name: str, kind: str) -> MailParts:
             mail_from="forms@example.com",
             to="owner@example.com",
             base_url=None,
+            render=render,
         )
     return _parts_of(message)
 
@@ -179,12 +178,14 @@ def _parts_of(message: EmailMessage) -> MailParts:
 
 
 def default_autoresponse(context: Mapping[str, object]) -> MailParts:
-    text = mail_templates.render(DEFAULT_AUTORESPONSE_TEXT, context, autoescape=False)
-    return MailParts(
-        subject=DEFAULT_AUTORESPONSE_SUBJECT,
-        text=text,
-        html=mail_templates.text_as_html(text),
+    form_name = str(context.get("form_name") or "")
+    text = (
+        "Hello,\n\n"
+        f"thank you for writing{f' to {form_name}' if form_name else ''}. "
+        f"We received your message on {context.get('received_at') or ''} and will answer soon.\n\n"
+        "This is an automatic confirmation; there is no need to reply to it.\n"
     )
+    return MailParts(subject=DEFAULT_AUTORESPONSE_SUBJECT, text=text, html=text_as_html(text))
 
 
 def render_autoresponse(
@@ -194,10 +195,11 @@ def render_autoresponse(
     templates: Templates,
     mail_from: str,
     to: Address,
+    render: RenderTemplate,
 ) -> tuple[EmailMessage, tuple[str, ...]]:
     """The confirmation for `to`, and the names of the owner's templates that failed."""
     context = template_context(payload, one_line(form_name), for_owner=False)
-    parts = render_parts(templates, "autoresponse", context, default_autoresponse(context))
+    parts = render_parts(templates, "autoresponse", context, default_autoresponse(context), render)
     submission_id = payload_text(payload.get("submission_id"))
     message = EmailMessage()
     message["Subject"] = parts.subject
@@ -214,7 +216,7 @@ def render_autoresponse(
     return message, parts.failed
 
 
-def check_templates(templates: Templates, form_name: str) -> dict[str, str]:
+def check_templates(templates: Templates, form_name: str, render: RenderTemplate) -> dict[str, str]:
     """Each set template that does not compile, reaches outside the sandbox or fails
     with a sample submission, by name, with why."""
     refused: dict[str, str] = {}
@@ -225,7 +227,7 @@ def check_templates(templates: Templates, form_name: str) -> dict[str, str]:
         owner = name.startswith("notification")
         context = template_context(SAMPLE_PAYLOAD, form_name, for_owner=owner)
         try:
-            mail_templates.check(name, source, context)
+            render(source, context, autoescape=is_html(name))
         except MailTemplateError as error:
             refused[name] = str(error)
     return refused

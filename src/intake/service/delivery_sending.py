@@ -17,11 +17,15 @@ import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from email.message import EmailMessage
+from functools import partial
+
+import anyio
 
 from intake.domain import webhooks
 from intake.domain.deliveries import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
 from intake.domain.form_messages import Templates, is_autoresponse
+from intake.domain.mail_templates import RenderTemplate
 from intake.domain.mail_tests import render_test_mail
 from intake.domain.model import EventType
 from intake.domain.notifications import autoresponse_address
@@ -67,6 +71,7 @@ class DeliverySender:
         base_url: str | None,
         jitter: Callable[[], float],
         signer: DownloadSigner | None,
+        render_template: RenderTemplate,
     ) -> None:
         self._store = store
         self._webhooks = webhook_sender
@@ -78,6 +83,7 @@ class DeliverySender:
         self._jitter = jitter
         # Without one, file links are sent as the event holds them.
         self._signer = signer
+        self._render_template = render_template
 
     async def send(self, item: ClaimedDelivery) -> Outcome:
         """Sends one delivery and records the result. StorageUnavailable is raised: the
@@ -151,14 +157,17 @@ class DeliverySender:
                 base_url=self._base_url,
             )
         else:
-            message, failed = render_notification_mail(
+            notification = partial(
+                render_notification_mail,
                 self._fresh_links(item.event.payload, self._clock.now()),
                 form_name=form_name,
                 templates=form.messages.templates if form is not None else Templates(),
                 mail_from=self._mail_from,
                 to=recipient.email,
                 base_url=self._base_url,
+                render=self._render_template,
             )
+            message, failed = await _off_the_loop(notification)
             _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -174,13 +183,16 @@ class DeliverySender:
         address = autoresponse_address(item.event.payload)
         if address is None:
             return await self._park(item, "the submitter's address is no longer kept")
-        message, failed = render_autoresponse(
+        confirmation = partial(
+            render_autoresponse,
             item.event.payload,
             form_name=form.name,
             templates=form.messages.templates,
             mail_from=self._mail_from,
             to=address,
+            render=self._render_template,
         )
+        message, failed = await _off_the_loop(confirmation)
         _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -291,6 +303,14 @@ def with_fresh_links(
 def _body(payload: Mapping[str, object]) -> bytes:
     # Compact UTF-8 JSON: the bytes signed are the bytes sent.
     return json.dumps(dict(payload), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+async def _off_the_loop(
+    make: Callable[[], tuple[EmailMessage, tuple[str, ...]]],
+) -> tuple[EmailMessage, tuple[str, ...]]:
+    """A mail made in the owner's words on a thread: rendering blocks (for as long as the
+    renderer's time limit at most), and the relay's other sends go on meanwhile."""
+    return await anyio.to_thread.run_sync(make)
 
 
 def _note_fallback(item: ClaimedDelivery, failed: tuple[str, ...]) -> None:

@@ -23,12 +23,14 @@ from attrs import frozen
 from intake.domain.deliveries import DEFAULT_MAIL_FROM
 from intake.domain.errors import StorageUnavailable
 from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+from intake.domain.mail_templates import no_template_renderer
 from intake.domain.signing import DownloadSigner
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.deliveries import ClaimedDelivery
 from intake.ports.senders import ChatSender, Mailer, WebhookSender
 from intake.ports.store import Store
+from intake.ports.templates import TemplateRenderer
 from intake.service.delivery_sending import DeliverySender, Outcome, log_facts
 from intake.service.forwarding import erase_forwarded
 
@@ -82,6 +84,7 @@ class Relay:
         signer: DownloadSigner | None = None,
         blobs: BlobStore | None = None,
         autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT,
+        template_renderer: TemplateRenderer | None = None,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
@@ -99,6 +102,10 @@ class Relay:
             base_url=base_url,
             jitter=jitter,
             signer=signer,
+            # Without one, every mail goes in its default words.
+            render_template=no_template_renderer
+            if template_renderer is None
+            else template_renderer.render,
         )
         self._lease = lease
         # Where forward-only forms' files are erased from once forwarded.

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from intake.domain import ids
 from intake.domain.chat import DEFAULT_TELEGRAM_API_URL
 from intake.domain.destination_limits import DestinationLimits
+from intake.domain.mail_templates import RenderTemplate, no_template_renderer
 from intake.domain.model import Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.signing import DownloadSigner
@@ -15,6 +16,7 @@ from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.store import Store
+from intake.ports.templates import TemplateRenderer
 
 
 class AdminBase:
@@ -31,6 +33,7 @@ class AdminBase:
         signer: DownloadSigner | None = None,
         telegram_api_url: str = DEFAULT_TELEGRAM_API_URL,
         destination_limits: DestinationLimits = DestinationLimits(),  # noqa: B008 - frozen
+        template_renderer: TemplateRenderer | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -43,6 +46,9 @@ class AdminBase:
         self._signer = signer
         self._telegram_api_url = telegram_api_url
         self._destination_limits = destination_limits
+        self._render_template: RenderTemplate = (
+            no_template_renderer if template_renderer is None else template_renderer.render
+        )
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

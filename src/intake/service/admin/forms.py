@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
+import anyio
 from attrs import evolve
 
 from intake.domain import ids
-from intake.domain.form_messages import FormMessages
+from intake.domain.form_messages import FormMessages, Templates
 from intake.domain.model import Challenge, FieldRule, Form, FormMode
 from intake.domain.uploads import UploadPolicy
 from intake.service.admin.changes import FormChanges, UploadChanges
@@ -26,7 +28,10 @@ from intake.service.admin.inputs import (
 from intake.service.admin.message_changes import (
     MessageChanges,
     changed_templates,
+    check_preview_kind,
     preview_mail,
+    refuse_broken_templates,
+    template_refusals,
 )
 from intake.service.admin.workspaces import WorkspaceAdmin
 
@@ -86,6 +91,9 @@ class FormAdmin(WorkspaceAdmin):
         )
         if spam_threshold is not None:
             form = evolve(form, spam_threshold=check_threshold(spam_threshold))
+        if messages is not None:
+            given = messages.templates
+            await self._refuse_broken_templates(form.messages.templates, given, form.name)
         await self._store.forms.add(form)
         return form
 
@@ -102,6 +110,9 @@ class FormAdmin(WorkspaceAdmin):
         form = changes.apply(await self.form(form_id))
         if changes.uploads is not None:
             form = evolve(form, uploads=self._upload_policy(changes.uploads, form.uploads))
+        if changes.messages is not None:
+            given = changes.messages.templates
+            await self._refuse_broken_templates(form.messages.templates, given, form.name)
         await self._store.forms.update(form)
         return form
 
@@ -110,11 +121,32 @@ class FormAdmin(WorkspaceAdmin):
     ) -> MailParts:
         """The mail `kind` ("notification" or "autoresponse") the form's templates make
         of a sample submission, `templates` (checked, not saved) in place of its own."""
+        check_preview_kind(kind)
         form = await self.form(form_id)
         own = form.messages.templates
         if templates:
-            own = changed_templates(own, templates, form.name)
-        return preview_mail(own, form.name, kind)
+            own = changed_templates(own, templates)
+            await self._refuse_broken_templates(own, templates, form.name)
+        return await anyio.to_thread.run_sync(
+            preview_mail, own, form.name, kind, self._render_template
+        )
+
+    async def template_refusals(self, given: object) -> dict[str, str]:
+        """Each template of `given` (a request's templates object, as sent) that does not
+        render, by its field, with why: for an entry point that names every bad field of
+        a request at once. Rendered off the event loop."""
+        return await anyio.to_thread.run_sync(template_refusals, given, self._render_template)
+
+    async def _refuse_broken_templates(
+        self, templates: Templates, given: Iterable[str], form_name: str
+    ) -> None:
+        """AdminError naming the first template `given` that does not render. Rendering
+        blocks (each render is bounded in time by the renderer), so it runs on a thread:
+        the event loop goes on answering everyone else meanwhile."""
+        if not given:
+            return
+        check = partial(refuse_broken_templates, templates, tuple(given), form_name)
+        await anyio.to_thread.run_sync(check, self._render_template)
 
     async def rotate_key(self, form_id: str) -> Form:
         form = evolve(

@@ -35,8 +35,8 @@ def _limit(fields: BodyFields) -> int | Unset | None:
 
 
 def templates_given(fields: BodyFields, name: str = TEMPLATES) -> dict[str, str | None]:
-    """The templates object: each known name to a text, or null for the default; each
-    template that does not compile or reaches outside the sandbox refused by name."""
+    """The templates object: each known name to a text, or null for the default; a
+    template too long refused here by name, one that does not render by the service."""
     value = fields.object(name)
     if value is None:
         return {}
@@ -49,7 +49,7 @@ def templates_given(fields: BodyFields, name: str = TEMPLATES) -> dict[str, str 
             fields.fail(f"{name}.{key}", "Must be a string or null.")
             continue
         try:
-            changed_templates(Templates(), {key: source}, "")
+            changed_templates(Templates(), {key: source})
         except AdminError as refused:
             fields.fail(refused.field or f"{name}.{key}", str(refused))
             continue

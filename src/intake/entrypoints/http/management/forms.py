@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from intake.domain.model import Scope
 from intake.entrypoints.http.management.common import (
+    BodyFields,
     Call,
     endpoint,
     json_fields,
@@ -40,9 +41,17 @@ async def list_forms(request: Request, call: Call) -> Response:
     return page_response([form_view(form) for form in page.items], page.next_cursor)
 
 
+async def _refuse_templates(call: Call, fields: BodyFields) -> BodyFields:
+    """`fields` with each of its templates that does not render recorded against it
+    (the service renders them off the event loop): one 422 names every bad field."""
+    for name, why in (await call.admin.template_refusals(fields.object(TEMPLATES))).items():
+        fields.fail(name, why)
+    return fields
+
+
 @endpoint(Scope.MANAGE)
 async def create_form(request: Request, call: Call) -> Response:
-    asked = new_form(await json_fields(request, CREATE_FIELDS))
+    asked = new_form(await _refuse_templates(call, await json_fields(request, CREATE_FIELDS)))
     form = await call.admin.create_form(
         call.workspace_id,
         name=asked.name,
@@ -70,7 +79,9 @@ async def update_form(request: Request, call: Call) -> Response:
     form_id = request.path_params["form_id"]
     # Not found before the body is read: another workspace's id tells nothing.
     await call.admin.workspace_form(call.workspace_id, form_id)
-    changes = form_changes(await json_fields(request, UPDATE_FIELDS))
+    changes = form_changes(
+        await _refuse_templates(call, await json_fields(request, UPDATE_FIELDS))
+    )
     form = await call.admin.update_owned_form(call.workspace_id, form_id, changes)
     return json_response(form_view(form))
 
@@ -81,7 +92,7 @@ async def preview_mail(request: Request, call: Call) -> Response:
     body (checked, not saved) try others in their place."""
     form_id = request.path_params["form_id"]
     await call.admin.workspace_form(call.workspace_id, form_id)
-    fields = await json_fields(request, PREVIEW_FIELDS)
+    fields = await _refuse_templates(call, await json_fields(request, PREVIEW_FIELDS))
     kind = fields.text(PREVIEW_KIND) or PREVIEW_KINDS[0]
     if kind not in PREVIEW_KINDS:
         fields.fail(PREVIEW_KIND, f"One of {', '.join(PREVIEW_KINDS)}.")
