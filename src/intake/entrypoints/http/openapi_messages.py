@@ -20,8 +20,9 @@ _TEMPLATES_ABOUT = (
     "`subject` and `fields` (each field's value as text); the notification's also see "
     "`reply_to` and `files`. The HTML part is autoescaped. null: the default, which carries "
     "no product name. A template that does not compile, reaches outside the sandbox "
-    "(`__class__`...) or fails on a sample submission is refused as "
-    "`422 validation_failed` naming `templates.<name>`."
+    "(`__class__`...), passes a limit of size, time or memory (docs/api.md, Template "
+    "limits) or fails on a sample submission is refused as `422 validation_failed` "
+    "naming `templates.<name>`; at send time the default is used in its place."
 )
 _LIMIT = {
     "description": "Confirmations the form sends in any hour at most; null: "

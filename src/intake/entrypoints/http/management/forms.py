@@ -79,9 +79,7 @@ async def update_form(request: Request, call: Call) -> Response:
     form_id = request.path_params["form_id"]
     # Not found before the body is read: another workspace's id tells nothing.
     await call.admin.workspace_form(call.workspace_id, form_id)
-    changes = form_changes(
-        await _refuse_templates(call, await json_fields(request, UPDATE_FIELDS))
-    )
+    changes = form_changes(await _refuse_templates(call, await json_fields(request, UPDATE_FIELDS)))
     form = await call.admin.update_owned_form(call.workspace_id, form_id, changes)
     return json_response(form_view(form))
 
