@@ -20,6 +20,12 @@ CHEAP_ARGON2 = Argon2PasswordHasher(time_cost=1, memory_cost=1024)
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
+def isolated(html: str) -> str:
+    """A value as the dashboard shows text it did not write (`html` escaped already):
+    in a direction isolate of its own."""
+    return f'<bdi dir="auto">{html}</bdi>'
+
+
 class Dashboard:
     """The service with the dashboard mounted, and the accounts service it runs on."""
 

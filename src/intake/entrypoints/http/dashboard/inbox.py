@@ -130,15 +130,46 @@ async def owned_form(request: Request, signed: SignedIn, form_id: str) -> Form:
     raise NotFoundError(f"no form {form_id!r}")
 
 
-def preview(submission: Submission) -> str:
-    """The fields on one line, `name: value`, cut to PREVIEW characters; escaped by the
-    template like every other value."""
-    parts = []
-    for name, value in submission.data.items():
-        shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-        parts.append(f"{name}: {shown}")
-    line = " · ".join(" ".join(part.split()) for part in parts)
-    return line if len(line) <= PREVIEW else line[: PREVIEW - 1] + "…"
+SEPARATOR, COLON, ELLIPSIS = " · ", ": ", "…"
+
+
+def preview(submission: Submission) -> list[tuple[str, str | None]]:
+    """The fields as (name, value) pairs, each on one line, read as `name: value` joined
+    by SEPARATOR and cut to PREVIEW characters: an ellipsis ends the name or value cut
+    (a name cut has no value, None). The template shows each name and value apart,
+    escaped and isolated, so none can reorder the others."""
+    pairs = [
+        (_one_line(name), _one_line(_joined(value))) for name, value in submission.data.items()
+    ]
+    whole = sum(len(n) + len(COLON) + len(v) for n, v in pairs) + len(SEPARATOR) * (len(pairs) - 1)
+    if whole <= PREVIEW:
+        return list(pairs)
+    room = PREVIEW - len(ELLIPSIS)
+    kept: list[tuple[str, str | None]] = []
+    for name, value in pairs:
+        room -= len(SEPARATOR) if kept else 0
+        if room < len(name) + len(COLON):
+            if room > 0 or not kept:
+                kept.append((name[: max(room, 0)] + ELLIPSIS, None))
+            else:  # not even the separator fits: the previous value ends here
+                last_name, last_value = kept[-1]
+                kept[-1] = (last_name, f"{last_value or ''}{ELLIPSIS}")
+            break
+        room -= len(name) + len(COLON)
+        if len(value) > room:
+            kept.append((name, value[:room] + ELLIPSIS))
+            break
+        kept.append((name, value))
+        room -= len(value)
+    return kept
+
+
+def _joined(value: object) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 @web.requires_sign_in
@@ -207,7 +238,7 @@ def _row(submission: Submission) -> dict[str, object]:
     return {
         "id": submission.submission_id,
         "time": submission.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "preview": preview(submission) or "(no fields)",
+        "preview": preview(submission),
         "files": len(submission.files),
         "status": submission.status.value,
         "url": f"{web.PREFIX}/submissions/{submission.submission_id}",

@@ -20,6 +20,7 @@ from intake.accounts_runtime import serving_accounts
 from intake.domain.client_network import client_network
 from intake.domain.users import same_token
 from intake.entrypoints.http.client_ip import client_ip
+from intake.entrypoints.http.dashboard.shown_text import isolated, revealed
 from intake.serve_runtime import ServeRuntime
 from intake.service.accounts import Accounts, SignedIn
 from intake.service.admin import WorkspaceSuspended
@@ -70,6 +71,10 @@ _ENVIRONMENT = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _ENVIRONMENT.filters["when"] = when
+# Text the dashboard did not write: in a direction isolate (`revealed` also shows the
+# invisible and control characters in it), see shown_text.py.
+_ENVIRONMENT.filters["isolated"] = isolated
+_ENVIRONMENT.filters["revealed"] = revealed
 _TEMPLATES = Jinja2Templates(env=_ENVIRONMENT)
 
 
