@@ -168,13 +168,14 @@ def test_rotate_seals_everything_under_the_new_key_and_the_old_one_can_go(
     again = cli.json("secrets", "rotate")
     printed = cli("secrets", "rotate").out
 
-    assert rotated["resealed"] == 3
+    assert rotated["resealed"] == 4
     assert rotated["by_column"] == {
         "forms.challenge_secret": 1,
         "webhook_endpoints.secret": 1,
+        "webhook_endpoints.url": 1,
         "secrets.value": 1,
     }
-    assert (again["resealed"], again["current"]) == (0, 3)
+    assert (again["resealed"], again["current"]) == (0, 4)
     assert "0 secret(s) sealed again" in printed
     key_file_beside(str(_path(database_url))).unlink()
     assert old_key not in _dump(database_url)
@@ -212,6 +213,28 @@ def test_migrate_seals_the_plain_secrets_an_older_version_kept(
     assert migrated == {"applied": [], "sealed": 1}
     assert "plain-from-an-older-version" not in _dump(database_url)
     assert _stored_challenge_secret(database_url, form_id) == "plain-from-an-older-version"
+    assert cli.json("migrate") == {"applied": [], "sealed": 0}
+
+
+def test_migrate_seals_the_webhook_urls_an_older_version_kept_plain(
+    cli: Cli, database_url: str, workspace_id: str
+) -> None:
+    form_id = cli.json("form", "create", "--workspace", workspace_id)["form_id"]
+    url = "https://hooks.example.com/in?token=kept-plain-by-an-older-version"
+    added = cli.json("webhook", "add", "--form", form_id, "--url", url)
+    assert "kept-plain-by-an-older-version" not in _dump(database_url)
+    with closing(sqlite3.connect(_path(database_url))) as conn, conn:
+        conn.execute("UPDATE webhook_endpoints SET url = ?", (url,))
+    assert "kept-plain-by-an-older-version" in _dump(database_url)
+    listed_plain = cli.json("webhook", "list", "--form", form_id)["endpoints"]
+
+    migrated = cli.json("migrate")
+
+    assert migrated == {"applied": [], "sealed": 1}
+    assert "kept-plain-by-an-older-version" not in _dump(database_url)
+    listed = cli.json("webhook", "list", "--form", form_id)["endpoints"]
+    assert [e["url"] for e in listed] == [e["url"] for e in listed_plain] == [url]
+    assert listed[0]["endpoint_id"] == added["endpoint_id"]
     assert cli.json("migrate") == {"applied": [], "sealed": 0}
 
 

@@ -37,6 +37,8 @@ CHALLENGE_SECRET = "0x4AAAAAAA-challenge-secret-of-form-one"
 OTHER_CHALLENGE_SECRET = "0x4AAAAAAA-challenge-secret-of-form-two"
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"webhook-signing-key-32-bytes-long").decode()
 CHAT_SECRET = "https://hooks.slack.com/services/T0SEALED/B0SEALED/chat-webhook-secret"
+# A webhook URL may carry its receiver's token, so it is sealed as a chat's is.
+WEBHOOK_URL = "https://hooks.example.com/in/T0KEN-in-the-path?token=webhook-url-token"
 FORM_ONE, FORM_TWO, ENDPOINT = "frm_sealed_one", "frm_sealed_two", "wh_sealed_one"
 CHAT = "chat_sealed_one"
 
@@ -107,7 +109,7 @@ async def filled(database: Database, old_key: str) -> bytes:
             form = builders.form(form_id=form_id, public_form_key=f"key_{form_id}")
             challenge = Challenge(ChallengeProvider.TURNSTILE, secret)
             await store.forms.add(attrs.evolve(form, challenge=challenge))
-        endpoint = WebhookEndpoint(ENDPOINT, FORM_ONE, "https://hooks.example.com/", WEBHOOK_SECRET)
+        endpoint = WebhookEndpoint(ENDPOINT, FORM_ONE, WEBHOOK_URL, WEBHOOK_SECRET)
         await store.destinations.add_endpoint(endpoint)
         await store.destinations.add_chat(
             ChatDestination(CHAT, FORM_ONE, ChatApp.SLACK, CHAT_SECRET)
@@ -127,6 +129,9 @@ def _plain_forms(download: bytes) -> list[str]:
         WEBHOOK_SECRET.removeprefix("whsec_"),
         CHAT_SECRET,
         CHAT_SECRET.split("/services/")[1],
+        WEBHOOK_URL,
+        "T0KEN-in-the-path",
+        "webhook-url-token",
         download.hex(),
         download.hex().upper(),
         base64.b64encode(download).decode(),
@@ -134,7 +139,7 @@ def _plain_forms(download: bytes) -> list[str]:
     ]
 
 
-async def _read_all(store: Store) -> tuple[str | None, str | None, str, str, bytes]:
+async def _read_all(store: Store) -> tuple[str | None, str | None, str, str, str, bytes]:
     one, two = await store.forms.get(FORM_ONE), await store.forms.get(FORM_TWO)
     assert one is not None
     assert two is not None
@@ -147,6 +152,7 @@ async def _read_all(store: Store) -> tuple[str | None, str | None, str, str, byt
         one.challenge.secret if one.challenge else None,
         two.challenge.secret if two.challenge else None,
         endpoint.secret,
+        endpoint.url,
         chat.secret,
         download,
     )
@@ -159,7 +165,7 @@ async def test_a_dump_holds_none_of_the_secrets_in_plain_text(
 
     leaked = [plain for plain in _plain_forms(filled) if plain in dump]
     assert leaked == []
-    assert dump.count("sealed:v1:") == 4  # text columns
+    assert dump.count("sealed:v1:") == 5  # text columns
     assert b"sealed:v1:".hex() in dump.lower()  # the binary one, as its hex
     # Each still reads as it was stored, through every way in.
     store = await database.open(AeadSealer.from_keys(old_key))
@@ -168,6 +174,7 @@ async def test_a_dump_holds_none_of_the_secrets_in_plain_text(
             CHALLENGE_SECRET,
             OTHER_CHALLENGE_SECRET,
             WEBHOOK_SECRET,
+            WEBHOOK_URL,
             CHAT_SECRET,
             filled,
         )
@@ -176,7 +183,7 @@ async def test_a_dump_holds_none_of_the_secrets_in_plain_text(
         assert context.form.challenge is not None
         assert context.form.challenge.secret == CHALLENGE_SECRET
         listed = await store.destinations.list_endpoints(FORM_ONE)
-        assert [endpoint.secret for endpoint in listed] == [WEBHOOK_SECRET]
+        assert [(e.url, e.secret) for e in listed] == [(WEBHOOK_URL, WEBHOOK_SECRET)]
     finally:
         await store.close()
 
@@ -223,14 +230,15 @@ async def test_a_rotation_seals_every_secret_under_the_new_key_and_each_reads_th
     finally:
         await store.close()
 
-    assert report.resealed == 5
+    assert report.resealed == 6
     assert report.by_column == {
         "forms.challenge_secret": 2,
         "webhook_endpoints.secret": 1,
+        "webhook_endpoints.url": 1,
         "chat_destinations.secret": 1,
         "secrets.value": 1,
     }
-    assert (again.resealed, again.current) == (0, 5)
+    assert (again.resealed, again.current) == (0, 6)
     dump = database.dump()
     assert AeadSealer.from_keys(old_key).key_id not in dump
     assert [plain for plain in _plain_forms(filled) if plain in dump] == []
@@ -244,6 +252,7 @@ async def test_a_rotation_seals_every_secret_under_the_new_key_and_each_reads_th
                 CHALLENGE_SECRET,
                 OTHER_CHALLENGE_SECRET,
                 WEBHOOK_SECRET,
+                WEBHOOK_URL,
                 CHAT_SECRET,
                 filled,
             )
@@ -258,7 +267,9 @@ async def test_plain_secrets_of_an_older_version_are_sealed_and_read_the_same(
     plain_download = os.urandom(32)
     database.execute("UPDATE forms SET challenge_secret = %s WHERE form_id = %s", (
         CHALLENGE_SECRET, FORM_ONE))  # fmt: skip
-    database.execute("UPDATE webhook_endpoints SET secret = %s", (WEBHOOK_SECRET,))
+    database.execute(
+        "UPDATE webhook_endpoints SET secret = %s, url = %s", (WEBHOOK_SECRET, WEBHOOK_URL)
+    )
     database.execute("UPDATE chat_destinations SET secret = %s", (CHAT_SECRET,))
     database.execute("UPDATE secrets SET value = %s", (plain_download,))
     sealer = AeadSealer.from_keys(old_key)
@@ -277,11 +288,13 @@ async def test_plain_secrets_of_an_older_version_are_sealed_and_read_the_same(
             CHALLENGE_SECRET,
             OTHER_CHALLENGE_SECRET,
             WEBHOOK_SECRET,
+            WEBHOOK_URL,
             CHAT_SECRET,
             plain_download,
         )
     )
-    assert (report.resealed, report.current) == (4, 1)
+    assert (report.resealed, report.current) == (5, 1)
+    assert report.by_column["webhook_endpoints.url"] == 1
     assert [p for p in _plain_forms(plain_download) if p in database.dump()] == []
 
 

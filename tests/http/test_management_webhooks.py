@@ -530,6 +530,38 @@ def test_a_read_key_reads_but_cannot_test_or_retry(owner: Owner, svc: Service) -
     assert (tested.status_code, retried.status_code) == (403, 403)
 
 
+TOKENED = "https://hooks.example.com:8443/services/T0KEN/in?token=s3cret"
+
+
+def test_a_read_key_sees_a_webhook_url_as_its_scheme_and_host_only(
+    owner: Owner, svc: Service
+) -> None:
+    added = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": TOKENED})
+    reader = svc.run(svc.admin.create_api_key, owner.workspace_id, scopes=frozenset({Scope.READ}))
+
+    listed = svc.client.get(
+        f"/v1/forms/{owner.form_id}/webhooks",
+        headers={"authorization": f"Bearer {reader.secret}"},
+    )
+
+    assert listed.status_code == 200, listed.text
+    shown = {e["endpoint_id"]: e for e in listed.json()["data"]}
+    mine = shown[added.json()["endpoint_id"]]
+    assert (mine["url"], mine["url_redacted"]) == ("https://hooks.example.com:8443/…", True)
+    assert shown[owner.endpoint_id]["url"] == "https://hooks.example.com/…"
+    assert "T0KEN" not in listed.text
+    assert "s3cret" not in listed.text
+
+
+def test_a_manage_key_sees_a_webhook_url_in_full(owner: Owner) -> None:
+    owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": TOKENED})
+
+    listed = owner.request("GET", f"/v1/forms/{owner.form_id}/webhooks")
+
+    shown = {(e["url"], e["url_redacted"]) for e in listed.json()["data"]}
+    assert shown == {(TOKENED, False), (HOOK, False)}
+
+
 @pytest.mark.parametrize("kind", ["webhooks", "notifications"])
 def test_a_forms_destinations_are_paged_newest_first_by_the_cursor(owner: Owner, kind: str) -> None:
     path = f"/v1/forms/{owner.form_id}/{kind}"

@@ -11,6 +11,7 @@ import pytest
 
 from intake.adapters.memory import FakeClock, InMemoryStore, SeededIdSource
 from intake.adapters.webhook_http import HttpWebhookSender
+from intake.domain.deliveries import redacted_url
 from intake.domain.webhook_targets import (
     Resolver,
     TargetNotPublic,
@@ -162,3 +163,18 @@ async def test_allowing_private_targets_lifts_the_rule_at_add_time() -> None:
 async def test_what_parsers_disagree_on_is_refused(url: str) -> None:
     with pytest.raises(TargetRefused):
         await check_target(url, allow_private=True, resolve=None)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://hooks.example.com/in?token=t0k", "https://hooks.example.com/…"),
+        ("https://user:pa55@hooks.example.com/in", "https://hooks.example.com/…"),
+        ("https://hooks.example.com:8443/in#frag", "https://hooks.example.com:8443/…"),
+        ("https://[2001:db8::1]/in?token=t0k", "https://[2001:db8::1]/…"),
+        ("http://HOOKS.example.com", "http://hooks.example.com/…"),
+        ("https://hooks.example.com:99999/in", "…"),
+    ],
+)
+def test_a_redacted_url_keeps_the_scheme_host_and_port_only(url: str, shown: str) -> None:
+    assert redacted_url(url) == shown

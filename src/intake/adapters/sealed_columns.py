@@ -36,11 +36,14 @@ class SealedColumn:
 
 CHALLENGE_SECRETS = SealedColumn("forms", "challenge_secret", "form_id")
 WEBHOOK_SECRETS = SealedColumn("webhook_endpoints", "secret", "endpoint_id")
+# A webhook's URL may carry the receiver's token in its path or query, as a chat's does.
+WEBHOOK_URLS = SealedColumn("webhook_endpoints", "url", "endpoint_id")
 SHARED_SECRETS = SealedColumn("secrets", "value", "name", binary=True)
 CHAT_SECRETS = SealedColumn("chat_destinations", "secret", "destination_id")
 SEALED_COLUMNS: tuple[SealedColumn, ...] = (
     CHALLENGE_SECRETS,
     WEBHOOK_SECRETS,
+    WEBHOOK_URLS,
     SHARED_SECRETS,
     CHAT_SECRETS,
 )
@@ -78,13 +81,23 @@ def opened_context(context: FormContext | None, sealer: Sealer) -> FormContext |
 
 
 def sealed_endpoint(endpoint: WebhookEndpoint, sealer: Sealer) -> WebhookEndpoint:
-    place = WEBHOOK_SECRETS.place(endpoint.endpoint_id)
-    return attrs.evolve(endpoint, secret=sealer.seal_text(endpoint.secret, place))
+    row = endpoint.endpoint_id
+    return attrs.evolve(
+        endpoint,
+        url=sealer.seal_text(endpoint.url, WEBHOOK_URLS.place(row)),
+        secret=sealer.seal_text(endpoint.secret, WEBHOOK_SECRETS.place(row)),
+    )
 
 
 def opened_endpoint(endpoint: WebhookEndpoint, sealer: Sealer) -> WebhookEndpoint:
-    place = WEBHOOK_SECRETS.place(endpoint.endpoint_id)
-    return attrs.evolve(endpoint, secret=sealer.open_text(endpoint.secret, place))
+    """A URL kept plain by a version that did not seal it opens as it is, until `intake
+    migrate` seals it."""
+    row = endpoint.endpoint_id
+    return attrs.evolve(
+        endpoint,
+        url=sealer.open_text(endpoint.url, WEBHOOK_URLS.place(row)),
+        secret=sealer.open_text(endpoint.secret, WEBHOOK_SECRETS.place(row)),
+    )
 
 
 def sealed_chat(destination: ChatDestination, sealer: Sealer) -> ChatDestination:

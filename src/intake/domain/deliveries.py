@@ -8,6 +8,7 @@ import binascii
 import enum
 import math
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from attrs import field, frozen
 
@@ -80,11 +81,35 @@ class WebhookEndpoint:
     def enabled(self) -> bool:
         return self.disabled_at is None
 
+    @property
+    def redacted_url(self) -> str:
+        """The URL as a reader who may not manage webhooks sees it: its scheme, host and
+        port, and `/…` in place of the path and query, which may carry the receiver's
+        token (a user:password@ is left out too)."""
+        return redacted_url(self.url)
+
     def wants(self, event_type: EventType) -> bool:
         # A deletion goes to every endpoint, so that any receiver that kept a copy erases it.
         if event_type is EventType.DELETED:
             return self.enabled
         return self.enabled and (event_type is EventType.CREATED or self.include_flagged)
+
+
+REDACTED_PATH = "/…"
+
+
+def redacted_url(url: str) -> str:
+    """`scheme://host[:port]/…` of a URL; `…` alone for what does not parse."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return REDACTED_PATH.lstrip("/")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    shown_port = "" if port is None else f":{port}"
+    return f"{parts.scheme}://{host}{shown_port}{REDACTED_PATH}"
 
 
 @frozen

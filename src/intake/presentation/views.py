@@ -107,12 +107,15 @@ def submission_view(
     }
 
 
-def endpoint_view(endpoint: WebhookEndpoint) -> dict[str, object]:
-    # Never the secret: it is printed once, by `webhook add`.
+def endpoint_view(endpoint: WebhookEndpoint, *, full_url: bool) -> dict[str, object]:
+    """Never the secret: it is printed once, by `webhook add`. The URL in full for those
+    who may manage webhooks (`full_url`: an operator, an owner, a `manage` key); for the
+    others (a `read` key) its scheme and host only, with `url_redacted` true."""
     return {
         "endpoint_id": endpoint.endpoint_id,
         "form_id": endpoint.form_id,
-        "url": endpoint.url,
+        "url": endpoint.url if full_url else endpoint.redacted_url,
+        "url_redacted": not full_url,
         "include_flagged": endpoint.include_flagged,
         "enabled": endpoint.enabled,
         "created_at": _time(endpoint.created_at),
@@ -233,7 +236,8 @@ def created_key_view(created: CreatedKey) -> dict[str, object]:
 
 def created_endpoint_view(created: CreatedEndpoint) -> dict[str, object]:
     # The one shape that holds the secret; receivers verify signatures with it.
-    return {**endpoint_view(created.endpoint), "secret": created.secret}
+    # Only who may add a webhook is shown this: the URL in full.
+    return {**endpoint_view(created.endpoint, full_url=True), "secret": created.secret}
 
 
 def outbox_view(outbox: Outbox, *, dead_only: bool = False) -> dict[str, object]:

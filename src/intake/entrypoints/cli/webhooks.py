@@ -71,7 +71,7 @@ async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> 
     created = await runtime.admin.add_webhook(
         args.form, args.url, include_flagged=args.include_flagged
     )
-    view = endpoint_view(created.endpoint)
+    view = endpoint_view(created.endpoint, full_url=True)
     # The one place the secret is printed; receivers verify signatures with it.
     out.result(
         created_endpoint_view(created),
@@ -96,9 +96,9 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
         for e in endpoints
     )
     lines = table(("ENDPOINT", "STATE", "EVENTS", "URL"), rows) if endpoints else []
-    out.result(
-        {"endpoints": [endpoint_view(e) for e in endpoints]}, lines or ["no webhook endpoints"]
-    )
+    # The operator's own command: each URL in full.
+    views = [endpoint_view(e, full_url=True) for e in endpoints]
+    out.result({"endpoints": views}, lines or ["no webhook endpoints"])
 
 
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:

@@ -187,7 +187,17 @@ ENDPOINT = _object(
     {
         "endpoint_id": _STRING,
         "form_id": _STRING,
-        "url": _STRING,
+        "url": {
+            "type": "string",
+            "description": "The endpoint's URL, in full to a key with the `manage` scope. "
+            "A `read` key is shown its scheme, host and port followed by `/…` "
+            "(`https://hooks.example.com/…`): the path and query may carry the "
+            "receiver's token.",
+        },
+        "url_redacted": {
+            "type": "boolean",
+            "description": "True when `url` shows only the scheme and host (a `read` key).",
+        },
         "include_flagged": {"type": "boolean"},
         "enabled": {"type": "boolean"},
         "created_at": _MAYBE_TIME,

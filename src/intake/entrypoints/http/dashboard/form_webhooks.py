@@ -66,13 +66,13 @@ async def _list(
         lambda limit, cursor: admin.owned_webhooks(form.workspace_id, form.form_id, limit, cursor)
     )
     context = owner_context(signed, form, "webhooks", settings_path(form, "webhooks")) | {
-        "endpoints": [endpoint_view(e) for e in endpoints],
+        "endpoints": [endpoint_view(e, full_url=True) for e in endpoints],
         # The one page that holds the secret: the answer to the add, never kept (no-store).
         "created": created_endpoint_view(created) if created else None,
         "url": url,
         "include_flagged": include_flagged,
         "error": error,
-        "confirm": endpoint_view(confirm) if confirm else None,
+        "confirm": endpoint_view(confirm, full_url=True) if confirm else None,
     }
     return web.page(request, "form_webhooks.html", context, status=status)
 
@@ -150,7 +150,7 @@ async def _log(
     if page.next_cursor is not None:
         next_url = f"{path}?{urlencode({**kept, 'cursor': page.next_cursor})}"
     context = owner_context(signed, form, "webhooks", path) | {
-        "endpoint": endpoint_view(endpoint),
+        "endpoint": endpoint_view(endpoint, full_url=True),
         "deliveries": [delivery_record_view(r) for r in page.deliveries],
         "state": state,
         "states": [("", "all"), *((s, s) for s in STATES)],

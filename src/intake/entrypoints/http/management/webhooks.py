@@ -42,7 +42,11 @@ async def list_webhooks(request: Request, call: Call) -> Response:
         page_limit(request),
         page_cursor(request),
     )
-    return page_response([endpoint_view(e) for e in page.items], page.next_cursor)
+    # A URL may carry the receiver's token: shown whole only to a key that may manage
+    # webhooks, as its scheme and host to a `read` key.
+    full_url = call.key.allows(Scope.MANAGE)
+    views = [endpoint_view(e, full_url=full_url) for e in page.items]
+    return page_response(views, page.next_cursor)
 
 
 @endpoint(Scope.MANAGE)
