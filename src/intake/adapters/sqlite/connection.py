@@ -46,6 +46,11 @@ def database_path(url: str) -> str:
     return path
 
 
+def absolute_path(path: str) -> str:
+    """Where a database path leads, whatever folder it is read from: what messages name."""
+    return path if path == MEMORY else os.path.abspath(path)
+
+
 def connect(
     path: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = True
 ) -> sqlite3.Connection:
@@ -57,7 +62,9 @@ def connect(
         if create:
             _make_private(Path(path))
         elif not Path(path).is_file():
-            raise StoreNotPrepared(f"the database {path} does not exist: {MIGRATE_HINT}")
+            raise StoreNotPrepared(
+                f"the database {absolute_path(path)} does not exist: {MIGRATE_HINT}"
+            )
         _tighten(Path(path))
         # mode=rw: sqlite3 itself must not make the file that was checked above.
         target = f"{Path(path).absolute().as_uri()}?mode={'rwc' if create else 'rw'}"

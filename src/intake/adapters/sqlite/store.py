@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING
 
 from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
-from intake.adapters.sqlite.connection import DEFAULT_BUSY_TIMEOUT, MEMORY, database_path
+from intake.adapters.sqlite.connection import (
+    DEFAULT_BUSY_TIMEOUT,
+    MEMORY,
+    absolute_path,
+    database_path,
+)
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
@@ -121,8 +126,10 @@ def _ping(conn: sqlite3.Connection) -> None:
 _LEDGER_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
 
 
-def _check_schema(conn: sqlite3.Connection) -> list[str]:
-    """Nothing applied: a database this intake cannot use yet is refused, untouched."""
+def _check_schema(conn: sqlite3.Connection, path: str) -> list[str]:
+    """Nothing applied: a database this intake cannot use yet is refused, untouched. The
+    refusal names the file, as an absolute path: a relative one depends on where the
+    command was run."""
     version = 0
     if conn.execute(_LEDGER_EXISTS).fetchone() is not None:
         row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
@@ -130,8 +137,8 @@ def _check_schema(conn: sqlite3.Connection) -> list[str]:
     latest = MIGRATIONS[-1].version
     if version < latest:
         raise StoreNotPrepared(
-            f"the database is not migrated (its schema is at version {version},"
-            f" this intake needs {latest}): {MIGRATE_HINT}"
+            f"the database {absolute_path(path)} is not migrated (its schema is at version"
+            f" {version}, this intake needs {latest}): {MIGRATE_HINT}"
         )
     return []
 
@@ -155,7 +162,7 @@ async def open_sqlite_store(
     create = create or path == MEMORY
     worker = await Worker.start(path, busy_timeout=busy_timeout, create=create)
     try:
-        applied = await worker.run(migrate if create else _check_schema)
+        applied = await (worker.run(migrate) if create else worker.run(_check_schema, path))
     except BaseException:
         await worker.close()
         raise

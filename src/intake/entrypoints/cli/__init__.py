@@ -17,7 +17,11 @@ from intake.domain.errors import StorageUnavailable
 from intake.domain.sealing import SealingError
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Parser, UsageError
-from intake.entrypoints.cli.runner import CommandError, configure_logging
+from intake.entrypoints.cli.runner import (
+    CommandError,
+    configure_logging,
+    warn_of_unknown_variables,
+)
 from intake.ports.blobs import BlobStoreUnavailable
 from intake.ports.store_opening import StoreNotPrepared
 from intake.service.admin import AdminError
@@ -132,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         configure_logging(settings)
+        warn_of_unknown_variables(os.environ)
         args.handler(args, settings, out)
     except (AdminError, ConfigError, CommandError, SealingError) as error:
         out.error(str(error))

@@ -8,7 +8,7 @@ import asyncio
 from intake.config import Settings
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command
-from intake.entrypoints.cli.runner import opened_schema
+from intake.entrypoints.cli.runner import log_what_it_uses, opened_schema
 
 
 def register(commands: Subparsers) -> None:
@@ -16,6 +16,7 @@ def register(commands: Subparsers) -> None:
 
 
 def _migrate(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+    log_what_it_uses(settings)
     applied, sealed = asyncio.run(_apply(settings))
     lines = [f"applied {name}" for name in applied] or ["the database schema is up to date"]
     if sealed:

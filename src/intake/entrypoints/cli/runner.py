@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeAlias
 
 from intake.admin_runtime import AdminRuntime, open_admin_runtime
 from intake.config import ConfigError, Settings
+from intake.config.startup import redis_description, store_description, unknown_variables
 from intake.entrypoints.cli.output import Output
 from intake.logs import log_to_stderr
 from intake.ports.store_opening import StoreOpening
@@ -24,6 +25,8 @@ from intake.service.schema import Schema
 if TYPE_CHECKING:
     from intake.relay_runtime import RelayRuntime
     from intake.serve_runtime import ServeRuntime
+
+log = logging.getLogger("intake.cli")
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Settings, Output], None]
 AdminCommand: TypeAlias = Callable[[AdminRuntime, argparse.Namespace, Output], Awaitable[None]]
@@ -67,6 +70,7 @@ def with_relay(command: RelayCommand) -> Handler:
     """A handler that runs `command` on a `RelayRuntime` opened for it and closed after."""
 
     async def run(args: argparse.Namespace, settings: Settings, out: Output) -> None:
+        log_what_it_uses(settings)
         # Imported here: the relay's senders load an HTTP client no other command needs.
         from intake.relay_runtime import open_relay_runtime  # noqa: PLC0415
 
@@ -94,6 +98,28 @@ async def opened_schema(settings: Settings) -> AsyncIterator[Schema]:
     """The store's schema alone (`open_schema`)."""
     async with open_schema(settings) as schema:
         yield schema
+
+
+def log_what_it_uses(settings: Settings, *, rate_limits: bool = False) -> None:
+    """As a process that serves, relays or migrates starts: its store, and for a serving
+    one the Redis of its rate limits (passwords masked), so that a setting misspelled or
+    left out shows before anything is written."""
+    facts = {"store": store_description(settings.database_url)}
+    if rate_limits:
+        facts["rate_limits"] = redis_description(settings.redis_url)
+    log.info(
+        "; ".join(f"{name.replace('_', ' ')}: {value}" for name, value in facts.items()),
+        extra=facts,
+    )
+
+
+def warn_of_unknown_variables(env: Mapping[str, str]) -> None:
+    """One warning for each INTAKE_* variable that is no setting: most likely one
+    misspelled, whose setting then keeps its default."""
+    for unknown in unknown_variables(env):
+        log.warning(
+            unknown.message(), extra={"variable": unknown.name, "suggestion": unknown.suggestion}
+        )
 
 
 TRACE = 5  # uvicorn's level below DEBUG

@@ -11,7 +11,7 @@ from intake.config.variables import HOST, PORT, WORKERS
 from intake.entrypoints.cli.listener import listen, run_server
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number, positive_int
-from intake.entrypoints.cli.runner import CommandError, log_level
+from intake.entrypoints.cli.runner import CommandError, log_level, log_what_it_uses
 from intake.entrypoints.cli.startup import prepare
 from intake.logs import logging_config
 from intake.metrics import multiprocess_directory
@@ -82,6 +82,7 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
             "cannot hold the limits across processes; set INTAKE_REDIS_URL or run one worker"
         )
     level = log_level(settings)
+    log_what_it_uses(settings, rate_limits=True)
     # Opened once before any worker starts: a bad database URL is reported here,
     # plainly, and the schema is brought up to date once rather than by every worker at
     # the same moment.
