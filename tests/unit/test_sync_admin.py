@@ -141,6 +141,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "month_counts": (lambda w: w.admin.month_counts(w.workspace_id), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
+    "acting_workspace": (lambda w: w.admin.acting_workspace(w.workspace_id), VALUE),
     "workspaces": (lambda w: w.admin.workspaces(), VALUE),
     # Webhooks, notification recipients and deliveries, through the key's workspace.
     "owned_endpoint": (lambda w: w.admin.owned_endpoint(w.workspace_id, w.endpoint_id), VALUE),

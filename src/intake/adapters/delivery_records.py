@@ -47,6 +47,15 @@ GET_RECORD = SELECT_RECORD + " WHERE d.delivery_id = ?"
 SUBMISSION_RECORDS = (
     SELECT_RECORD + " WHERE o.submission_id = ? ORDER BY d.created_at, d.delivery_id"
 )
+# When each test (or confirmation) queued to one destination since a time was queued:
+# what the throttle on sending them counts (domain/destination_limits.py). The
+# deliveries_destination index leads with destination_id.
+RECENT_DIRECT = """
+    SELECT d.created_at FROM deliveries AS d
+    JOIN outbox AS o ON o.event_id = d.event_id
+    WHERE d.destination_id = ? AND d.kind = ? AND d.created_at > ?
+        AND o.event_type IN ('webhook.test', 'mail.test', 'chat.test')
+"""
 INSERT_PUBLISHED_EVENT = """
     INSERT INTO outbox (
         event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,

@@ -7,6 +7,9 @@ throttled per destination."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
 from attrs import frozen
 
 DEFAULT_MAX_PER_FORM = 10
@@ -24,3 +27,42 @@ class DestinationLimits:
 
 class LimitReached(Exception):  # noqa: N818 - a condition the caller words
     """The form has as many destinations of the kind as it may: nothing was added."""
+
+
+class SendThrottled(Exception):  # noqa: N818 - a condition the caller words
+    """The destination had its tests for now: nothing was queued. `retry_after`: whole
+    seconds until one more may go."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+@frozen
+class Window:
+    count: int
+    length: timedelta
+
+
+# One test a minute and five an hour to each destination: enough to try a setting a few
+# times, too few to mail anyone something they did not ask for again and again.
+TEST_WINDOWS: tuple[Window, ...] = (
+    Window(1, timedelta(minutes=1)),
+    Window(5, timedelta(hours=1)),
+)
+TEST_LOOKBACK = max(window.length for window in TEST_WINDOWS)
+
+
+def wait_for_test(sent: Sequence[datetime], now: datetime) -> int | None:
+    """Whole seconds (at least 1) until one more test may go, given the times of the
+    tests queued to the destination within TEST_LOOKBACK; None: it may go now."""
+    wait = 0.0
+    for window in TEST_WINDOWS:
+        inside = sorted(at for at in sent if at > now - window.length)
+        if len(inside) >= window.count:
+            # The oldest of the last `count` leaves the window first.
+            frees_at = inside[-window.count] + window.length
+            wait = max(wait, (frees_at - now).total_seconds())
+    if wait <= 0:
+        return None
+    return max(1, int(wait) + (0 if wait.is_integer() else 1))

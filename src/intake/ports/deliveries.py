@@ -139,11 +139,22 @@ class DeliveryRepository(Protocol):
         ...
 
     async def queue_direct(
-        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+        self,
+        event: OutboxEvent,
+        kind: DestinationKind,
+        destination_id: str,
+        now: datetime,
+        *,
+        throttled: bool = False,
     ) -> Delivery:
         """Keeps `event` as an outbox row already published (so no fan-out takes it) and
         one pending delivery of it to that one destination (a webhook endpoint or a mail
-        recipient), due now, in one transaction."""
+        recipient), due now, in one transaction.
+
+        `throttled`: in the same transaction, the tests queued to the destination within
+        TEST_LOOKBACK are counted against TEST_WINDOWS (domain/destination_limits.py),
+        and SendThrottled, saying how long to wait, queues nothing when they are full;
+        so tests at the same moment never pass the windows together."""
         ...
 
     async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:

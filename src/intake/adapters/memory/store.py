@@ -4,7 +4,8 @@ one event loop every call is atomic, as a transaction is in the real stores (but
 
 from __future__ import annotations
 
-from intake.adapters.memory.deliveries import InMemoryDeliveries, InMemoryDestinations
+from intake.adapters.memory.deliveries import InMemoryDeliveries
+from intake.adapters.memory.destinations import InMemoryDestinations
 from intake.adapters.memory.repositories import (
     InMemoryApiKeys,
     InMemoryForms,

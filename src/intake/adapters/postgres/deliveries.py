@@ -1,14 +1,13 @@
-"""Destinations and deliveries over the pool. Several relays may run at once, each in
-its own process: the fan-out and the claim take their rows FOR UPDATE SKIP LOCKED, so
-two relays never take the same outbox row nor lease the same delivery, and neither
-waits for the other."""
+"""Deliveries over the pool (a form's destinations: destinations.py). Several relays may
+run at once, each in its own process: the fan-out and the claim take their rows FOR
+UPDATE SKIP LOCKED, so two relays never take the same outbox row nor lease the same
+delivery, and neither waits for the other."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 from intake.adapters import chat_statements as chat_sql
-from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
     CHAT_REMOVED,
@@ -18,7 +17,7 @@ from intake.adapters.delivery_rules import (
     error_text,
 )
 from intake.adapters.postgres import mapping
-from intake.adapters.postgres.chat_destinations import FORMS_CHATS, PostgresChats
+from intake.adapters.postgres.chat_destinations import FORMS_CHATS
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.delivery_records import (
     FAILED_AGAIN,
@@ -26,11 +25,9 @@ from intake.adapters.postgres.delivery_records import (
     SUCCEEDED,
     PostgresDeliveryRecords,
 )
-from intake.adapters.postgres.destination_caps import insert_capped
 from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
-from intake.adapters.sealed_columns import opened_claim, opened_endpoint, sealed_endpoint
-from intake.adapters.sql_rows import Row
+from intake.adapters.sealed_columns import opened_claim
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
@@ -51,110 +48,6 @@ from intake.ports.deliveries import (
 )
 from intake.ports.sealer import Sealer
 
-# Destinations
-
-_INSERT_ENDPOINT = for_psycopg(sql.INSERT_ENDPOINT)
-_SELECT_ENDPOINT = for_psycopg(sql.SELECT_ENDPOINT)
-_GET_ENDPOINT = for_psycopg(sql.GET_ENDPOINT)
-_GET_ENDPOINT_IN = for_psycopg(sql.GET_ENDPOINT_IN)
-_LIST_ENDPOINTS = for_psycopg(sql.LIST_ENDPOINTS)
-_DISABLE_ENDPOINT = for_psycopg(sql.DISABLE_ENDPOINT)
-_INSERT_RECIPIENT = for_psycopg(sql.INSERT_RECIPIENT)
-_SELECT_RECIPIENT = for_psycopg(sql.SELECT_RECIPIENT)
-_LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
-_GET_RECIPIENT = for_psycopg(delivery_records.GET_RECIPIENT)
-_GET_RECIPIENT_IN = for_psycopg(delivery_records.GET_RECIPIENT_IN)
-_REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
-_COUNT_ENDPOINTS = for_psycopg(sql.COUNT_ENDPOINTS)
-_COUNT_RECIPIENTS = for_psycopg(sql.COUNT_RECIPIENTS)
-
-
-class PostgresDestinations:
-    def __init__(self, db: Database, sealer: Sealer) -> None:
-        self._db = db
-        self._sealer = sealer
-        self._records = PostgresDeliveryRecords(db)
-        self._chats = PostgresChats(db, sealer)
-
-    async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
-        params = ROW_MAPPER.endpoint_params(sealed_endpoint(endpoint, self._sealer))
-        form_id = endpoint.form_id
-        await insert_capped(
-            self._db,
-            _INSERT_ENDPOINT,
-            params,
-            count=_COUNT_ENDPOINTS,
-            form_id=form_id,
-            at_most=at_most,
-        )
-
-    async def get_endpoint(
-        self, endpoint_id: str, *, workspace_id: str | None = None
-    ) -> WebhookEndpoint | None:
-        if workspace_id is None:
-            row = await self._db.fetch_one(_GET_ENDPOINT, (endpoint_id,))
-        else:
-            row = await self._db.fetch_one(_GET_ENDPOINT_IN, (endpoint_id, workspace_id))
-        return None if row is None else self._opened(row)
-
-    async def list_endpoints(self, form_id: str) -> list[WebhookEndpoint]:
-        rows = await self._db.fetch_all(_LIST_ENDPOINTS, (form_id,))
-        return [self._opened(row) for row in rows]
-
-    def _opened(self, row: Row) -> WebhookEndpoint:
-        return opened_endpoint(ROW_MAPPER.endpoint_from_row(row), self._sealer)
-
-    async def remove_endpoint(self, endpoint_id: str) -> bool:
-        return await self._records.remove_endpoint(endpoint_id)
-
-    async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
-        await self._db.execute(_DISABLE_ENDPOINT, (mapping.moment(when), endpoint_id))
-
-    async def add_recipient(
-        self, recipient: NotificationRecipient, *, at_most: int | None = None
-    ) -> None:
-        """ValueError when the form has a recipient with this address already."""
-        params = ROW_MAPPER.recipient_params(recipient)
-        count, form_id = _COUNT_RECIPIENTS, recipient.form_id
-        if (
-            await insert_capped(
-                self._db, _INSERT_RECIPIENT, params, count=count, form_id=form_id, at_most=at_most
-            )
-            == 0
-        ):
-            raise ValueError("already a recipient")
-
-    async def get_recipient(
-        self, recipient_id: str, *, workspace_id: str | None = None
-    ) -> NotificationRecipient | None:
-        if workspace_id is None:
-            row = await self._db.fetch_one(_GET_RECIPIENT, (recipient_id,))
-        else:
-            row = await self._db.fetch_one(_GET_RECIPIENT_IN, (recipient_id, workspace_id))
-        return None if row is None else ROW_MAPPER.recipient_from_row(row)
-
-    async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
-        rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
-        return [ROW_MAPPER.recipient_from_row(row) for row in rows]
-
-    async def remove_recipient(self, recipient_id: str) -> bool:
-        return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0
-
-    async def add_chat(self, destination: ChatDestination, *, at_most: int | None = None) -> None:
-        await self._chats.add(destination, at_most)
-
-    async def get_chat(
-        self, destination_id: str, *, workspace_id: str | None = None
-    ) -> ChatDestination | None:
-        return await self._chats.get(destination_id, workspace_id)
-
-    async def list_chats(self, form_id: str) -> list[ChatDestination]:
-        return await self._chats.of_form(form_id)
-
-    async def remove_chat(self, destination_id: str) -> bool:
-        return await self._chats.remove(destination_id)
-
-
 # Deliveries
 
 # The outbox_unpublished index (0001), in its order: next_attempt_at is the row's
@@ -170,8 +63,8 @@ _UNPUBLISHED = """
     ORDER BY next_attempt_at, event_id LIMIT %s
     FOR UPDATE SKIP LOCKED
 """
-_FORMS_ENDPOINTS = _SELECT_ENDPOINT + " WHERE form_id = ANY (%s)"
-_FORMS_RECIPIENTS = _SELECT_RECIPIENT + " WHERE form_id = ANY (%s)"
+_FORMS_ENDPOINTS = for_psycopg(sql.SELECT_ENDPOINT) + " WHERE form_id = ANY (%s)"
+_FORMS_RECIPIENTS = for_psycopg(sql.SELECT_RECIPIENT) + " WHERE form_id = ANY (%s)"
 _INSERT_DELIVERY = for_psycopg(sql.INSERT_DELIVERY)
 _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 
@@ -412,9 +305,17 @@ class PostgresDeliveries:
         return await self._records.of_endpoint(endpoint_id, state, after, limit)
 
     async def queue_direct(
-        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+        self,
+        event: OutboxEvent,
+        kind: DestinationKind,
+        destination_id: str,
+        now: datetime,
+        *,
+        throttled: bool = False,
     ) -> Delivery:
-        return await self._records.queue_direct(event, kind, destination_id, now)
+        return await self._records.queue_direct(
+            event, kind, destination_id, now, throttled=throttled
+        )
 
     async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
         return await self._records.retry_one(delivery_id, now)

@@ -16,6 +16,7 @@ from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.deliveries import Delivery, DeliveryPosition, DeliveryState, DestinationKind
+from intake.domain.destination_limits import TEST_LOOKBACK, SendThrottled, wait_for_test
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import DeliveryRecord
 
@@ -55,6 +56,8 @@ _INSERT_PENDING = """
 _RETRY_ONE_DEAD = for_psycopg(sql.RETRY_ONE_DEAD) + " RETURNING *"
 _RETRY_ONE_PENDING = for_psycopg(sql.RETRY_ONE_PENDING) + " RETURNING *"
 _SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = %s"
+_RECENT_DIRECT = for_psycopg(sql.RECENT_DIRECT)
+_LOCK_DESTINATION = "SELECT pg_advisory_xact_lock(hashtextextended('intake tests ' || %s, 0))"
 
 
 class PostgresDeliveryRecords:
@@ -95,12 +98,28 @@ class PostgresDeliveryRecords:
         return await self._with_attempts(await self._db.fetch_all(for_psycopg(query), params))
 
     async def queue_direct(
-        self, event: OutboxEvent, kind: DestinationKind, destination_id: str, now: datetime
+        self,
+        event: OutboxEvent,
+        kind: DestinationKind,
+        destination_id: str,
+        now: datetime,
+        *,
+        throttled: bool,
     ) -> Delivery:
         at = mapping.moment(now)
         new = make_delivery_id(event.event_id, kind, destination_id)
         row_values = (new, event.event_id, kind.value, destination_id, at, at)
         async with self._db.connection() as conn, conn.transaction():
+            if throttled:  # counted under the destination's lock: two at once, in turn
+                await conn.execute(_LOCK_DESTINATION, (destination_id,))
+                since = mapping.moment(now - TEST_LOOKBACK)
+                cursor = await conn.execute(_RECENT_DIRECT, (destination_id, kind.value, since))
+                sent = [
+                    ROW_MAPPER.codec.read_time(row["created_at"]) for row in await cursor.fetchall()
+                ]
+                wait = wait_for_test(sent, now)
+                if wait is not None:
+                    raise SendThrottled(wait)
             await conn.execute(_INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
             cursor = await conn.execute(_INSERT_PENDING, row_values)
             row = await cursor.fetchone()

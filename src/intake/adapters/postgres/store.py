@@ -15,7 +15,8 @@ from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.deliveries import PostgresDeliveries, PostgresDestinations
+from intake.adapters.postgres.deliveries import PostgresDeliveries
+from intake.adapters.postgres.destinations import PostgresDestinations
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
 from intake.adapters.postgres.repositories import (

@@ -22,6 +22,7 @@ from intake.domain.deliveries import (
     DestinationKind,
     NotificationRecipient,
 )
+from intake.domain.destination_limits import TEST_LOOKBACK, SendThrottled, wait_for_test
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import DeliveryRecord
 
@@ -103,10 +104,20 @@ def queue_direct(
     kind: DestinationKind,
     destination_id: str,
     now: datetime,
+    *,
+    throttled: bool,
 ) -> Delivery:
     at = mapping.time_text(now)
     new = make_delivery_id(event.event_id, kind, destination_id)
-    with transaction(conn):
+    with transaction(conn):  # the write lock: two tests at once are counted in turn
+        if throttled:
+            since = mapping.time_text(now - TEST_LOOKBACK)
+            rows = conn.execute(sql.RECENT_DIRECT, (destination_id, kind.value, since))
+            wait = wait_for_test(
+                [ROW_MAPPER.codec.read_time(row["created_at"]) for row in rows], now
+            )
+            if wait is not None:
+                raise SendThrottled(wait)
         conn.execute(sql.INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
         conn.execute(_INSERT_PENDING, (new, event.event_id, kind.value, destination_id, at, at))
         row = conn.execute(_SELECT_DELIVERY, (new,)).fetchone()

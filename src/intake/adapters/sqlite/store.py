@@ -25,7 +25,8 @@ from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 if TYPE_CHECKING:
-    from intake.adapters.sqlite.deliveries import SqliteDeliveries, SqliteDestinations
+    from intake.adapters.sqlite.deliveries import SqliteDeliveries
+    from intake.adapters.sqlite.destinations import SqliteDestinations
 
 
 class SqliteStore:
@@ -74,7 +75,7 @@ class SqliteStore:
     @property
     def destinations(self) -> SqliteDestinations:
         if self._destinations is None:
-            from intake.adapters.sqlite.deliveries import SqliteDestinations  # noqa: PLC0415
+            from intake.adapters.sqlite.destinations import SqliteDestinations  # noqa: PLC0415
 
             self._destinations = SqliteDestinations(self._worker, self._sealer)
         return self._destinations

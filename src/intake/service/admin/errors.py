@@ -19,3 +19,13 @@ class NotFoundError(AdminError):
 class WorkspaceSuspended(Exception):  # noqa: N818 - a condition, worded by each entry point
     """An owner's request that would change or send something, in a suspended workspace:
     refused whatever it asks (workspaces.py, `acting_workspace`)."""
+
+
+class TooSoon(AdminError):  # noqa: N818 - a condition, as WorkspaceSuspended
+    """A test (or confirmation) to a destination that had as many as it may for now;
+    `retry_after`: whole seconds until one more may go (the API's `429` and
+    Retry-After)."""
+
+    def __init__(self, message: str, *, field: str, retry_after: int) -> None:
+        super().__init__(message, field=field)
+        self.retry_after = retry_after

@@ -1,7 +1,9 @@
 """Test events an owner queues to one destination only: a signed `webhook.test` to a
 webhook endpoint, a `mail.test` to a notification recipient. Each is an outbox row
 already published (no fan-out takes it) and one delivery, which the relay sends as any
-other, so the owner sees it in the delivery log and can retry it."""
+other, so the owner sees it in the delivery log and can retry it. Tests to one
+destination are throttled (domain/destination_limits.py): an owner cannot send a mailbox
+or an endpoint test after test."""
 
 from __future__ import annotations
 
@@ -15,14 +17,22 @@ from intake.domain.deliveries import (
     mail_test_event,
     webhook_test_event,
 )
+from intake.domain.destination_limits import SendThrottled
 from intake.domain.model import OutboxEvent
 from intake.ports.deliveries import DeliveryRecord
-from intake.service.admin.errors import AdminError, NotFoundError
+from intake.service.admin.errors import AdminError, NotFoundError, TooSoon
 from intake.service.admin.forms import FormAdmin
 
 log = logging.getLogger("intake.webhooks")
 
 ENDPOINT_ID = "endpoint_id"
+# The field a throttled test names: the id of the destination it was for.
+_ID_FIELDS = {
+    DestinationKind.WEBHOOK: ENDPOINT_ID,
+    DestinationKind.EMAIL: "recipient_id",
+    DestinationKind.CHAT: "destination_id",
+}
+TEST_RATES = "one a minute and five an hour"
 
 
 class QueuedTestAdmin(FormAdmin):
@@ -55,7 +65,17 @@ class QueuedTestAdmin(FormAdmin):
         self, event: OutboxEvent, kind: DestinationKind, destination_id: str
     ) -> DeliveryRecord:
         now = self._clock.now()
-        delivery = await self._store.deliveries.queue_direct(event, kind, destination_id, now)
+        try:
+            delivery = await self._store.deliveries.queue_direct(
+                event, kind, destination_id, now, throttled=True
+            )
+        except SendThrottled as throttled:
+            raise TooSoon(
+                f"this destination had its test messages for now ({TEST_RATES}): "
+                f"try again in {throttled.retry_after} s",
+                field=_ID_FIELDS[kind],
+                retry_after=throttled.retry_after,
+            ) from None
         log.info(
             "test event queued",
             extra={

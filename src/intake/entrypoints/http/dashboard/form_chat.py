@@ -25,6 +25,7 @@ from intake.entrypoints.http.dashboard.forms import text
 from intake.presentation.chat_views import chat_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, ChatRequest, NotFoundError
+from intake.service.admin.errors import TooSoon
 
 PATH = web.PREFIX + "/forms/{form_id}/settings/chat"
 _LABELS = {
@@ -117,7 +118,10 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
 async def send_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Queues a test message to one destination; the page it leads to shows how it went."""
     destination = await _destination(request, form, text(posted, "destination"))
-    record = await web.runtime(request).admin.test_owned_chat(
-        form.workspace_id, destination.destination_id
-    )
+    try:
+        record = await web.runtime(request).admin.test_owned_chat(
+            form.workspace_id, destination.destination_id
+        )
+    except TooSoon as error:
+        return await _page(request, signed, form, error=f"{error}.", status=429)
     return to_shown_test(form, "chat", record.delivery.delivery_id)

@@ -26,6 +26,7 @@ from intake.entrypoints.http.management.notifications import MAX_EMAIL
 from intake.presentation.views import recipient_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, NotFoundError
+from intake.service.admin.errors import TooSoon
 
 PATH = web.PREFIX + "/forms/{form_id}/settings/mail"
 
@@ -102,9 +103,12 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
 async def send_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Queues a test mail to one recipient; the page it leads to shows how it went."""
     recipient = await _recipient(request, form, text(posted, "recipient"))
-    record = await web.runtime(request).admin.test_owned_recipient(
-        form.workspace_id, recipient.recipient_id
-    )
+    try:
+        record = await web.runtime(request).admin.test_owned_recipient(
+            form.workspace_id, recipient.recipient_id
+        )
+    except TooSoon as error:
+        return await _page(request, signed, form, error=f"{error}.", status=429)
     return to_shown_test(form, "mail", record.delivery.delivery_id)
 
 

@@ -25,6 +25,7 @@ from intake.entrypoints.http.management.webhooks import MAX_URL
 from intake.presentation.views import created_endpoint_view, delivery_record_view, endpoint_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, CreatedEndpoint, NotFoundError
+from intake.service.admin.errors import TooSoon
 
 PATH = web.PREFIX + "/forms/{form_id}/settings/webhooks"
 ENDPOINT = PATH + "/{endpoint_id}"
@@ -168,6 +169,8 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
         await web.runtime(request).admin.test_webhook(form.workspace_id, endpoint.endpoint_id)
     except NotFoundError:
         raise  # answered as not found, not as a refusal below
+    except TooSoon as error:
+        return await _log(request, signed, form, endpoint, error=f"{error}.", status=429)
     except AdminError as error:  # disabled: the relay would not send it
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
     return web.see_other(_endpoint_path(form, endpoint))

@@ -31,6 +31,7 @@ from intake.entrypoints.http.management.inputs import (
 )
 from intake.entrypoints.http.rendering import error_response
 from intake.service.admin import Admin, AdminError, NotFoundError, WorkspaceSuspended
+from intake.service.admin.errors import TooSoon
 from intake.service.api_access import ApiAccess
 
 __all__ = [
@@ -114,6 +115,9 @@ def _rejection(refused: IntakeError | AdminError | StorageUnavailable) -> Reject
         return refused.rejection.worded(MANAGEMENT_ERRORS)
     if isinstance(refused, NotFoundError):
         return Rejection(ErrorCode.NOT_FOUND)
+    if isinstance(refused, TooSoon):  # a throttled test: the API's own 429 words
+        limited = Rejection(ErrorCode.RATE_LIMITED, retry_after=refused.retry_after)
+        return limited.worded(MANAGEMENT_ERRORS)
     if isinstance(refused, AdminError):
         fields = {refused.field or "request": str(refused)}
         return Rejection(ErrorCode.VALIDATION_FAILED, fields=fields)
