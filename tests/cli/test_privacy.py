@@ -51,12 +51,14 @@ def test_retention_days_and_no_retention_do_not_go_together(cli: Cli) -> None:
 
 
 async def _old_and_new(url: str, now: datetime) -> tuple[str, str]:
-    """Two submissions of frm_1, 40 days old and a day old, their events published."""
+    """Two submissions of frm_1, their events published: 30.5 days old and 29.5 days
+    old, half a day each side of a 30-day retention, so that erasing a day early or a
+    day late is caught."""
     store = await open_sqlite_store(url)
     try:
         await seed(store)
-        old = submission(1, created_at=now - timedelta(days=40))
-        new = submission(2, created_at=now - timedelta(days=1))
+        old = submission(1, created_at=now - timedelta(days=30, hours=12))
+        new = submission(2, created_at=now - timedelta(days=29, hours=12))
         for each in (old, new):
             await store.submissions.commit(plan(each))
         while await store.deliveries.fan_out(now, 100):

@@ -152,3 +152,23 @@ def test_another_workspaces_form_and_destination_are_not_found(dash: Dashboard) 
     ]
 
     assert [a.status_code for a in answers] == [404] * 3
+
+
+def test_another_forms_destination_of_the_same_workspace_is_not_found(dash: Dashboard) -> None:
+    # The same owner's other form: its destination's id, posted to this form's page, is
+    # neither removed nor sent a test.
+    second = dash.svc.form(dash.workspace.workspace_id, name="Second")
+    chat = ChatRequest(kind="slack", url=SLACK)
+    sibling = dash.svc.run(dash.svc.admin.add_chat, second.form_id, chat).destination_id
+    dash.owner_signs_in()
+
+    answers = [
+        dash.post(_chat(dash) + "/remove", destination=sibling),
+        dash.post(_chat(dash) + "/remove", destination=sibling, confirm="yes"),
+        dash.post(_chat(dash) + "/test", destination=sibling),
+    ]
+
+    assert [a.status_code for a in answers] == [404] * 3
+    kept = dash.svc.run(dash.svc.admin.chats, second.form_id)
+    assert [c.destination_id for c in kept] == [sibling]
+    assert dash.svc.run(dash.svc.store.deliveries.list_deliveries) == []

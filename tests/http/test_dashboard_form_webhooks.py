@@ -268,15 +268,20 @@ def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
         dash.client.get(f"{_hooks(dash)}/{their_id}"),
         dash.client.get(f"{_hooks(dash)}/{sibling_id}"),  # another form's, same workspace
         dash.post(_hooks(dash) + "/remove", endpoint=their_id, confirm="yes"),
+        dash.post(_hooks(dash) + "/remove", endpoint=sibling_id, confirm="yes"),
         dash.post(f"{_hooks(dash)}/{their_id}/test"),
+        dash.post(f"{_hooks(dash)}/{sibling_id}/test"),
         dash.post(page + "/retry", delivery=their_delivery),
         dash.post(page + "/retry", delivery=sibling_delivery),
         dash.post(page + "/retry", delivery="dlv_nope"),
     ]
 
-    assert [a.status_code for a in answers] == [404] * 10
+    assert [a.status_code for a in answers] == [404] * 12
     assert [e.endpoint_id for e in dash.svc.run(dash.svc.admin.webhooks, other_form.form_id)] == [
         their_id
+    ]
+    assert [e.endpoint_id for e in dash.svc.run(dash.svc.admin.webhooks, second.form_id)] == [
+        sibling_id
     ]
     assert len(dash.svc.run(dash.svc.store.deliveries.list_deliveries)) == 2
 

@@ -79,12 +79,16 @@ def people(seeded: Seeded) -> People:
 
 @pytest.fixture
 def sent(people: People) -> dict[str, str]:
-    """Ada in a field, in another field's list in capitals, and as a reply-to; Bob; and
-    Ada in another workspace."""
+    """Ada in a field, in another field's list in capitals, in an object in a list, and as
+    a reply-to; Bob; and Ada in another workspace."""
     return {
         "field": people.send(people.form.public_form_key, {"email": ADA, "name": "Ada"}),
         "nested": people.send(
             people.other_form.public_form_key, {"who": {"emails": ["ADA@Example.com"]}}
+        ),
+        # An object inside a list: a form's list of contacts.
+        "in_list": people.send(
+            people.form.public_form_key, {"contacts": [{"name": "A", "email": ADA}]}
         ),
         "reply_to": people.send(people.form.public_form_key, {"_replyto": ADA, "n": "1"}),
         "bob": people.send(people.form.public_form_key, {"email": "bob@example.com"}),
@@ -99,13 +103,13 @@ def test_an_erasure_takes_every_submission_holding_the_address_and_gives_a_recei
 
     assert answer.status_code == 200, answer.text
     receipt = answer.json()
-    ada = sorted([sent["field"], sent["nested"], sent["reply_to"]])
+    ada = sorted([sent["field"], sent["nested"], sent["in_list"], sent["reply_to"]])
     assert receipt["workspace_id"] == people.workspace_id
     assert receipt["dry_run"] is False
-    assert receipt["count"] == 3
+    assert receipt["count"] == 4
     assert sorted(s["submission_id"] for s in receipt["submissions"]) == ada
     assert {f["form_id"]: f["count"] for f in receipt["forms"]} == {
-        people.form.form_id: 2,
+        people.form.form_id: 3,
         people.other_form.form_id: 1,
     }
     assert ADA not in answer.text.lower()  # the receipt holds no erased value
@@ -132,7 +136,7 @@ def test_a_dry_run_lists_what_would_go_and_erases_nothing(
     assert answer.status_code == 200, answer.text
     receipt = answer.json()
     assert receipt["dry_run"] is True
-    assert receipt["count"] == 3
+    assert receipt["count"] == 4
     [first] = [s for s in receipt["submissions"] if s["submission_id"] == sent["field"]]
     assert first["form_id"] == people.form.form_id
     assert first["created_at"]

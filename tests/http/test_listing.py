@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -163,6 +164,30 @@ def test_a_bad_parameter_is_named_in_a_422(listing: Listing, params: Any, name: 
     for path in paths:
         body = assert_error(listing.get(path, params), "validation_failed")
         assert set(body["error"]["fields"]) == {name}, (path, body)
+
+
+def documented_refusal() -> tuple[str, dict[str, Any]]:
+    """api.md's example of a refusal: the request its curl line makes, and the answer
+    shown under it."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    after = text.split("A refusal, for instance a `limit` out of range:", 1)[1]
+    curl = after.split("```sh", 1)[1].split("```", 1)[0]
+    answer = after.split("```json", 1)[1].split("```", 1)[0]
+    path = curl.split('"$INTAKE', 1)[1].split('"', 1)[0]
+    return path, json.loads(answer)
+
+
+def test_the_documented_limit_refusal_is_what_is_answered(listing: Listing) -> None:
+    path, documented = documented_refusal()
+
+    answer = listing.svc.client.get(
+        path, headers={"authorization": f"Bearer {listing.reader.secret}"}
+    )
+
+    assert answer.status_code == 422
+    body = answer.json()
+    assert body["request_id"].startswith("req_")
+    assert {**body, "request_id": "req_..."} == documented
 
 
 def test_a_cursor_of_an_id_moves_on_from_it_in_any_form(listing: Listing) -> None:

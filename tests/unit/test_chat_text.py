@@ -108,3 +108,15 @@ def test_every_payload_is_within_its_apps_limits(fields: int, value: str) -> Non
     teams = json.dumps(teams_payload(message), ensure_ascii=False, separators=(",", ":"))
     assert len(teams.encode()) <= MAX_PAYLOAD_BYTES
     assert len(telegram_payload(message, "1")["text"]) <= 4096  # type: ignore[arg-type]
+
+
+def test_a_discord_message_lets_no_mention_notify_anyone() -> None:
+    # Escaping alone is not enough: Discord reads `allowed_mentions`, and with nothing to
+    # parse notifies no one, whatever a value says.
+    message = _message(1, "@everyone <@123> <@&456> @here")
+
+    payload = discord_payload(message)
+
+    assert payload["allowed_mentions"] == {"parse": []}
+    (field,) = payload["embeds"][0]["fields"]  # type: ignore[index]
+    assert field["value"] == r"\@everyone \<\@123\> \<\@&456\> \@here"
