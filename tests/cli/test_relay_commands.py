@@ -288,6 +288,28 @@ def test_relay_once_delivers_a_submission_to_the_webhook_signed(
     assert delivery["destination_id"] == added["endpoint_id"]
 
 
+@pytest.mark.usefixtures("private_allowed")
+def test_a_relay_started_late_sends_destinations_added_meanwhile_no_backlog(
+    cli: Cli, form: dict[str, str], http: TestClient, receiver: Receiver, smtp: SmtpServer
+) -> None:
+    # As after `make run`: submissions came in while no relay ran; then the owner adds
+    # a webhook and a recipient, submits once more, and starts the relay.
+    for n in range(3):
+        submit(http, form["public_form_key"], {"email": f"old{n}@example.com"})
+    cli.json("webhook", "add", "--form", form["form_id"], "--url", receiver.url())
+    cli.json("notify", "add", "--form", form["form_id"], "--email", "owner@example.com")
+    new = submit(http, form["public_form_key"], {"email": "new@example.com"})
+
+    counts = cli.json("relay", "--once")
+
+    assert counts == {"delivered": 2, "failed": 0, "dead": 0, "fanned_out": 4}
+    (request,) = receiver.requests
+    assert b'"new@example.com"' in request.body
+    (mail,) = smtp.messages
+    assert mail.message["X-Intake-Submission-Id"] == new
+    assert cli.json("relay", "--once")["delivered"] == 0
+
+
 def test_relay_once_counts_a_failure_and_outbox_list_shows_it_pending(
     cli: Cli, form: dict[str, str], http: TestClient, private_allowed: None, receiver: Receiver
 ) -> None:

@@ -30,6 +30,9 @@ from intake.ports.submissions import CommitPlan, QuotaCharge
 # Microseconds on purpose: a store that rounds them loses the test.
 T0 = datetime(2026, 1, 15, 12, 0, 0, 123456, tzinfo=UTC)
 PERIOD = "2026-01"
+# When the builders' destinations were added: before any submission, so each gets them all
+# (a destination gets only the events queued once it was there).
+ADDED = T0 - timedelta(minutes=1)
 WORKSPACE_ID = "ws_1"
 FORM_ID = "frm_1"
 
@@ -184,7 +187,7 @@ def endpoint(
     *,
     form_id: str = FORM_ID,
     include_flagged: bool = False,
-    created_at: datetime | None = T0 + timedelta(seconds=2),
+    created_at: datetime | None = ADDED + timedelta(seconds=2),
     disabled_at: datetime | None = None,
 ) -> WebhookEndpoint:
     return WebhookEndpoint(
@@ -203,7 +206,7 @@ def recipient(
     *,
     form_id: str = FORM_ID,
     email: str | None = None,
-    created_at: datetime | None = T0 + timedelta(seconds=3),
+    created_at: datetime | None = ADDED + timedelta(seconds=3),
 ) -> NotificationRecipient:
     return NotificationRecipient(
         recipient_id=recipient_id,

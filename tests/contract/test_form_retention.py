@@ -95,7 +95,7 @@ async def test_their_idempotency_records_go_with_them(store: Store) -> None:
 
 async def test_an_event_still_on_its_way_keeps_its_submission(store: Store) -> None:
     await seed(store)
-    await store.destinations.add_endpoint(endpoint())
+    await store.destinations.add_endpoint(endpoint(created_at=None))  # there before it
     unpublished = submission(1, created_at=CUTOFF - timedelta(days=9))
     await commit(store, unpublished)
     assert await store.submissions.erase_expired("frm_1", CUTOFF, 10) == ErasedBatch((), ())

@@ -103,8 +103,8 @@ async def test_an_unpublished_event_keeps_its_submission(store: Store) -> None:
 @pytest.mark.parametrize("outcome", ["pending", "dead", "delivered"])
 async def test_an_undelivered_event_keeps_its_submission(store: Store, outcome: str) -> None:
     await seed(store)
-    await store.destinations.add_endpoint(endpoint(include_flagged=True))
     sub = submission(1, status=SPAM, created_at=CUTOFF - timedelta(days=40))
+    await store.destinations.add_endpoint(endpoint(include_flagged=True, created_at=None))
     await commit(store, sub)
     await publish_all(store)
     made = delivery_id(event_for(sub).event_id, DestinationKind.WEBHOOK, endpoint().endpoint_id)

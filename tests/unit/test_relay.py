@@ -597,7 +597,7 @@ def test_no_committed_event_is_lost_and_each_keeps_one_webhook_id(
     expected = {
         (event.event_id, kind, destination)
         for event in events
-        for kind, destination in destinations(event.event_type, endpoints, recipients)
+        for kind, destination in destinations(event, endpoints, recipients)
     }
     assert set(by_key) == expected, "one delivery per event and destination that wants it"
     for (event_id, kind, destination), delivery in by_key.items():

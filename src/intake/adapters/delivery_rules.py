@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 from intake.domain import ids
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
-from intake.domain.model import EventType, OutboxEvent
+from intake.domain.model import OutboxEvent
 
 # A receiver's error text is kept this long at most: enough to tell what went wrong.
 ERROR_LIMIT = 500
@@ -43,16 +44,40 @@ def delivery_id(event_id: str, kind: DestinationKind, destination_id: str) -> st
 
 
 def destinations(
-    event_type: EventType,
+    event: OutboxEvent,
     endpoints: Iterable[WebhookEndpoint],
     recipients: Iterable[NotificationRecipient],
     chats: Iterable[ChatDestination] = (),
 ) -> list[tuple[DestinationKind, str]]:
-    """Where an event goes: the destinations of its form that want it."""
-    chosen = [(DestinationKind.WEBHOOK, e.endpoint_id) for e in endpoints if e.wants(event_type)]
-    chosen += [(DestinationKind.EMAIL, r.recipient_id) for r in recipients if r.wants(event_type)]
-    chosen += [(DestinationKind.CHAT, c.destination_id) for c in chats if c.wants(event_type)]
+    """Where an event goes: the destinations of its form that want it and that were
+    there when it was queued (`existed_for`)."""
+    kind = event.event_type
+    chosen = [
+        (DestinationKind.WEBHOOK, e.endpoint_id)
+        for e in endpoints
+        if e.wants(kind) and existed_for(e.created_at, event)
+    ]
+    chosen += [
+        (DestinationKind.EMAIL, r.recipient_id)
+        for r in recipients
+        if r.wants(kind) and existed_for(r.created_at, event)
+    ]
+    chosen += [
+        (DestinationKind.CHAT, c.destination_id)
+        for c in chats
+        if c.wants(kind) and existed_for(c.created_at, event)
+    ]
     return chosen
+
+
+def existed_for(added_at: datetime | None, event: OutboxEvent) -> bool:
+    """A destination gets only the events queued once it was there (relay.md): the
+    backlog a relay finds when it starts late never floods one added meanwhile. Both
+    times are the stores' own, written by the commit (the submission's arrival, a
+    release's or an erasure's time) and by the destination's creation; one added in
+    the same instant counts as there. A destination kept without a time (made before
+    times were kept) was there before any event."""
+    return added_at is None or added_at <= event.created_at
 
 
 def error_text(error: str) -> str:
@@ -78,5 +103,5 @@ def fan_out_rows(
             fanned_out_at,
         )
         for event in events
-        for kind, destination_id in destinations(event.event_type, *forms[event.form_id])
+        for kind, destination_id in destinations(event, *forms[event.form_id])
     ]

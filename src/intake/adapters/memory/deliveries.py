@@ -70,7 +70,7 @@ class InMemoryDeliveries(Repository):
                 (c for c in self._t.chats.values() if c.form_id == event.form_id),
                 key=lambda c: oldest_first(c.created_at, c.destination_id),
             )
-            wanted = destinations(event.event_type, endpoints, recipients, chats)
+            wanted = destinations(event, endpoints, recipients, chats)
             wanted += form_messages.queue_extras(self._t, event, now, autoresponse_limit)
             for kind, destination_id in wanted:
                 new = delivery_id(event.event_id, kind, destination_id)
