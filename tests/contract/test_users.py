@@ -118,7 +118,7 @@ async def test_the_last_owner_is_neither_demoted_nor_removed(users_store: Store)
     assert await users_store.users.remove_membership("usr_2", "ws_1") is False
 
 
-@pytest.mark.parametrize("step", ["demote", "remove"])
+@pytest.mark.parametrize("step", ["demote", "remove", "remove_user"])
 async def test_owners_demoting_each_other_at_once_leave_one_owner(
     users_store: Store, step: str
 ) -> None:
@@ -129,6 +129,8 @@ async def test_owners_demoting_each_other_at_once_leave_one_owner(
     async def change(user_id: str) -> bool:
         if step == "demote":
             return await users_store.users.set_role(user_id, "ws_1", Role.MEMBER)
+        if step == "remove_user":
+            return await users_store.users.remove(user_id)
         return await users_store.users.remove_membership(user_id, "ws_1")
 
     results = await asyncio.gather(*(change(u) for u in owners))
@@ -219,6 +221,7 @@ async def test_removing_a_user_removes_its_memberships_links_and_sessions(
     users_store: Store,
 ) -> None:
     await users_store.users.add(user(), membership())
+    await users_store.users.add(user("usr_2", "bo@example.com"), membership("usr_2"))
     await users_store.users.add_membership(membership(workspace_id="ws_2", role=Role.MEMBER))
     await users_store.users.add_token(token())
     await users_store.users.add_session(session())
@@ -232,3 +235,33 @@ async def test_removing_a_user_removes_its_memberships_links_and_sessions(
     assert await users_store.users.remove("usr_1") is False
     # The address is free again.
     assert await users_store.users.add(user("usr_9"), membership("usr_9")) is True
+
+
+async def test_the_last_owner_of_a_workspace_is_not_removed(users_store: Store) -> None:
+    await users_store.users.add(user(), membership(workspace_id="ws_2", role=Role.MEMBER))
+    await users_store.users.add_membership(membership())  # the only owner of ws_1
+    await users_store.users.add(user("usr_2", "bo@example.com"), membership("usr_2", "ws_2"))
+    await users_store.users.add_session(session())
+
+    assert await users_store.users.remove("usr_1") is False
+
+    assert await users_store.users.get("usr_1") == user()
+    assert len(await users_store.users.memberships("usr_1")) == 2
+    assert await users_store.users.find_session(ids.hash_secret("ses_1-secret")) is not None
+    await users_store.users.add_membership(membership("usr_2", "ws_1"))
+    assert await users_store.users.remove("usr_1") is True
+    assert await users_store.users.remove("usr_2") is False  # now the last owner of both
+
+
+async def test_a_link_is_found_without_being_used(users_store: Store) -> None:
+    await users_store.users.add(user(), membership())
+    await users_store.users.add_token(token())
+
+    found = await users_store.users.find_token(ids.hash_secret("link-1"))
+
+    assert found == token()
+    assert await users_store.users.find_token(ids.hash_secret("unknown")) is None
+    assert await users_store.users.use_token(ids.hash_secret("link-1"), T0) is not None
+    used = await users_store.users.find_token(ids.hash_secret("link-1"))
+    assert used is not None
+    assert used.used_at == T0

@@ -24,35 +24,52 @@ LIST_MEMBERS = """
     SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.user_id
     WHERE m.workspace_id = ? ORDER BY u.created_at, u.user_id
 """
-# Memberships, links and sessions go with it (ON DELETE CASCADE).
-DELETE_USER = "DELETE FROM users WHERE user_id = ?"
 STORE_HASH = "UPDATE users SET password_hash = ? WHERE user_id = ?"
 UPSERT_MEMBERSHIP = """
     INSERT INTO memberships (user_id, workspace_id, role, created_at)
     VALUES (:user_id, :workspace_id, :role, :created_at)
     ON CONFLICT (user_id, workspace_id) DO UPDATE SET role = excluded.role
 """
+
+
+def _another_owner(workspace: str) -> str:
+    """True when the workspace has an owner other than :user_id: the one rule that keeps
+    an owner in every workspace, for a role change, a membership's removal and a user's."""
+    return f"""EXISTS (
+          SELECT 1 FROM memberships other
+          WHERE other.workspace_id = {workspace} AND other.role = 'owner'
+            AND other.user_id <> :user_id)"""  # noqa: S608 - constants only
+
+
 # A role change or a removal that would leave the workspace without an owner touches
 # nothing (0 rows): the check and the change are one statement, so two owners demoting
 # each other at once cannot both pass it. PostgreSQL also locks the workspace's row
 # first (READ COMMITTED would let both statements see the other owner still there).
-SET_ROLE = """
+SET_ROLE = f"""
     UPDATE memberships SET role = :role
     WHERE user_id = :user_id AND workspace_id = :workspace_id
-      AND (:role = 'owner' OR role <> 'owner' OR EXISTS (
-          SELECT 1 FROM memberships other
-          WHERE other.workspace_id = :workspace_id AND other.role = 'owner'
-            AND other.user_id <> :user_id))
-"""
-DELETE_MEMBERSHIP = """
+      AND (:role = 'owner' OR role <> 'owner' OR {_another_owner(":workspace_id")})
+"""  # noqa: S608 - constants only
+DELETE_MEMBERSHIP = f"""
     DELETE FROM memberships
     WHERE user_id = :user_id AND workspace_id = :workspace_id
-      AND (role <> 'owner' OR EXISTS (
-          SELECT 1 FROM memberships other
-          WHERE other.workspace_id = :workspace_id AND other.role = 'owner'
-            AND other.user_id <> :user_id))
-"""
+      AND (role <> 'owner' OR {_another_owner(":workspace_id")})
+"""  # noqa: S608 - constants only
+# Memberships, links, sessions and the invitations they sent go with it (ON DELETE
+# CASCADE); none of it when they are the last owner of a workspace.
+DELETE_USER = f"""
+    DELETE FROM users
+    WHERE user_id = :user_id AND NOT EXISTS (
+        SELECT 1 FROM memberships mine
+        WHERE mine.user_id = :user_id AND mine.role = 'owner'
+          AND NOT {_another_owner("mine.workspace_id")})
+"""  # noqa: S608 - constants only
 LOCK_WORKSPACE = "SELECT 1 FROM workspaces WHERE workspace_id = :workspace_id FOR UPDATE"
+LOCK_USERS_WORKSPACES = """
+    SELECT 1 FROM workspaces
+    WHERE workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = :user_id)
+    ORDER BY workspace_id FOR UPDATE
+"""
 USER_MEMBERSHIPS = "SELECT * FROM memberships WHERE user_id = ? ORDER BY workspace_id"
 WORKSPACE_MEMBERSHIPS = """
     SELECT * FROM memberships WHERE workspace_id = ? ORDER BY created_at, user_id
@@ -61,6 +78,7 @@ INSERT_LINK = """
     INSERT INTO sign_in_tokens (token_hash, user_id, created_at, expires_at, used_at)
     VALUES (:token_hash, :user_id, :created_at, :expires_at, :used_at)
 """
+FIND_LINK = "SELECT * FROM sign_in_tokens WHERE token_hash = ?"
 # One statement: of two uses at once, only one finds `used_at` still NULL.
 SPEND_LINK = """
     UPDATE sign_in_tokens SET used_at = :now

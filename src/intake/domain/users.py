@@ -13,6 +13,8 @@ from intake.domain import ids
 from intake.domain.validation import is_email
 
 SIGN_IN_LINK_LIFETIME = timedelta(hours=24)
+# An invitation is accepted within 7 days, or made again by an owner (Resend).
+INVITATION_LIFETIME = timedelta(days=7)
 # A session ends 14 days after sign-in, or after 2 days without use, whichever is first.
 SESSION_LIFETIME = timedelta(days=14)
 SESSION_IDLE_LIMIT = timedelta(days=2)
@@ -65,6 +67,33 @@ class SignInToken:
 
     def usable(self, now: datetime) -> bool:
         return self.used_at is None and now < self.expires_at
+
+
+class InvitationStatus(enum.StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    REVOKED = "revoked"
+
+
+@frozen
+class Invitation:
+    """An owner's offer of a role in their workspace to an address. It becomes a
+    membership only when the user of that address accepts it, signed in; its link's
+    secret (mailed to the address, never shown to the inviter) is kept as its hash."""
+
+    invitation_id: str
+    workspace_id: str
+    email: str  # normalised: normalise_email
+    role: Role
+    invited_by: str  # the inviting user's id
+    token_hash: bytes = field(repr=False)
+    created_at: datetime
+    expires_at: datetime
+    status: InvitationStatus = InvitationStatus.PENDING
+
+    def open(self, now: datetime) -> bool:
+        return self.status is InvitationStatus.PENDING and now < self.expires_at
 
 
 @frozen

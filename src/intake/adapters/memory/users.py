@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from attrs import evolve
 
 from intake.adapters.memory.tables import Repository, Tables, utc
-from intake.domain.users import Membership, Role, Session, SignInToken, User
+from intake.domain.users import (
+    Invitation,
+    InvitationStatus,
+    Membership,
+    Role,
+    Session,
+    SignInToken,
+    User,
+)
 
 
 class InMemoryUsers(Repository):
@@ -17,6 +26,7 @@ class InMemoryUsers(Repository):
         self._memberships: dict[tuple[str, str], Membership] = {}
         self._tokens: dict[bytes, SignInToken] = {}
         self._sessions: dict[bytes, Session] = {}
+        self._invitations: dict[str, Invitation] = {}
 
     async def add(self, user: User, membership: Membership) -> bool:
         _ = self._t
@@ -44,8 +54,14 @@ class InMemoryUsers(Repository):
 
     async def remove(self, user_id: str) -> bool:
         _ = self._t
-        if self._users.pop(user_id, None) is None:
+        mine = [m for (u, _), m in self._memberships.items() if u == user_id]
+        if user_id not in self._users or not all(self._another_owner(m) for m in mine):
             return False
+        del self._users[user_id]
+        for invitation_id in [
+            i.invitation_id for i in self._invitations.values() if i.invited_by == user_id
+        ]:
+            del self._invitations[invitation_id]
         for key in [k for k in self._memberships if k[0] == user_id]:
             del self._memberships[key]
         for token_hash in [h for h, t in self._tokens.items() if t.user_id == user_id]:
@@ -103,6 +119,10 @@ class InMemoryUsers(Repository):
         _ = self._t
         self._tokens[token.token_hash] = token
 
+    async def find_token(self, token_hash: bytes) -> SignInToken | None:
+        _ = self._t
+        return self._tokens.get(token_hash)
+
     async def use_token(self, token_hash: bytes, now: datetime) -> SignInToken | None:
         _ = self._t
         token = self._tokens.get(token_hash)
@@ -140,3 +160,89 @@ class InMemoryUsers(Repository):
         for token_hash in ending:
             del self._sessions[token_hash]
         return len(ending)
+
+    async def put_invitation(self, invitation: Invitation) -> Invitation:
+        _ = self._t
+        stored = evolve(
+            invitation,
+            created_at=utc(invitation.created_at),
+            expires_at=utc(invitation.expires_at),
+        )
+        earlier = self._same_address(invitation.workspace_id, invitation.email)
+        if earlier is not None:
+            del self._invitations[earlier.invitation_id]
+            stored = evolve(stored, invitation_id=earlier.invitation_id)
+        self._invitations[stored.invitation_id] = stored
+        return stored
+
+    def _same_address(self, workspace_id: str, email: str) -> Invitation | None:
+        return next(
+            (
+                i
+                for i in self._invitations.values()
+                if i.workspace_id == workspace_id and i.email == email
+            ),
+            None,
+        )
+
+    async def get_invitation(self, invitation_id: str) -> Invitation | None:
+        _ = self._t
+        return self._invitations.get(invitation_id)
+
+    async def find_invitation(self, token_hash: bytes) -> Invitation | None:
+        _ = self._t
+        return next((i for i in self._invitations.values() if i.token_hash == token_hash), None)
+
+    async def workspace_invitations(self, workspace_id: str) -> list[Invitation]:
+        _ = self._t
+        return self._pending(lambda i: i.workspace_id == workspace_id)
+
+    async def invitations_for(self, email: str) -> list[Invitation]:
+        _ = self._t
+        return self._pending(lambda i: i.email == email)
+
+    def _pending(self, wanted: Callable[[Invitation], bool]) -> list[Invitation]:
+        found = [
+            i
+            for i in self._invitations.values()
+            if i.status is InvitationStatus.PENDING and wanted(i)
+        ]
+        return sorted(found, key=lambda i: (i.created_at, i.invitation_id))
+
+    async def close_invitation(self, invitation_id: str, status: InvitationStatus) -> bool:
+        _ = self._t
+        found = self._invitations.get(invitation_id)
+        if found is None or found.status is not InvitationStatus.PENDING:
+            return False
+        self._invitations[invitation_id] = evolve(found, status=status)
+        return True
+
+    async def accept_invitation(
+        self, invitation_id: str, user_id: str, now: datetime
+    ) -> Invitation | None:
+        _ = self._t
+        user = self._users.get(user_id)
+        found = self._invitations.get(invitation_id)
+        if user is None or found is None or not found.open(now) or found.email != user.email:
+            return None
+        return self._accepted(found, user_id, now)
+
+    async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
+        _ = self._t
+        found = self._invitations.get(invitation_id)
+        if found is None or not found.open(now) or found.email != user.email:
+            return None
+        if any(u.email == user.email for u in self._users.values()):
+            return None
+        self._users[user.user_id] = evolve(user, created_at=utc(user.created_at))
+        return self._accepted(found, user.user_id, now)
+
+    def _accepted(self, invitation: Invitation, user_id: str, now: datetime) -> Invitation:
+        accepted = evolve(invitation, status=InvitationStatus.ACCEPTED)
+        self._invitations[invitation.invitation_id] = accepted
+        key = (user_id, invitation.workspace_id)
+        if key not in self._memberships:
+            self._memberships[key] = Membership(
+                user_id, invitation.workspace_id, invitation.role, utc(now)
+            )
+        return accepted

@@ -51,6 +51,7 @@ TABLES = (
     "submissions",
     "api_keys",
     "forms",
+    "invitations",
     "sessions",
     "sign_in_tokens",
     "memberships",

@@ -1,0 +1,27 @@
+-- 0017_invitations
+
+-- Owners' invitations (docs/dashboard.md, "Invitations"): one per workspace and address,
+-- made again in place by a new invitation or a resend. A membership is made only when the
+-- invited user accepts. Its link's secret is kept as its SHA-256. An invitation goes with
+-- its workspace and with the user who sent it.
+CREATE TABLE invitations (
+    invitation_id text COLLATE "C" PRIMARY KEY,
+    workspace_id  text COLLATE "C" NOT NULL REFERENCES workspaces (workspace_id),
+    email         text COLLATE "C" NOT NULL,
+    role          text NOT NULL CHECK (role IN ('owner', 'member')),
+    invited_by    text COLLATE "C" NOT NULL REFERENCES users (user_id) ON DELETE CASCADE,
+    token_hash    bytea NOT NULL UNIQUE,
+    created_at    timestamptz NOT NULL,
+    expires_at    timestamptz NOT NULL,
+    status        text NOT NULL
+        CHECK (status IN ('pending', 'accepted', 'declined', 'revoked')),
+    UNIQUE (workspace_id, email)
+)
+;
+
+-- A signed-in user's pending invitations, by their address.
+CREATE INDEX invitations_email ON invitations (email, created_at)
+;
+
+CREATE INDEX invitations_invited_by ON invitations (invited_by)
+;
