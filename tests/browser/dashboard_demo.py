@@ -122,8 +122,8 @@ def _submit(service: Service, key: str, fields: dict[str, str], *, file: bool = 
 
 def _deliver(service: Service, smtp: SmtpServer, sent: Callable[[], bool], log: Path) -> None:
     """Runs the relay until `sent` says everything reached its webhook and mailbox. Only
-    the relay knows the mail server: the service, without one, shows invitation links on
-    the page rather than mailing them, as the accessibility walk wants to see."""
+    the relay knows the mail server: the service, without one, says on its pages that
+    nothing is mailed (invitations, test mails), as the accessibility walk wants to see."""
     env = {**service.env, "INTAKE_SMTP_URL": smtp.url, "INTAKE_MAIL_FROM": "intake@acme.example"}
     relay = IntakeProcess(env, log, ["relay"], log_tail=LOG_TAIL)
     with relay:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, JSHandle, Page
@@ -96,12 +97,44 @@ def _revoke_confirmation(page: Page, demo: Demo) -> None:
     assert page.get_by_role("alertdialog").is_visible()
 
 
-def _invitation(page: Page, demo: Demo) -> None:
+def _invite(page: Page, demo: Demo, email: str) -> None:
     page.goto(demo.url("/dashboard/settings/members"))
-    page.fill("input[type=email]", f"guest-{next(_unique)}@acme.example")
+    page.fill("input[type=email]", email)
     page.get_by_role("button", name="Invite").click()
     page.wait_for_load_state()
-    assert page.locator(".secret").is_visible()
+    assert page.locator(".notice").is_visible()
+
+
+def _invitation(page: Page, demo: Demo) -> None:
+    _invite(page, demo, f"guest-{next(_unique)}@acme.example")
+
+
+def _pending_invitations(page: Page, demo: Demo) -> None:
+    _invitation(page, demo)
+    page.goto(demo.url("/dashboard/settings/members"))
+    assert page.get_by_role("button", name="Resend").first.is_visible()
+
+
+def _invitation_offered(page: Page, demo: Demo) -> None:
+    """A user of another workspace, signed in, with the owner's invitation on Forms."""
+    guest = f"guest-{next(_unique)}@acme.example"
+    owners = page.context.browser
+    assert owners is not None
+    context = owners.new_context(storage_state=demo.owner)
+    try:
+        _invite(context.new_page(), demo, guest)
+    finally:
+        context.close()
+    studio = demo.service.intake("workspace", "create", "--name", "Guest studio")
+    made = demo.service.intake(
+        "user", "create", "--email", guest, "--workspace", studio["workspace_id"]
+    )
+    page.goto(demo.url(urlsplit(made["sign_in_link"]).path))
+    page.fill("#password", PASSWORD)
+    page.fill("#confirm", PASSWORD)
+    page.get_by_role("button", name="Set password and sign in").click()
+    page.wait_for_load_state()
+    assert page.get_by_role("button", name="Accept").first.is_visible()
 
 
 def _webhook_endpoint(page: Page, demo: Demo) -> None:
@@ -117,6 +150,9 @@ SCREENS = [
     Screen("sign-in link", False, _sign_in_link),
     Screen("link refused", False, _go("/dashboard/sign-in/not-a-link-that-exists")),
     Screen("form refused (403)", False, _expired_form),
+    Screen("invitation refused (410)", False, _go("/dashboard/invitations/not-a-real-one")),
+    # Last of the signed-out ones: it ends signed in, as the invitee.
+    Screen("forms, an invitation offered", False, _invitation_offered),
     Screen("forms", True, _go("/dashboard")),
     Screen("inbox", True, _go("/dashboard/forms/{form}")),
     Screen("inbox, spam", True, _go("/dashboard/forms/{form}?status=spam")),
@@ -131,7 +167,8 @@ SCREENS = [
     Screen("new API key", True, _new_key),
     Screen("revoke confirmation", True, _revoke_confirmation),
     Screen("members", True, _go("/dashboard/settings/members")),
-    Screen("invitation link", True, _invitation),
+    Screen("invitation saved", True, _invitation),
+    Screen("members, pending invitations", True, _pending_invitations),
     Screen("form settings", True, _go("/dashboard/forms/{form}/settings")),
     Screen("rotate key confirmation", True, _go("/dashboard/forms/{form}/settings/rotate-key")),
     Screen("form mail", True, _go("/dashboard/forms/{form}/settings/mail")),

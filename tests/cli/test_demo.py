@@ -174,12 +174,19 @@ def test_once_the_demo_user_has_a_password_demo_prints_the_sign_in_page(
     assert again["sign_in_link"] is None
     assert "demo@example.com has a password already: sign in at " + again["sign_in_url"] in human
     assert not any(line.startswith("sign_in_link=") for line in human)
+    assert any("`intake user link --email demo@example.com`" in line for line in human)
     assert cli.json("user", "list")["users"][0]["password_set"] is True
     assert _sign_in(http, "demo@example.com", PASSWORD) == 303
 
 
 def test_a_removed_demo_user_is_made_again_with_a_link(cli: Cli) -> None:
     first = cli.json("demo")
+    # The demo workspace keeps an owner: the demo user goes once another is made.
+    assert cli("user", "remove", "--email", "demo@example.com").code == 1
+    workspace = first["workspace_id"]
+    cli.json(
+        "user", "create", "--email", "o@example.com", "--workspace", workspace, "--role", "owner"
+    )
     cli.json("user", "remove", "--email", "demo@example.com")
 
     again = cli.json("demo")

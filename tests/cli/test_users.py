@@ -65,6 +65,7 @@ def test_user_remove_by_email_or_id(cli: Cli) -> None:
     workspace_id = _workspace(cli)
     a = cli.json("user", "create", "--email", "a@example.com", "--workspace", workspace_id)
     cli.json("user", "create", "--email", "b@example.com", "--workspace", workspace_id)
+    # No one is an owner here: no workspace is left without one.
 
     assert cli.json("user", "remove", "--email", "A@example.com")["user_id"] == a["user_id"]
     removed_b = cli.json(
@@ -123,3 +124,33 @@ def test_user_role_changes_a_role_and_keeps_the_last_owner(cli: Cli) -> None:
         ).code
         == 1
     )
+
+
+def test_user_remove_keeps_the_last_owner_of_a_workspace(cli: Cli) -> None:
+    workspace_id = _workspace(cli)
+    owner = ("--workspace", workspace_id, "--role", "owner")
+    cli.json("user", "create", "--email", "boss@example.com", *owner)
+    two = cli.json("user", "create", "--email", "two@example.com", "--workspace", workspace_id)
+
+    refused = cli("user", "remove", "--email", "boss@example.com")
+
+    assert refused.code == 1
+    assert "at least one owner" in refused.err
+    assert len(cli.json("user", "list")["users"]) == 2  # nothing of them removed
+    cli.json("user", "role", "--email", two["user_id"], *owner)
+    assert cli.json("user", "remove", "--email", "boss@example.com")["email"] == "boss@example.com"
+    assert "at least one owner" in cli("user", "remove", "--email", "two@example.com").err
+
+
+def test_user_link_prints_a_link_that_sets_the_password(cli: Cli) -> None:
+    workspace_id = _workspace(cli)
+    created = cli.json("user", "create", "--email", "a@example.com", "--workspace", workspace_id)
+
+    linked = cli.json("user", "link", "--email", "A@example.com")
+    human = cli("user", "link", "--email", created["user_id"]).out.splitlines()
+
+    assert linked["user_id"] == created["user_id"]
+    assert LINK.fullmatch(linked["sign_in_link"])
+    assert linked["sign_in_link"] != created["sign_in_link"]
+    assert LINK.fullmatch(human[0].removeprefix("sign_in_link="))
+    assert cli("user", "link", "--email", "nobody@example.com").code == 1

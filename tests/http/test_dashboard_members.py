@@ -38,21 +38,35 @@ def _invite(
     )
 
 
-def test_an_owner_invites_a_member_who_signs_in_with_the_link(dash: Dashboard) -> None:
+def test_an_owner_invites_a_user_who_accepts_from_their_forms_page(dash: Dashboard) -> None:
+    other = dash.svc.workspace(name="Elsewhere")
     dash.set_password(dash.link("owner@example.com"))
+    member = dash.svc.run(
+        dash.accounts.create_user, "member@example.com", other.workspace_id, Role.OWNER
+    )
+    assert member.link is not None
+    member_link = "/" + member.link.split("/", 3)[3]
 
-    invited = _invite(dash, "<b>m</b>@example.com")
-    assert invited.status_code == 422  # not an address: refused, escaped
-    assert "<b>m</b>" not in invited.text
-    invited = _invite(dash, "member@example.com")
+    refused = _invite(dash, "<b>m</b>@example.com")
+    assert refused.status_code == 422  # not an address: refused, escaped
+    assert "<b>m</b>" not in refused.text
+    invited = _invite(dash, "Member@example.com")
 
     assert invited.status_code == 200
-    found = LINK.search(invited.text)
-    assert found is not None
-    assert "member@example.com" in dash.client.get(MEMBERS).text
-    assert found.group(1) not in dash.client.get(MEMBERS).text  # shown once
+    assert LINK.search(invited.text) is None
+    assert "Invitation for member@example.com saved" in invited.text
+    assert "Pending invitations" in dash.client.get(MEMBERS).text
+    roles = dash.svc.run(dash.svc.store.users.memberships, member.user.user_id)
+    assert [m.workspace_id for m in roles] == [other.workspace_id]  # not a member yet
     dash.new_browser()
-    assert dash.set_password(f"/dashboard/sign-in/{found.group(1)}").status_code == 303
+    dash.set_password(member_link)
+    forms = dash.client.get("/dashboard")
+    assert "Invitations" in forms.text
+    assert dash.form.form_id not in forms.text
+    invitation_id = re.search(r'name="invitation" value="([^"]+)"', forms.text)
+    assert invitation_id is not None
+    accepted = dash.post("/dashboard/invitations/accept", invitation=invitation_id.group(1))
+    assert accepted.status_code == 303
     assert dash.form.form_id in dash.client.get("/dashboard").text
 
 

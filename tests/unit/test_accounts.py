@@ -8,9 +8,10 @@ import pytest
 from intake.adapters.memory import FakeClock, FakeMailer, InMemoryStore, SeededIdSource
 from intake.adapters.password_argon2 import Argon2PasswordHasher
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
-from intake.domain.users import Membership, Role
+from intake.domain.users import InvitationStatus, Membership, Role
 from intake.ports.senders import MailUnavailable
 from intake.service.accounts import (
+    AccountExists,
     Accounts,
     AccountSettings,
     LinkRefused,
@@ -155,73 +156,185 @@ async def test_the_csrf_token_belongs_to_the_session(world: World) -> None:
 async def test_an_owner_invites_and_a_member_cannot(world: World) -> None:
     ws = await world.workspace()
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    member = await world.signed_in("m@example.com", ws, Role.MEMBER)
 
-    invited = await world.accounts.invite(owner, ws, "Member@example.com")
+    sent = await world.accounts.invite(owner, ws, " New@example.com ")
 
-    assert invited.link is not None
-    assert invited.mailed is False
-    assert invited.membership.role is Role.MEMBER
-    member = await world.accounts.use_link(invited.link.rsplit("/", 1)[1], PASSWORD)
-    assert member.role_in(ws) is Role.MEMBER
-    assert not member.configures(ws)
-    assert owner.configures(ws)
+    assert sent.invitation.email == "new@example.com"
+    assert sent.invitation.role is Role.MEMBER
+    assert (sent.mailed, sent.mail_set_up) == (False, False)
+    assert await world.store.users.find_by_email("new@example.com") is None  # no user yet
     with pytest.raises(NotAllowed):
         await world.accounts.invite(member, ws, "third@example.com")
-    with pytest.raises(AdminError) as twice:
-        await world.accounts.invite(owner, ws, "member@example.com")
-    assert twice.value.field == "email"
+    with pytest.raises(AdminError) as malformed:
+        await world.accounts.invite(owner, ws, "not-an-address")
+    assert malformed.value.field == "email"
 
 
 async def test_an_owner_cannot_act_on_another_workspace(world: World) -> None:
     ws, other = await world.workspace(), await world.workspace("Other")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    stranger = await world.signed_in("s@example.com", other, Role.OWNER)
+    theirs = await world.accounts.invite(stranger, other, "x@example.com")
 
     with pytest.raises(NotFoundError):
         await world.accounts.invite(owner, other, "x@example.com")
     with pytest.raises(NotFoundError):
         await world.accounts.remove_member(owner, other, owner.user.user_id)
+    for act in (world.accounts.resend, world.accounts.revoke):
+        with pytest.raises(NotFoundError):
+            await act(owner, theirs.invitation.invitation_id)
 
 
-async def test_inviting_an_existing_user_shows_no_link(world: World) -> None:
+async def test_an_invitation_is_the_same_whoever_the_address_is(world: World) -> None:
     ws, other = await world.workspace(), await world.workspace("Other")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     await world.signed_in("bob@example.com", other, Role.OWNER)
+    await world.accounts.create_user("nopassword@example.com", other, Role.OWNER)
 
-    invited = await world.accounts.invite(owner, ws, "bob@example.com", Role.OWNER)
+    answers = [
+        await world.accounts.invite(owner, ws, address)
+        for address in ("bob@example.com", "nopassword@example.com", "owner@example.com", "n@x.io")
+    ]
 
-    # A link would reset Bob's password: it must not reach the inviting owner.
-    assert invited.link is None
+    assert {(a.mailed, a.mail_set_up, a.invitation.status) for a in answers} == {
+        (False, False, InvitationStatus.PENDING)
+    }
+    # Nothing changed for anyone until they accept.
     bob = await world.accounts.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
-    assert bob.role_in(ws) is Role.OWNER
-    assert bob.role_in(other) is Role.OWNER
+    assert bob.role_in(ws) is None
+    assert [i.workspace_name for i in await world.accounts.my_invitations(bob)] == ["Acme"]
 
 
-async def test_an_invitation_is_mailed_when_mail_is_set_up() -> None:
+async def test_only_the_invitee_accepts_and_only_once(world: World) -> None:
+    ws, other = await world.workspace(), await world.workspace("Other")
+    owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    bob = await world.signed_in("bob@example.com", other, Role.OWNER)
+    eve = await world.signed_in("eve@example.com", other, Role.MEMBER)
+    sent = await world.accounts.invite(owner, ws, "bob@example.com", Role.OWNER)
+    invitation_id = sent.invitation.invitation_id
+
+    with pytest.raises(NotFoundError):
+        await world.accounts.accept(eve, invitation_id)
+    with pytest.raises(NotFoundError):
+        await world.accounts.decline(eve, invitation_id)
+    await world.accounts.accept(bob, invitation_id)
+
+    again = await world.accounts.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
+    assert again.role_in(ws) is Role.OWNER
+    assert again.role_in(other) is Role.OWNER
+    assert await world.accounts.my_invitations(again) == []
+    with pytest.raises(NotFoundError):
+        await world.accounts.accept(bob, invitation_id)
+
+
+async def test_a_declined_revoked_or_expired_invitation_makes_no_member(world: World) -> None:
+    ws, other = await world.workspace(), await world.workspace("Other")
+    owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    bob = await world.signed_in("bob@example.com", other, Role.OWNER)
+
+    declined = await world.accounts.invite(owner, ws, "bob@example.com")
+    await world.accounts.decline(bob, declined.invitation.invitation_id)
+    assert await world.accounts.workspace_invitations(owner, ws) == []
+    revoked = await world.accounts.invite(owner, ws, "bob@example.com")
+    await world.accounts.revoke(owner, revoked.invitation.invitation_id)
+    with pytest.raises(NotFoundError):
+        await world.accounts.accept(bob, revoked.invitation.invitation_id)
+    expiring = await world.accounts.invite(owner, ws, "bob@example.com")
+    world.clock.advance(7 * 24 * 3600)
+    assert await world.accounts.my_invitations(bob) == []
+    with pytest.raises(NotFoundError):
+        await world.accounts.accept(bob, expiring.invitation.invitation_id)
+    (listed,) = await world.accounts.workspace_invitations(owner, ws)
+    assert listed.expired(world.clock.now())
+
+    renewed = await world.accounts.resend(owner, expiring.invitation.invitation_id)
+
+    assert renewed.invitation.invitation_id == expiring.invitation.invitation_id
+    assert renewed.invitation.expires_at > world.clock.now()
+    await world.accounts.accept(bob, renewed.invitation.invitation_id)
+    assert (await world.accounts.sign_in("bob@example.com", PASSWORD, "c")).role_in(ws) is (
+        Role.MEMBER
+    )
+
+
+async def test_an_invitation_is_mailed_naming_the_workspace_and_the_inviter() -> None:
     world = World(FakeMailer())
-    ws = await world.workspace()
+    ws = await world.workspace("Acme Support")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
 
-    invited = await world.accounts.invite(owner, ws, "new@example.com")
+    sent = await world.accounts.invite(owner, ws, "new@example.com")
 
-    assert invited.link is None
-    assert invited.mailed is True
+    assert sent.mailed is True
     assert world.mailer is not None
     (message,) = world.mailer.sent
     assert message["To"] == "new@example.com"
-    assert BASE + "/dashboard/sign-in/" in message.get_content()
+    assert "owner@example.com" in message["Subject"]
+    body = message.get_content()
+    assert '"Acme Support"' in body
+    assert "owner@example.com" in body
+    assert BASE + "/dashboard/invitations/" in body
+    assert "/dashboard/sign-in/" not in body
 
 
-async def test_an_invitation_not_mailed_is_shown_instead() -> None:
+async def test_a_mailed_link_makes_a_new_account_only_for_an_address_without_one() -> None:
+    world = World(FakeMailer())
+    ws, other = await world.workspace(), await world.workspace("Other")
+    owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    await world.accounts.create_user("ghost@example.com", other, Role.OWNER)  # no password
+    await world.accounts.invite(owner, ws, "new@example.com")
+    await world.accounts.invite(owner, ws, "ghost@example.com")
+    assert world.mailer is not None
+    new_token, ghost_token = (
+        m.get_content().split("/dashboard/invitations/")[1].split()[0] for m in world.mailer.sent
+    )
+
+    linked = await world.accounts.invitation_by_link(ghost_token)
+    assert linked.has_account is True
+    with pytest.raises(AccountExists):
+        await world.accounts.join_by_link(ghost_token, PASSWORD)
+    ghost = await world.store.users.find_by_email("ghost@example.com")
+    assert ghost is not None
+    assert ghost.password_hash is None
+
+    joined = await world.accounts.join_by_link(new_token, PASSWORD)
+
+    assert joined.user.email == "new@example.com"
+    assert joined.role_in(ws) is Role.MEMBER
+    with pytest.raises(LinkRefused):
+        await world.accounts.join_by_link(new_token, PASSWORD)
+    with pytest.raises(LinkRefused):
+        await world.accounts.invitation_by_link("abc")
+
+
+async def test_an_invitation_not_mailed_still_waits() -> None:
     world = World(FakeMailer())
     assert world.mailer is not None
     world.mailer.script(MailUnavailable("down"))
     ws = await world.workspace()
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
 
-    invited = await world.accounts.invite(owner, ws, "new@example.com")
+    sent = await world.accounts.invite(owner, ws, "new@example.com")
 
-    assert invited.link is not None
-    assert invited.mailed is False
+    assert (sent.mailed, sent.mail_set_up) == (False, True)
+    assert [o.invitation.email for o in await world.accounts.workspace_invitations(owner, ws)] == [
+        "new@example.com"
+    ]
+
+
+async def test_a_member_leaves_but_the_last_owner_stays(world: World) -> None:
+    ws = await world.workspace()
+    owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
+    member = await world.signed_in("m@example.com", ws, Role.MEMBER)
+
+    await world.accounts.leave(member, ws)
+
+    assert await world.store.users.memberships(member.user.user_id) == []
+    assert await world.store.users.get(member.user.user_id) is not None  # keeps the account
+    with pytest.raises(AdminError):
+        await world.accounts.leave(owner, ws)
+    with pytest.raises(NotFoundError):
+        await world.accounts.leave(member, ws)
 
 
 async def test_removing_a_member_ends_their_sessions(world: World) -> None:

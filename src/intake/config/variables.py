@@ -266,7 +266,7 @@ SMTP_URL: Variable[str | None] = Variable(
     "INTAKE_SMTP_URL",
     None,
     text,
-    "`smtp://host:port` for notification mail",
+    "`smtp://host:port` for notification mail and the dashboard's invitations",
 )
 MAIL_FROM = Variable("INTAKE_MAIL_FROM", DEFAULT_MAIL_FROM, text, "sender of notification mail")
 AUTORESPONSE_HOURLY_LIMIT = Variable(

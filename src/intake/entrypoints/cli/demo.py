@@ -79,7 +79,7 @@ def _dashboard_lines(dashboard: str, demo_user: NewUser) -> list[str]:
         return [
             *lines,
             f"{email} has a password already: sign in at {dashboard}/sign-in",
-            f"(forgotten? `intake user remove --email {email}`, then `intake demo` again)",
+            f"(forgotten? `intake user link --email {email}` prints a link to choose another)",
         ]
     return [
         *lines,

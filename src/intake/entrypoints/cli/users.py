@@ -50,10 +50,18 @@ def register(commands: Subparsers) -> None:
     remove = add_command(
         group,
         "remove",
-        help="remove a user; their sessions end at once",
+        help="remove a user; their sessions end at once; the last owner of a workspace stays",
         handler=with_runtime(_remove),
     )
     remove.add_argument("--email", metavar="EMAIL_OR_ID", required=True, dest="user")
+
+    link = add_command(
+        group,
+        "link",
+        help="print a one-time link (valid 24 hours) that sets a user's password",
+        handler=with_runtime(_link),
+    )
+    link.add_argument("--email", metavar="EMAIL_OR_ID", required=True, dest="user")
 
 
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
@@ -102,5 +110,18 @@ async def _role(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
         [
             f"user {member.user.user_id} ({member.user.email}) is now"
             f" {membership.role.value} of {membership.workspace_id}"
+        ],
+    )
+
+
+async def _link(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    # Printed to the operator's terminal only: the link sets the user's password.
+    user, link = await command_accounts(runtime).password_link(args.user)
+    out.result(
+        {**user_view(user), "sign_in_link": link},
+        [
+            f"sign_in_link={link}",
+            f"it works once, within 24 hours, to choose the password of {user.email};"
+            " give it to them only",
         ],
     )

@@ -29,6 +29,7 @@ from intake.service.accounts.errors import NotAllowed
 from intake.service.admin.errors import NotFoundError
 
 SIGN_IN_PATH = "/dashboard/sign-in/"
+INVITATION_PATH = "/dashboard/invitations/"
 
 
 # 10 attempts per client network in 15 minutes; 20 per address typed in an hour.
@@ -85,9 +86,8 @@ class SignedIn:
 class NewUser:
     user: User
     membership: Membership
-    # The one-time link; None when it went by mail (never shown then).
+    # The one-time link, for the operator's terminal; None once a password is set.
     link: str | None = field(repr=False)
-    mailed: bool = False
 
 
 class AccountsBase:

@@ -24,3 +24,8 @@ class LinkRefused(Exception):  # noqa: N818 - a refusal, answered as one
 class NotAllowed(Exception):  # noqa: N818 - a refusal, answered as one
     """The signed-in user's role in that workspace does not allow it (members read and
     triage; owners also configure)."""
+
+
+class AccountExists(Exception):  # noqa: N818 - a refusal, answered as one
+    """An invitation's link asked to make a user for an address that has one: its user
+    signs in and accepts instead (a link never sets an existing user's password)."""

@@ -1,14 +1,12 @@
-"""Users and memberships: made by `intake user create` or an owner's invitation, listed,
-and removed (which ends their sessions)."""
+"""Users and memberships: made by `intake user create` (or `intake demo`), or by an
+accepted invitation (invitations.py); listed, left, and removed (which ends their
+sessions). A workspace keeps an owner through all of it."""
 
 from __future__ import annotations
-
-from email.message import EmailMessage
 
 from attrs import frozen
 
 from intake.domain.users import InvalidEmail, Membership, Role, User, normalise_email
-from intake.ports.senders import MailRejected, MailUnavailable
 from intake.service.accounts.base import AccountsBase, NewUser, SignedIn
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.short_lists import Position, ShortPage, short_page
@@ -18,6 +16,11 @@ from intake.service.admin.short_lists import Position, ShortPage, short_page
 class Member:
     user: User
     memberships: tuple[Membership, ...]
+
+
+# Why a change that would leave a workspace with no owner is refused; the stores hold
+# the rule itself (UserRepository.set_role, remove_membership, remove).
+KEEPS_AN_OWNER = "a workspace keeps at least one owner"
 
 
 class PeopleAccounts(AccountsBase):
@@ -51,30 +54,6 @@ class PeopleAccounts(AccountsBase):
             return NewUser(user, membership, None)
         return NewUser(user, membership, await self._new_link(user.user_id, now))
 
-    async def invite(
-        self, by: SignedIn, workspace_id: str, email: str, role: Role = Role.MEMBER
-    ) -> NewUser:
-        """An owner adds someone to their workspace. Someone new gets a link, by mail
-        when mail is set up, else returned to be shown once. An existing user is added
-        with no link: a link resets a password, and must not reach another person."""
-        by.require_owner(workspace_id)
-        address = await self._checked(email, workspace_id)
-        existing = await self._store.users.find_by_email(address)
-        if existing is None:
-            created = await self.create_user(address, workspace_id, role)
-            return await self._deliver(created)
-        if any(
-            m.workspace_id == workspace_id
-            for m in await self._store.users.memberships(existing.user_id)
-        ):
-            raise AdminError("already a member of this workspace", field="email")
-        membership = Membership(existing.user_id, workspace_id, role, self._clock.now())
-        await self._store.users.add_membership(membership)
-        if existing.password_hash is None:
-            link = await self._new_link(existing.user_id, self._clock.now())
-            return await self._deliver(NewUser(existing, membership, link))
-        return NewUser(existing, membership, None)
-
     async def workspace_members(self, by: SignedIn, workspace_id: str) -> list[Member]:
         """The members of a workspace `by` belongs to, each with their role there only."""
         if by.role_in(workspace_id) is None:
@@ -97,11 +76,37 @@ class PeopleAccounts(AccountsBase):
         ]
 
     async def remove_user(self, user_ref: str) -> User:
-        """By id or email address: the user, memberships, links and sessions go."""
+        """By id or email address: the user, memberships, links and sessions go. The last
+        owner of a workspace stays, as `set_role` keeps them an owner."""
         user = await self._user(user_ref)
-        if user is None or not await self._store.users.remove(user.user_id):
+        if user is None:
             raise NotFoundError(f"no user {user_ref}")
+        if not await self._store.users.remove(user.user_id):
+            if await self._store.users.get(user.user_id) is None:
+                raise NotFoundError(f"no user {user_ref}")
+            raise AdminError(KEEPS_AN_OWNER + "; make another owner first")
         return user
+
+    async def password_link(self, user_ref: str) -> tuple[User, str]:
+        """For `intake user link`: a new one-time link that sets the user's password, for
+        the operator's terminal only (no owner's page ever shows one)."""
+        user = await self._user(user_ref)
+        if user is None:
+            raise NotFoundError(f"no user {user_ref}")
+        return user, await self._new_link(user.user_id, self._clock.now())
+
+    async def leave(self, signed: SignedIn, workspace_id: str) -> None:
+        """The signed-in user stops being a member of the workspace; its last owner
+        cannot. They keep their account, to accept other invitations."""
+        user_id = signed.user.user_id
+        if signed.role_in(workspace_id) is None:
+            raise NotFoundError("no such workspace")
+        if not await self._store.users.remove_membership(user_id, workspace_id):
+            if all(
+                m.workspace_id != workspace_id for m in await self._store.users.memberships(user_id)
+            ):
+                raise NotFoundError("no such workspace")  # left already
+            raise AdminError(KEEPS_AN_OWNER + "; make another owner first")
 
     async def remove_member(self, by: SignedIn, workspace_id: str, user_id: str) -> None:
         """An owner removes someone from the workspace; their sessions end. Someone left
@@ -112,7 +117,7 @@ class PeopleAccounts(AccountsBase):
         if target is None:
             raise NotFoundError("no such member")
         if not await self._store.users.remove_membership(user_id, workspace_id):
-            raise AdminError("a workspace keeps at least one owner")
+            raise AdminError(KEEPS_AN_OWNER)
         await self._store.users.end_sessions(user_id)
         if not await self._store.users.memberships(user_id):
             await self._store.users.remove(user_id)
@@ -137,7 +142,7 @@ class PeopleAccounts(AccountsBase):
         # The store checks and changes in one step, so owners demoting each other at
         # once cannot leave the workspace without one.
         if not await self._store.users.set_role(user.user_id, workspace_id, role):
-            raise AdminError("a workspace keeps at least one owner; make another owner first")
+            raise AdminError(KEEPS_AN_OWNER + "; make another owner first")
         return Member(user, (Membership(target.user_id, workspace_id, role, target.created_at),))
 
     async def _user(self, user_ref: str) -> User | None:
@@ -157,26 +162,6 @@ class PeopleAccounts(AccountsBase):
         if "\x00" in workspace_id or await self._store.workspaces.get(workspace_id) is None:
             raise NotFoundError(f"no workspace {workspace_id}")
         return address
-
-    async def _deliver(self, created: NewUser) -> NewUser:
-        if self._mailer is None or created.link is None:
-            return created
-        try:
-            await self._mailer.send(self._invitation(created.user.email, created.link))
-        except (MailUnavailable, MailRejected):
-            return created  # not sent: shown once instead, so the invitation still works
-        return NewUser(created.user, created.membership, None, mailed=True)
-
-    def _invitation(self, to: str, link: str) -> EmailMessage:
-        message = EmailMessage()
-        message["From"] = self._settings.mail_from
-        message["To"] = to
-        message["Subject"] = "Your intake dashboard sign-in link"
-        message.set_content(
-            "You have been given access to a workspace on intake.\n\n"
-            f"Choose your password here (the link works once, for 24 hours):\n{link}\n"
-        )
-        return message
 
 
 def _member_position(member: Member) -> Position:

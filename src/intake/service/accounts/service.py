@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from intake.service.accounts.invitations import InvitationAccounts
 from intake.service.accounts.people import PeopleAccounts
-from intake.service.accounts.sign_in import SignInAccounts
 
 
-class Accounts(PeopleAccounts, SignInAccounts):
-    """Users and who may do what in which workspace (`people.py`); signing in and the
-    sessions that follow (`sign_in.py`). Both share `AccountsBase`'s ports."""
+class Accounts(PeopleAccounts, InvitationAccounts):
+    """Users and who may do what in which workspace (`people.py`); invitations, accepted
+    by their invitee only (`invitations.py`); signing in and the sessions that follow
+    (`sign_in.py`). All share `AccountsBase`'s ports."""

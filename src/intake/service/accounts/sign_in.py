@@ -54,7 +54,7 @@ class SignInAccounts(AccountsBase):
         """Sets the password of the link's user and signs them in; their other sessions
         end. The password is checked before the link is spent, so a refused password
         leaves the link usable."""
-        checked = _checked_password(password)
+        checked = checked_password(password)
         used = await self._store.users.use_token(ids.hash_secret(token), self._clock.now())
         user = None if used is None else await self._store.users.get(used.user_id)
         if user is None:
@@ -63,7 +63,7 @@ class SignInAccounts(AccountsBase):
 
     async def change_password(self, signed_in: SignedIn, current: str, new: str) -> SignedIn:
         """Ends every other session of the user; this one goes on under a new secret."""
-        checked = _checked_password(new, field="new_password")
+        checked = checked_password(new, field="new_password")
         user = await self._store.users.get(signed_in.user.user_id)
         if user is None or user.password_hash is None:
             raise SignInRefused
@@ -135,7 +135,7 @@ class SignInAccounts(AccountsBase):
         return self._dummy_hash
 
 
-def _checked_password(password: str, field: str = "password") -> str:
+def checked_password(password: str, field: str = "password") -> str:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AdminError(f"at least {MIN_PASSWORD_LENGTH} characters", field=field)
     if len(password) > MAX_PASSWORD_LENGTH:

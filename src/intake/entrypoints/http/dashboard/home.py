@@ -1,5 +1,6 @@
-"""The dashboard's first page: the forms of each of the user's workspaces, a page of each,
-with this month's counts. `?workspace=ID&cursor=C` pages through one workspace's forms."""
+"""The dashboard's first page: the invitations waiting for the user, to accept or decline;
+then the forms of each of their workspaces, a page of each, with this month's counts.
+`?workspace=ID&cursor=C` pages through one workspace's forms."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ async def home(request: Request, signed: SignedIn) -> Response:
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
+        "invitations": await web.accounts(request).my_invitations(signed),
         "workspaces": entries,
         "paged": cursor is not None and error is None,
         "error": error,

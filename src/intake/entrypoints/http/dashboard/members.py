@@ -1,6 +1,7 @@
-"""Settings, members: every member of the user's workspaces; owners invite (the link
-mailed, or shown this once), change a member's role and remove members, whose sessions
-end at once."""
+"""Settings, members: every member of the user's workspaces; owners invite (the same
+answer whoever the address is: an invitation is accepted by its invitee), see, resend and
+revoke pending invitations, change a member's role and remove members, whose sessions
+end at once; anyone leaves a workspace that keeps an owner."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from starlette.responses import Response
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
-from intake.service.accounts import NewUser, NotAllowed, SignedIn
+from intake.service.accounts import NotAllowed, Sent, SignedIn
 from intake.service.admin import AdminError, NotFoundError
 
 PATH = web.PREFIX + "/settings/members"
@@ -36,7 +37,7 @@ async def _page(
     *,
     only: str | None = None,
     cursor: str | None = None,
-    invited: NewUser | None = None,
+    sent: Sent | None = None,
     error: str | None = None,
     status: int = 200,
 ) -> Response:
@@ -57,11 +58,14 @@ async def _page(
             next_url = (
                 f"{PATH}?{urlencode({'workspace': workspace_id, 'cursor': page.next_cursor})}"
             )
+        owner = signed.configures(workspace_id)
+        invitations = await accounts.workspace_invitations(signed, workspace_id) if owner else []
         workspaces.append(
             {
                 "workspace": await admin.workspace(workspace_id),
-                "owner": signed.configures(workspace_id),
+                "owner": owner,
                 "members": page.items,
+                "invitations": invitations,
                 "next_url": next_url,
             }
         )
@@ -71,7 +75,8 @@ async def _page(
         "me": signed.user.user_id,
         "workspaces": workspaces,
         "roles": [role.value for role in Role],
-        "invited": invited,
+        "sent": sent,
+        "now": web.runtime(request).clock.now(),
         "paged": only is not None,
         "error": error,
     }
@@ -83,7 +88,7 @@ async def invite(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         role = Role(text(form, "role") or Role.MEMBER.value)
-        invited = await web.accounts(request).invite(
+        sent = await web.accounts(request).invite(
             signed, text(form, "workspace"), text(form, "email"), role
         )
     except (BadFormError, NotAllowed):
@@ -93,8 +98,47 @@ async def invite(request: Request, signed: SignedIn) -> Response:
     except (AdminError, ValueError) as error:
         message = f"Email: {error}." if isinstance(error, AdminError) else "Unknown role."
         return await _page(request, signed, error=message, status=422)
-    # The page that shows a link is never kept: Cache-Control no-store, no referrer.
-    return await _page(request, signed, invited=invited)
+    return await _page(request, signed, sent=sent)
+
+
+@web.requires_sign_in
+async def resend(request: Request, signed: SignedIn) -> Response:
+    """A pending invitation made anew: a new link (mailed), 7 more days."""
+    try:
+        form = await read_form(request, signed.csrf)
+        sent = await web.accounts(request).resend(signed, text(form, "invitation"))
+    except (BadFormError, NotAllowed):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    return await _page(request, signed, sent=sent)
+
+
+@web.requires_sign_in
+async def revoke(request: Request, signed: SignedIn) -> Response:
+    try:
+        form = await read_form(request, signed.csrf)
+        await web.accounts(request).revoke(signed, text(form, "invitation"))
+    except (BadFormError, NotAllowed):
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    return web.see_other(PATH)
+
+
+@web.requires_sign_in
+async def leave(request: Request, signed: SignedIn) -> Response:
+    """The signed-in user leaves a workspace; its last owner cannot."""
+    try:
+        form = await read_form(request, signed.csrf)
+        await web.accounts(request).leave(signed, text(form, "workspace"))
+    except BadFormError:
+        return web.page(request, "refused.html", {}, status=403)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    except AdminError as error:
+        return await _page(request, signed, error=f"{error}.", status=422)
+    return web.see_other(web.PREFIX)
 
 
 @web.requires_sign_in
