@@ -4,6 +4,8 @@ password change and removal; on every store."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.http.conftest import PEER_HEADER, ServiceFactory
@@ -54,18 +56,56 @@ def test_a_link_works_once(dash: Dashboard) -> None:
     assert dash.set_password(link).status_code == 303
     dash.new_browser()
 
-    again = dash.set_password(link, "another long password")
+    shown = dash.client.get(link)
+
+    assert shown.status_code == 410
+    assert "cannot be used" in shown.text
+    assert 'type="password"' not in shown.text
+
+
+def test_a_used_link_answers_410_to_the_password_too(dash: Dashboard) -> None:
+    link = dash.link()
+    assert dash.set_password(link).status_code == 303
+    dash.new_browser()
+    token = dash.csrf("/dashboard/sign-in")  # this browser's own form cookie
+
+    again = dash.client.post(
+        link,
+        data={
+            "csrf": token,
+            "password": "another long password",
+            "confirm": "another long password",
+        },
+    )
 
     assert again.status_code == 410
     assert "intake_session" not in again.headers.get("set-cookie", "")
     assert dash.sign_in("ada@example.com", "another long password").status_code == 401
 
 
-def test_a_link_expires_after_24_hours(dash: Dashboard) -> None:
+def test_an_unknown_or_expired_link_answers_410_before_any_password(dash: Dashboard) -> None:
     link = dash.link()
-    dash.svc.clock.advance(24 * 3600)
 
-    assert dash.set_password(link).status_code == 410
+    unknown = dash.client.get("/dashboard/sign-in/abc")
+    long_one = dash.client.get("/dashboard/sign-in/" + "a" * 500)
+    dash.svc.clock.advance(24 * 3600)
+    expired = dash.client.get(link)
+
+    for answer in (unknown, long_one, expired):
+        assert answer.status_code == 410
+        assert 'type="password"' not in answer.text
+        assert "cannot be used" in answer.text
+
+
+def test_a_link_names_its_account_for_a_password_manager(dash: Dashboard) -> None:
+    page = dash.client.get(dash.link("Ada.Lovelace@example.com"))
+
+    assert page.status_code == 200
+    username = re.search(r"<input[^>]*autocomplete=\"username\"[^>]*>", page.text)
+    assert username is not None
+    assert 'value="ada.lovelace@example.com"' in username.group(0)
+    assert "readonly" in username.group(0)
+    assert 'autocomplete="new-password"' in page.text
 
 
 def test_a_short_password_is_refused_and_the_link_kept(dash: Dashboard) -> None:
@@ -111,7 +151,10 @@ def test_sign_in_is_limited_per_client_address(dash: Dashboard) -> None:
     refused = dash.sign_in("ada@example.com", PASSWORD, peer)
 
     assert refused.status_code == 429
-    assert int(refused.headers["retry-after"]) > 0
+    wait = int(refused.headers["retry-after"])
+    assert 0 < wait <= 15 * 60
+    minutes = -(-wait // 60)
+    assert f"try again in {minutes} minute" in refused.text
     # Another client is not held back by it.
     assert (
         dash.sign_in("ada@example.com", PASSWORD, {PEER_HEADER: "198.51.100.8"}).status_code == 303

@@ -50,6 +50,19 @@ class SignInAccounts(AccountsBase):
             raise SignInRefused
         return await self._start_session(user)
 
+    async def link_user(self, token: str) -> User:
+        """The user whose password a link sets, without using it: LinkRefused for a link
+        used, expired or unknown."""
+        found = None
+        if len(token) <= 100:
+            found = await self._store.users.find_token(ids.hash_secret(token))
+        user = None
+        if found is not None and found.usable(self._clock.now()):
+            user = await self._store.users.get(found.user_id)
+        if user is None:
+            raise LinkRefused
+        return user
+
     async def use_link(self, token: str, password: str) -> SignedIn:
         """Sets the password of the link's user and signs them in; their other sessions
         end. The password is checked before the link is spent, so a refused password

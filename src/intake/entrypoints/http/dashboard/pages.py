@@ -53,25 +53,43 @@ async def sign_in(request: Request) -> Response:
     except SignInRefused:
         return _sign_in_page(request, email=email, error=REFUSED, status=401)
     except SignInThrottled as throttled:
-        response = _sign_in_page(
-            request, email=email, error="Too many attempts: try again later.", status=429
-        )
+        message = f"Too many attempts: try again in {_wait(throttled.retry_after)}."
+        response = _sign_in_page(request, email=email, error=message, status=429)
         response.headers["Retry-After"] = str(throttled.retry_after)
         return response
     return web.start_session(web.see_other(HOME), request, signed)
 
 
+def _wait(seconds: int) -> str:
+    """The limiter's retry time as people read it, rounded up to a whole minute."""
+    if seconds < 60:
+        return "1 minute" if seconds <= 0 else f"{seconds} seconds"
+    minutes = -(-seconds // 60)
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"
+
+
 def _password_page(
-    request: Request, token: str, *, error: str | None = None, status: int = 200
+    request: Request, token: str, account: str, *, error: str | None = None, status: int = 200
 ) -> Response:
     csrf = web.form_token(request)
-    context = {"csrf": csrf, "action": f"{SIGN_IN}/{token}", "error": error}
+    context = {"csrf": csrf, "action": f"{SIGN_IN}/{token}", "account": account, "error": error}
     response = web.page(request, "set_password.html", context, status=status)
     return web.with_form_cookie(response, request, csrf)
 
 
+def _link_refused(request: Request) -> Response:
+    return web.page(request, "link_refused.html", {}, status=410)
+
+
 async def link_form(request: Request) -> Response:
-    return _password_page(request, request.path_params["token"])
+    """The password form of a usable link, naming its account (a password manager saves
+    the password under it); 410 for a link used, expired or unknown."""
+    token: str = request.path_params["token"]
+    try:
+        user = await web.accounts(request).link_user(token)
+    except LinkRefused:
+        return _link_refused(request)
+    return _password_page(request, token, user.email)
 
 
 async def use_link(request: Request) -> Response:
@@ -80,15 +98,21 @@ async def use_link(request: Request) -> Response:
         form = await read_form(request, web.form_cookie(request))
     except BadFormError:
         return _refused_form(request)
-    password = text(form, "password")
-    if password != text(form, "confirm"):
-        return _password_page(request, token, error="The passwords differ.", status=422)
+    accounts = web.accounts(request)
     try:
-        signed = await web.accounts(request).use_link(token, password)
-    except AdminError as error:
-        return _password_page(request, token, error=f"Password: {error}.", status=422)
+        account = (await accounts.link_user(token)).email
+        password = text(form, "password")
+        if password != text(form, "confirm"):
+            return _password_page(
+                request, token, account, error="The passwords differ.", status=422
+            )
+        try:
+            signed = await accounts.use_link(token, password)
+        except AdminError as error:
+            message = f"Password: {error}."
+            return _password_page(request, token, account, error=message, status=422)
     except LinkRefused:
-        return web.page(request, "link_refused.html", {}, status=410)
+        return _link_refused(request)
     return web.start_session(web.see_other(HOME), request, signed)
 
 
