@@ -339,3 +339,26 @@ def test_a_mailed_link_leads_its_signed_in_invitee_to_accept(
     assert as_bob.status_code == 303
     assert as_bob.headers["location"] == "/dashboard"
     assert dash.client.get("/dashboard/invitations/abc").status_code == 410
+
+
+def test_a_workspace_sends_at_most_20_invitations_an_hour(dash: Dashboard) -> None:
+    _owner_of_the_workspace(dash)
+    workspace = dash.workspace.workspace_id
+    for n in range(20):
+        assert _invite(dash, f"guest{n}@example.com", workspace).status_code == 200
+    (first,) = _invitation_ids(dash.client.get(MEMBERS))[:1]
+
+    refused = _invite(dash, "one.more@example.com", workspace)
+    resend = dash.post(MEMBERS + "/invitations/resend", invitation=first)
+
+    for answer in (refused, resend):
+        assert answer.status_code == 429
+        wait = int(answer.headers["retry-after"])
+        assert 0 < wait <= 3600
+        assert f"try again in {-(-wait // 60)} minute" in answer.text
+    pending = dash.svc.run(dash.svc.store.users.workspace_invitations, workspace)
+    assert "one.more@example.com" not in {i.email for i in pending}
+    dash.svc.clock.advance(3600)
+    dash.new_browser()
+    assert dash.sign_in("owner@example.com", PASSWORD).status_code == 303
+    assert _invite(dash, "one.more@example.com", workspace).status_code == 200

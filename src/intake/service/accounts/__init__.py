@@ -12,6 +12,7 @@ from intake.service.accounts.errors import (
     NotAllowed,
     SignInRefused,
     SignInThrottled,
+    TooManyInvitations,
 )
 from intake.service.accounts.invitations import LinkedInvitation, Offer, Sent
 from intake.service.accounts.people import KEEPS_AN_OWNER, Member
@@ -33,4 +34,5 @@ __all__ = [
     "SignInRefused",
     "SignInThrottled",
     "SignedIn",
+    "TooManyInvitations",
 ]

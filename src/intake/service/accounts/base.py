@@ -35,15 +35,18 @@ INVITATION_PATH = "/dashboard/invitations/"
 # 10 attempts per client network in 15 minutes; 20 per address typed in an hour.
 PER_CLIENT = RateRule(10, 15 * 60)
 PER_ACCOUNT = RateRule(20, 60 * 60)
+# Invitations (and resends) a workspace sends in an hour: each may be a mail to anyone.
+PER_WORKSPACE_INVITATIONS = RateRule(20, 60 * 60)
 
 
 @frozen
 class SignInLimits:
     """Sign-in attempts admitted, each window of its own: per client address (network)
-    and per account (the address typed, known or not)."""
+    and per account (the address typed, known or not); and invitations per workspace."""
 
     per_client: RateRule = PER_CLIENT
     per_account: RateRule = PER_ACCOUNT
+    invitations: RateRule = PER_WORKSPACE_INVITATIONS
 
 
 @frozen

@@ -17,6 +17,14 @@ class SignInThrottled(Exception):  # noqa: N818 - a refusal, answered as one
         self.retry_after = retry_after
 
 
+class TooManyInvitations(Exception):  # noqa: N818 - a refusal, answered as one
+    """The workspace sent its hour's invitations (resends count): try after `retry_after`."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
 class LinkRefused(Exception):  # noqa: N818 - a refusal, answered as one
     """A sign-in link that is unknown, used already or older than 24 hours."""
 

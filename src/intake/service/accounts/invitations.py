@@ -15,6 +15,7 @@ from email.message import EmailMessage
 from attrs import frozen
 
 from intake.domain import ids
+from intake.domain.ratelimit import Window
 from intake.domain.users import (
     INVITATION_LIFETIME,
     InvalidEmail,
@@ -26,7 +27,7 @@ from intake.domain.users import (
 )
 from intake.ports.senders import MailRejected, MailUnavailable
 from intake.service.accounts.base import INVITATION_PATH, SignedIn
-from intake.service.accounts.errors import AccountExists, LinkRefused
+from intake.service.accounts.errors import AccountExists, LinkRefused, TooManyInvitations
 from intake.service.accounts.sign_in import SignInAccounts, checked_password
 from intake.service.admin.errors import AdminError, NotFoundError
 
@@ -174,9 +175,14 @@ class InvitationAccounts(SignInAccounts):
     async def _send(self, workspace_id: str, email: str, role: Role, inviter: User) -> Sent:
         """Stores the invitation under a new secret (the one of this workspace and
         address made anew), then mails its link when mail is set up. The link is never
-        returned: only the invited mailbox receives it."""
-        secret = self._secret()
+        returned: only the invited mailbox receives it. TooManyInvitations past the
+        workspace's hourly number, whoever the addresses are."""
         now = self._clock.now()
+        window = Window(f"invite:w:{{{workspace_id}}}", self._settings.limits.invitations)
+        decision = await self._limiter.hit((window,), now.timestamp())
+        if not decision.allowed:
+            raise TooManyInvitations(decision.retry_after)
+        secret = self._secret()
         stored = await self._store.users.put_invitation(
             Invitation(
                 invitation_id=self._id("inv"),

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
-from intake.service.accounts import NotAllowed, Sent, SignedIn
+from intake.service.accounts import NotAllowed, Sent, SignedIn, TooManyInvitations
 from intake.service.admin import AdminError, NotFoundError
 
 PATH = web.PREFIX + "/settings/members"
@@ -98,7 +98,16 @@ async def invite(request: Request, signed: SignedIn) -> Response:
     except (AdminError, ValueError) as error:
         message = f"Email: {error}." if isinstance(error, AdminError) else "Unknown role."
         return await _page(request, signed, error=message, status=422)
+    except TooManyInvitations as refused:
+        return await _too_many(request, signed, refused)
     return await _page(request, signed, sent=sent)
+
+
+async def _too_many(request: Request, signed: SignedIn, refused: TooManyInvitations) -> Response:
+    wait = web.wait_words(refused.retry_after)
+    message = f"Too many invitations from this workspace in the last hour: try again in {wait}."
+    response = await _page(request, signed, error=message, status=429)
+    return web.throttled(response, refused.retry_after)
 
 
 @web.requires_sign_in
@@ -111,6 +120,8 @@ async def resend(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
+    except TooManyInvitations as refused:
+        return await _too_many(request, signed, refused)
     return await _page(request, signed, sent=sent)
 
 

@@ -53,19 +53,10 @@ async def sign_in(request: Request) -> Response:
     except SignInRefused:
         return _sign_in_page(request, email=email, error=REFUSED, status=401)
     except SignInThrottled as throttled:
-        message = f"Too many attempts: try again in {_wait(throttled.retry_after)}."
+        message = f"Too many attempts: try again in {web.wait_words(throttled.retry_after)}."
         response = _sign_in_page(request, email=email, error=message, status=429)
-        response.headers["Retry-After"] = str(throttled.retry_after)
-        return response
+        return web.throttled(response, throttled.retry_after)
     return web.start_session(web.see_other(HOME), request, signed)
-
-
-def _wait(seconds: int) -> str:
-    """The limiter's retry time as people read it, rounded up to a whole minute."""
-    if seconds < 60:
-        return "1 minute" if seconds <= 0 else f"{seconds} seconds"
-    minutes = -(-seconds // 60)
-    return "1 minute" if minutes == 1 else f"{minutes} minutes"
 
 
 def _password_page(

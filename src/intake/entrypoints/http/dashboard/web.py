@@ -65,6 +65,19 @@ def when(value: object) -> object:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def wait_words(seconds: int) -> str:
+    """A limiter's retry time as people read it, rounded up to a whole minute."""
+    if seconds < 60:
+        return "1 minute" if seconds <= 0 else f"{seconds} seconds"
+    minutes = -(-seconds // 60)
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"
+
+
+def throttled(response: Response, retry_after: int) -> Response:
+    response.headers["Retry-After"] = str(retry_after)
+    return response
+
+
 _ENVIRONMENT = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=True,  # every value, whatever the file's name
