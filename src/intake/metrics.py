@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from attrs import frozen
-from prometheus_client import CollectorRegistry, Counter, Histogram, values
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -207,6 +207,18 @@ class ServiceMetrics:
         if self._registry is not None:
             ProcessCollector(registry=self._registry)
         self.http = HttpMetrics(self._registry, submission_routes)
+        # The most of the live workers: 1 while any of them holds its windows alone.
+        self._fallback = Gauge(
+            "intake_rate_limiter_fallback",
+            "1 while the rate limiter holds its windows per process because Redis is "
+            "unreachable (each of N workers then admits up to the limit); 0 otherwise.",
+            registry=self._registry,
+            multiprocess_mode="livemax",
+        )
+
+    def rate_limiter_fallback(self, degraded: bool) -> None:
+        """What FallbackRateLimiter reports as it falls back and recovers."""
+        self._fallback.set(1 if degraded else 0)
 
     def render(self, figures: StoreFigures | None, accept: str | None) -> tuple[bytes, str]:
         process: Collector | MultiProcessCollector

@@ -34,7 +34,7 @@ from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
-from intake.ports.rate_limiter import RateLimiter
+from intake.ports.rate_limiter import FallbackReports, RateLimiter
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import enter_storage
@@ -70,6 +70,9 @@ class ServeRuntime:
     admin: Admin
     blobs: BlobStore | None
     signer: DownloadSigner
+    # The Redis limiter's fallback to per-process windows, for health and metrics; None
+    # without Redis, or with a rate limiter given.
+    rate_limit_fallback: FallbackReports | None
 
 
 @asynccontextmanager
@@ -84,7 +87,10 @@ async def rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter
             shared = await stack.enter_async_context(open_redis_rate_limiter(settings.redis_url))
         except ValueError as error:  # redis-py's refusal of the URL names no credentials
             raise ConfigError(f"{REDIS_URL.name}: {error}") from None
-        yield FallbackRateLimiter(shared, InProcessRateLimiter())
+        limiter = FallbackRateLimiter(shared, InProcessRateLimiter())
+        # A Redis down from the start is logged now, not at the first submission.
+        await limiter.check_primary(shared.ping)
+        yield limiter
 
 
 @asynccontextmanager
@@ -134,8 +140,11 @@ async def enter_serving(
     if id_source is None:
         id_source = SecureIdSource()
     limiter = overrides.get("rate_limiter")
+    fallback: FallbackReports | None = None
     if limiter is None:
         limiter = await stack.enter_async_context(rate_limiter_resource(settings))
+        if isinstance(limiter, FallbackRateLimiter):
+            fallback = limiter
     challenge = overrides.get("challenge")
     if challenge is None:
         challenge = await stack.enter_async_context(challenge_resource(settings))
@@ -160,6 +169,7 @@ async def enter_serving(
         admin=make_admin(settings, storage, clock, id_source),
         blobs=storage.blobs,
         signer=storage.signer,
+        rate_limit_fallback=fallback,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from intake.adapters.ratelimit_redis import RateLimiterUnavailable
 from intake.domain.ratelimit import RateDecision, Window
@@ -39,11 +39,27 @@ class FallbackRateLimiter:
         self._next_try = 0.0
         self._last_warning = -math.inf
         self._probing = False
+        self._reports: list[Callable[[bool], None]] = []
 
     @property
     def degraded(self) -> bool:
         """True while the fallback answers, for health reports."""
         return self._down_since is not None
+
+    def report_fallback(self, report: Callable[[bool], None]) -> None:
+        """`report(True)` each time the fallback takes over, `report(False)` each time
+        the primary answers again, and once now with the present state (a metric)."""
+        self._reports.append(report)
+        report(self.degraded)
+
+    async def check_primary(self, ping: Callable[[], Awaitable[object]]) -> None:
+        """Tries the primary once, as the process starts (`ping`: a request that counts
+        nothing): one down from the start is said at once, not at the first submission,
+        and the fallback answers from the first request."""
+        try:
+            await ping()
+        except RateLimiterUnavailable as error:
+            self._primary_failed(error)
 
     async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
         probe = self._down_since is not None
@@ -68,6 +84,7 @@ class FallbackRateLimiter:
         self._next_try = failed_at + self._retry_every
         if self._down_since is None:
             self._down_since = failed_at
+            self._report(True)
         # Concurrent requests fail together; one warning per `warn_every` says it all.
         if failed_at - self._last_warning >= self._warn_every:
             self._last_warning = failed_at
@@ -81,7 +98,12 @@ class FallbackRateLimiter:
     def _primary_recovered(self, down_since: float) -> None:
         self._down_since = None
         self._last_warning = -math.inf
+        self._report(False)
         log.info(
             "Redis reachable again after %.0f s: rate limits are shared again",
             self._monotonic() - down_since,
         )
+
+    def _report(self, degraded: bool) -> None:
+        for report in self._reports:
+            report(degraded)

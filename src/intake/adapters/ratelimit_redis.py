@@ -98,11 +98,18 @@ class RedisRateLimiter:
         if "{" in prefix or "}" in prefix:
             raise ValueError(f"a rate-limit key prefix cannot hold braces: {prefix!r}")
         self._prefix = prefix
+        self._client = client
         self._script = ScriptBatches(client, _HIT_SCRIPT)
         self._batches: Coalescer[_Hit, object] = Coalescer(self._send, max_batch)
         self._tickets = 0
         self._failed_before = 0  # hits with a lower ticket waited on a failed round trip
         self._failure: RateLimiterUnavailable | None = None
+
+    async def ping(self) -> None:
+        """One round trip that counts nothing: RateLimiterUnavailable while Redis cannot
+        answer."""
+        with _map_redis_errors():
+            await self._client.ping()
 
     async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
         if not windows:

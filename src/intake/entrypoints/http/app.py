@@ -50,7 +50,16 @@ async def readyz(request: Request) -> Response:
             Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1, spec=NOT_READY),
             request.state.request_id,
         )
-    return JSONResponse({"ok": True})
+    # Ready with Redis down too: submissions are accepted, limited per process
+    # (docs/operations.md, "Health and readiness").
+    return JSONResponse({"ok": True, "rate_limits": _rate_limits(runtime)})
+
+
+def _rate_limits(runtime: ServeRuntime) -> str:
+    fallback = runtime.rate_limit_fallback
+    if fallback is None:
+        return "process" if runtime.settings.redis_url is None else "shared"
+    return "fallback" if fallback.degraded else "shared"
 
 
 async def openapi(request: Request) -> Response:
@@ -147,6 +156,8 @@ def _application(settings: Settings, overrides: ServeOverrides, *, settle: bool)
         # A database not reachable yet leaves the process up, not ready (/readyz 503).
         async with open_serve_runtime(settings, **overrides) as runtime:
             app.state.runtime = runtime
+            if runtime.rate_limit_fallback is not None:
+                runtime.rate_limit_fallback.report_fallback(service_metrics.rate_limiter_fallback)
             if settle:
                 gc.freeze()
             yield
