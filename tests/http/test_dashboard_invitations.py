@@ -362,3 +362,20 @@ def test_a_workspace_sends_at_most_20_invitations_an_hour(dash: Dashboard) -> No
     dash.new_browser()
     assert dash.sign_in("owner@example.com", PASSWORD).status_code == 303
     assert _invite(dash, "one.more@example.com", workspace).status_code == 200
+
+
+def test_a_suspended_workspace_sends_no_invitation(dash: Dashboard) -> None:
+    _owner_of_the_workspace(dash)
+    workspace = dash.workspace.workspace_id
+    _invite(dash, "bob@example.com", workspace)
+    (pending,) = _invitation_ids(dash.client.get(MEMBERS))
+    dash.svc.run(dash.svc.admin.set_workspace_active, workspace, False)
+
+    invited = _invite(dash, "carol@example.com", workspace)
+    resent = dash.post(MEMBERS + "/invitations/resend", invitation=pending)
+
+    assert invited.status_code == resent.status_code == 403
+    assert "This workspace is suspended" in invited.text
+    listed = dash.svc.run(dash.svc.store.users.workspace_invitations, workspace)
+    assert [i.email for i in listed] == ["bob@example.com"]
+    assert dash.post(MEMBERS + "/invitations/revoke", invitation=pending).status_code == 303

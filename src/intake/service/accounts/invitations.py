@@ -73,6 +73,11 @@ class InvitationAccounts(SignInAccounts):
             raise AdminError(str(error), field="email") from None
         return await self._send(workspace_id, address, role, by.user)
 
+    async def owned_invitation(self, by: SignedIn, invitation_id: str) -> Invitation:
+        """A pending invitation of a workspace `by` owns: NotFoundError for any other,
+        NotAllowed for a member's."""
+        return await self._owned(by, invitation_id)
+
     async def resend(self, by: SignedIn, invitation_id: str) -> Sent:
         """A pending invitation (expired or not) made anew: a new link, 7 more days."""
         found = await self._owned(by, invitation_id)

@@ -88,9 +88,9 @@ async def invite(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         role = Role(text(form, "role") or Role.MEMBER.value)
-        sent = await web.accounts(request).invite(
-            signed, text(form, "workspace"), text(form, "email"), role
-        )
+        workspace_id = signed.require_owner(text(form, "workspace"))
+        await web.runtime(request).admin.acting_workspace(workspace_id)  # mails nothing
+        sent = await web.accounts(request).invite(signed, workspace_id, text(form, "email"), role)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -115,7 +115,10 @@ async def resend(request: Request, signed: SignedIn) -> Response:
     """A pending invitation made anew: a new link (mailed), 7 more days."""
     try:
         form = await read_form(request, signed.csrf)
-        sent = await web.accounts(request).resend(signed, text(form, "invitation"))
+        accounts = web.accounts(request)
+        found = await accounts.owned_invitation(signed, text(form, "invitation"))
+        await web.runtime(request).admin.acting_workspace(found.workspace_id)  # mails nothing
+        sent = await accounts.resend(signed, found.invitation_id)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
