@@ -358,3 +358,38 @@ async def test_purge_erases_what_a_relay_that_stopped_after_delivering_left(
     assert purged.forwarded == 1
     (kept,) = await stored(store)
     assert kept.data == {}
+
+
+async def test_an_erasure_forgets_the_autoresponders_records_of_its_address_only(
+    store: Store,
+) -> None:
+    other_workspace_form = form("frm_2", workspace_id="ws_2", public_form_key="pk2")
+    elsewhere = evolve(other_workspace_form, messages=FormMessages(autoresponse=True))
+    await seed(store, with_messages(autoresponse=True), elsewhere)
+    await commit(store, 1, email=VICTIM)
+    await commit(store, 2, email="other@example.com")
+    theirs = evolve(
+        submission(3, form_id="frm_2", workspace_id="ws_2"),
+        data={"email": VICTIM},
+        reply_to=VICTIM,
+    )
+    await store.submissions.commit(plan(theirs, charge=quota(1000, workspace_id="ws_2")))
+    await fan_out_all(store)  # three confirmations, three records
+
+    forgotten = await store.submissions.forget_autoresponses("ws_1", " Victim+tag@Example.com ")
+
+    assert forgotten == 1
+    assert await store.submissions.forget_autoresponses("ws_1", VICTIM) == 0
+    # The other address and the other workspace's record still count their hour...
+    await commit(store, 4, email="other@example.com")
+    await store.submissions.commit(
+        plan(
+            evolve(theirs, submission_id=submission(5).submission_id),
+            charge=quota(1000, workspace_id="ws_2"),
+        )
+    )
+    # ...and the forgotten address is answered again, as one never seen.
+    await commit(store, 6, email=VICTIM)
+    await fan_out_all(store, NOW + timedelta(minutes=10))
+    assert len(await sent_confirmations(store)) == 4
+    assert (await store.submissions.purge(NOW + timedelta(hours=3), WEEK)).autoresponses == 3

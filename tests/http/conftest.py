@@ -212,6 +212,9 @@ class FailingCommits:
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
         return await self.inner.with_address(workspace_id, spellings)
 
+    async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
+        return await self.inner.forget_autoresponses(workspace_id, address)
+
     async def release(self, release: Release) -> Released | None:
         return await self.inner.release(release)
 

@@ -75,6 +75,15 @@ def address_hash(address: str) -> str:
     return hashlib.sha256(f"{mailbox}{at}{domain}".encode()).hexdigest()
 
 
+# An erasure on request takes the autoresponder's records of the address with the rest:
+# on the workspace's forms, by the hash the per-address limit counts (the
+# autoresponses_address index, form by form).
+FORGET_ADDRESS = """
+    DELETE FROM autoresponses
+    WHERE address_hash = ? AND form_id IN (SELECT form_id FROM forms WHERE workspace_id = ?)
+"""
+
+
 def _released(event: OutboxEvent) -> bool:
     """A release's event is queued when the owner releases the submission; an accepted
     submission's is queued with it, at its own time."""

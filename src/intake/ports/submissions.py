@@ -280,6 +280,13 @@ class SubmissionRepository(Protocol):
         (domain/privacy.py's holds_address). Empty `spellings`: none."""
         ...
 
+    async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
+        """Deletes the autoresponder's records of `address` on the workspace's forms
+        (found by the hash its per-address limit counts, autoresponse_rules.py's
+        address_hash), in one transaction: an erasure on request takes them with the
+        person's submissions. How many went."""
+        ...
+
     async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
         """Cuts the client address of each of up to `limit` submissions created at or
         before `created_before` to its network (domain/privacy.py's

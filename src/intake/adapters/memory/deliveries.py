@@ -32,7 +32,7 @@ from intake.domain.destination_limits import (
     SendThrottled,
     wait_for_test,
 )
-from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
+from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT, is_autoresponse
 from intake.domain.model import EventType, OutboxEvent
 from intake.ports.deliveries import (
     Claim,
@@ -154,8 +154,8 @@ class InMemoryDeliveries(Repository):
             return None if endpoint.enabled else ENDPOINT_DISABLED
         if delivery.kind is DestinationKind.CHAT:
             return CHAT_REMOVED if delivery.destination_id not in self._t.chats else None
-        if delivery.destination_id in self._t.autoresponses:
-            return None  # a confirmation to the submitter
+        if is_autoresponse(delivery.destination_id):
+            return None  # a confirmation to the submitter, whether or not its record stays
         return RECIPIENT_REMOVED if delivery.destination_id not in self._t.recipients else None
 
     def _park(self, delivery: Delivery, now: datetime, reason: str) -> None:

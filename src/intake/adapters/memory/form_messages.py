@@ -96,3 +96,17 @@ def erase_forwarded(tables: Tables, limit: int) -> ErasedBatch:
 
 def _queue_order(item: tuple[str, datetime]) -> tuple[datetime, str]:
     return item[1], item[0]
+
+
+def forget_autoresponses(tables: Tables, workspace_id: str, address: str) -> int:
+    """SubmissionRepository.forget_autoresponses."""
+    digest = rules.address_hash(address)
+    forms = {f.form_id for f in tables.forms.values() if f.workspace_id == workspace_id}
+    forgotten = [
+        autoresponse_id
+        for autoresponse_id, queued in tables.autoresponses.items()
+        if queued.address_hash == digest and queued.form_id in forms
+    ]
+    for autoresponse_id in forgotten:
+        del tables.autoresponses[autoresponse_id]
+    return len(forgotten)

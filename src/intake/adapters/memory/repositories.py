@@ -343,6 +343,9 @@ class InMemorySubmissions(Repository):
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
         return file_storage.with_address(self._t, workspace_id, spellings)
 
+    async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
+        return form_messages.forget_autoresponses(self._t, workspace_id, address)
+
     async def release(self, release: Release) -> Released | None:
         return triage.release(self._t, release)
 

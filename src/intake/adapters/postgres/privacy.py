@@ -8,6 +8,7 @@ from collections.abc import Collection
 from datetime import datetime
 from itertools import takewhile
 
+from intake.adapters import autoresponse_rules as rules
 from intake.adapters import sql_statements as sql
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
@@ -109,6 +110,14 @@ async def truncate_client_ips(db: Database, created_before: datetime, limit: int
         if due:
             await conn.execute(_SWEPT, {"last": due[-1]["submission_id"]})
     return TruncatedBatch(seen=len(due), truncated=truncated)
+
+
+_FORGET_ADDRESS = sql.for_psycopg(rules.FORGET_ADDRESS)
+
+
+async def forget_autoresponses(db: Database, workspace_id: str, address: str) -> int:
+    """SubmissionRepository.forget_autoresponses."""
+    return await db.execute(_FORGET_ADDRESS, (rules.address_hash(address), workspace_id))
 
 
 async def with_address(

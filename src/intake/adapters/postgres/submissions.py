@@ -277,6 +277,9 @@ class PostgresSubmissions:
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
         return await privacy.with_address(self._db, workspace_id, spellings)
 
+    async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
+        return await privacy.forget_autoresponses(self._db, workspace_id, address)
+
     async def release(self, release: Release) -> Released | None:
         released = await triage.release(self._db, release)
         if released is not None and released.queued:

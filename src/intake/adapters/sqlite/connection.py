@@ -78,6 +78,9 @@ def connect(
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # A deleted row's bytes are overwritten with zeros, not left in free space, so
+        # what an erasure deletes is gone from the file (whatever the build's default).
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     except BaseException:
         conn.close()
@@ -127,6 +130,19 @@ def _tighten(path: Path) -> None:
             "the database file was open to others; it is now its owner's only (0600)",
             extra={"file": found.name, "was": oct(mode)},
         )
+
+
+def truncate_wal(conn: sqlite3.Connection) -> bool:
+    """After an erasure: every page of the write-ahead log copied into the database file
+    (where secure_delete has zeroed what was deleted) and the log cut to nothing, so
+    that no earlier copy of an erased value stays in `-wal`. It waits, as long as the
+    busy timeout, for other connections' transactions to end. False, with a warning,
+    when another process still reads an older snapshot: the log is then cut by a later
+    erasure's checkpoint, or when the last connection closes."""
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        log.warning("the write-ahead log could not be truncated after an erasure: busy")
+    return not busy
 
 
 class Transaction:

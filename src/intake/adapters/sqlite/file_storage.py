@@ -11,7 +11,7 @@ from datetime import datetime
 from intake.adapters import sql_statements as sql
 from intake.adapters import triage_statements as triage_sql
 from intake.adapters.sqlite import mapping
-from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.domain.triage import key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import CommitPlan, ErasedBatch
@@ -95,6 +95,8 @@ def erase_chosen(
                 conn.execute(_RELEASE, {"workspace_id": row["workspace_id"], "bytes": freed})
             submission_ids.append(row["submission_id"])
             file_keys += [f.key for f in files]
+    if submission_ids:
+        truncate_wal(conn)
     return ErasedBatch(tuple(submission_ids), tuple(file_keys))
 
 

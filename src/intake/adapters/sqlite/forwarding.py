@@ -9,7 +9,7 @@ import sqlite3
 from intake.adapters import forward_statements as forward_sql
 from intake.adapters import triage_statements as triage_sql
 from intake.adapters.sqlite import mapping
-from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.domain.triage import erased_payload
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import ErasedBatch
@@ -38,4 +38,6 @@ def erase_forwarded(conn: sqlite3.Connection, limit: int) -> ErasedBatch:
             if freed:
                 conn.execute(_GIVE_BACK_STORAGE, (freed, row["workspace_id"]))
             file_keys.extend(f.key for f in files)
+    if rows:
+        truncate_wal(conn)
     return ErasedBatch(tuple(row["submission_id"] for row in rows), tuple(file_keys))

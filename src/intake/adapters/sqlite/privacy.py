@@ -9,9 +9,10 @@ from collections.abc import Collection
 from datetime import datetime
 from itertools import takewhile
 
+from intake.adapters import autoresponse_rules as rules
 from intake.adapters import sql_statements as sql
 from intake.adapters.sqlite import mapping
-from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION, transaction
+from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION, transaction, truncate_wal
 from intake.adapters.sqlite.file_storage import erase_chosen
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.domain.model import Submission
@@ -88,6 +89,16 @@ def truncate_client_ips(
         if due:
             conn.execute(_SWEPT, (due[-1]["submission_id"],))
     return TruncatedBatch(seen=len(due), truncated=truncated)
+
+
+def forget_autoresponses(conn: sqlite3.Connection, workspace_id: str, address: str) -> int:
+    """SubmissionRepository.forget_autoresponses; the log truncated after."""
+    with transaction(conn):
+        params = (rules.address_hash(address), workspace_id)
+        forgotten = conn.execute(rules.FORGET_ADDRESS, params).rowcount
+    if forgotten:
+        truncate_wal(conn)
+    return forgotten
 
 
 def with_address(

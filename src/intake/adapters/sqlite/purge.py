@@ -7,7 +7,7 @@ import sqlite3
 from datetime import datetime, timedelta
 
 from intake.adapters.sqlite import mapping
-from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.submissions import PurgeCounts, PurgeCutoffs
 
@@ -58,11 +58,15 @@ async def purge_expired(
     worker: Worker, now: datetime, outbox_retention: timedelta, batch_size: int
 ) -> PurgeCounts:
     cutoffs = PurgeCutoffs.at(now, outbox_retention, batch_size)
-    return PurgeCounts(
+    counts = PurgeCounts(
         idempotency=await _purge(worker, _PURGE_IDEMPOTENCY, cutoffs.idempotency, batch_size),
         outbox=await _purge(worker, _PURGE_OUTBOX, cutoffs.outbox, batch_size),
         autoresponses=await _purge(worker, _PURGE_AUTORESPONSES, cutoffs.autoresponses, batch_size),
     )
+    # Outbox rows carry a copy of the data: none may stay behind in the log.
+    if counts.idempotency or counts.outbox or counts.autoresponses:
+        await worker.run(truncate_wal)
+    return counts
 
 
 async def _purge(worker: Worker, query: str, cutoff: datetime, batch_size: int) -> int:

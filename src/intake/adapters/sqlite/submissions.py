@@ -181,6 +181,9 @@ class SqliteSubmissions:
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
         return await self._worker.run(privacy.with_address, workspace_id, spellings)
 
+    async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
+        return await self._worker.run(privacy.forget_autoresponses, workspace_id, address)
+
     async def release(self, release: Release) -> Released | None:
         released = await self._worker.run(triage.release, release)
         if released is not None and released.queued:

@@ -8,7 +8,7 @@ import sqlite3
 
 from intake.adapters import sql_statements as sql
 from intake.adapters import triage_statements as triage_sql
-from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.domain.model import Submission
 from intake.domain.triage import erased_payload, key_scopes
@@ -79,4 +79,5 @@ def erase(conn: sqlite3.Connection, order: Erasure) -> Erased | None:
         if freed:
             conn.execute(_GIVE_BACK_STORAGE, {"workspace_id": row["workspace_id"], "bytes": freed})
         conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
+    truncate_wal(conn)
     return Erased(tuple(f.key for f in files))

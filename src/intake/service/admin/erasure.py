@@ -68,9 +68,16 @@ class ErasureAdmin(TriageAdmin):
         if dry_run:
             return ErasureReceipt(workspace_id, True, at, tuple(_named(s) for s in found))
         erased = [_named(s) for s in found if await self._erase_one(s)]
+        # The autoresponder's hash of the address would outlive the submissions by up
+        # to two hours (until `intake purge`): it goes with them.
+        forgotten = await self._store.submissions.forget_autoresponses(workspace_id, email)
         log.info(
             "erasure on request",
-            extra={"workspace_id": workspace_id, "submissions": len(erased)},
+            extra={
+                "workspace_id": workspace_id,
+                "submissions": len(erased),
+                "autoresponse_records": forgotten,
+            },
         )
         return ErasureReceipt(workspace_id, False, at, tuple(erased))
 
