@@ -63,6 +63,20 @@ def test_webhook_add_prints_the_endpoint_and_its_secret_once(
     assert "secret" not in listed.document["endpoints"][0]
 
 
+def test_webhook_add_refuses_a_second_endpoint_at_the_same_url(
+    cli: Cli, form: dict[str, str]
+) -> None:
+    url = "https://h.example.com/x?token=s3cret"
+    cli.json("webhook", "add", "--form", form["form_id"], "--url", url)
+
+    again = cli("webhook", "add", "--form", form["form_id"], "--url", url.replace("h.", "H.", 1))
+
+    assert again.code == 1
+    assert "this form has an endpoint at this URL already" in again.err
+    assert "s3cret" not in again.err
+    assert len(cli.json("webhook", "list", "--form", form["form_id"])["endpoints"]) == 1
+
+
 def test_webhook_add_with_include_flagged(cli: Cli, form: dict[str, str]) -> None:
     added = cli.json(
         "webhook", "add", "--form", form["form_id"], "--url", "https://h.example.com/",

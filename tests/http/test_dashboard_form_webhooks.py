@@ -108,6 +108,17 @@ def test_a_bad_url_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> Non
     assert _endpoints(dash) == []
 
 
+def test_a_second_endpoint_at_the_same_url_is_said_and_not_added(dash: Dashboard) -> None:
+    dash.owner_signs_in()
+    _add(dash, "http://127.0.0.1/h?token=s3cret")
+
+    again = dash.post(_hooks(dash), url="HTTP://127.0.0.1:80/h?token=s3cret")
+
+    assert again.status_code == 422
+    assert "URL: this form has an endpoint at this URL already." in again.text
+    assert _endpoints(dash) == [("http://127.0.0.1/h?token=s3cret", False)]
+
+
 def test_removing_asks_first(dash: Dashboard) -> None:
     dash.owner_signs_in()
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")

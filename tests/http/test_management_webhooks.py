@@ -240,6 +240,19 @@ def test_a_refused_webhook_url_is_never_repeated(owner: Owner, url: str) -> None
     assert "/in" not in answer.text
 
 
+def test_a_second_webhook_at_the_same_url_is_refused(owner: Owner) -> None:
+    # Two endpoints at one URL would have every event delivered twice.
+    path = f"/v1/forms/{owner.form_id}/webhooks"
+    again = HOOK.replace("https://", "HTTPS://", 1)
+
+    answer = owner.request("POST", path, json={"url": again, "include_flagged": True})
+
+    assert fields(answer) == {"url": "this form has an endpoint at this URL already"}
+    assert [e.url for e in owner.svc.run(owner.svc.admin.webhooks, owner.form_id)] == [HOOK]
+    other = owner.request("POST", path, json={"url": HOOK + "/other"})
+    assert other.status_code == 201, other.text
+
+
 def test_an_unknown_field_is_named_with_the_bad_ones(owner: Owner) -> None:
     body = {"url": 7, "include_flagged": "yes", "secret": "whsec_mine"}
 

@@ -187,3 +187,24 @@ def _check_public(address: IPAddress, host: str, *, literal: bool = False) -> No
         if literal:
             raise TargetNotPublic(f"{host} is not a public address")
         raise TargetNotPublic(f"{host} resolves to an address that is not public")
+
+
+class AlreadyAnEndpoint(Exception):  # noqa: N818 - a condition the caller words
+    """The form has an endpoint at this URL already: nothing was added."""
+
+
+def same_endpoint_url(first: str, second: str) -> bool:
+    """Whether two webhook URLs reach the same receiver with the same request, so that a
+    form holding both would have every event delivered twice: the scheme and host in
+    any case, the default port written or not, an empty path as `/`, the fragment
+    (never sent) left out; the path and query as written."""
+    return _endpoint_key(first) == _endpoint_key(second)
+
+
+def _endpoint_key(url: str) -> tuple[str, ...]:
+    try:
+        scheme, host, port = _split(url.strip())
+    except TargetRefused:
+        return ("", url.strip())  # as written: a URL kept from before the rule
+    parts = urlsplit(url.strip())
+    return (scheme, host, str(port), parts.path or "/", parts.query)

@@ -14,9 +14,11 @@ class DestinationRepository(Protocol):
     has that many of the kind already: counted and added in one transaction, so adds
     at once never pass the bound together."""
 
-    async def add_endpoint(
-        self, endpoint: WebhookEndpoint, *, at_most: int | None = None
-    ) -> None: ...
+    async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
+        """Adds it, unless its form has an endpoint at the same URL already
+        (`same_endpoint_url`: AlreadyAnEndpoint) or `at_most` endpoints (LimitReached),
+        checked in the insert's own transaction, so two adds at once add one."""
+        ...
 
     async def get_endpoint(
         self, endpoint_id: str, *, workspace_id: str | None = None

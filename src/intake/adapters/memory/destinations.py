@@ -17,6 +17,7 @@ from intake.domain.deliveries import (
     WebhookEndpoint,
 )
 from intake.domain.destination_limits import LimitReached
+from intake.domain.webhook_targets import AlreadyAnEndpoint, same_endpoint_url
 
 
 def oldest_first(created_at: datetime | None, item_id: str) -> tuple[bool, datetime, str]:
@@ -43,6 +44,11 @@ class InMemoryDestinations(Repository):
         super().__init__(tables)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
+        if any(
+            e.form_id == endpoint.form_id and same_endpoint_url(e.url, endpoint.url)
+            for e in self._t.endpoints.values()
+        ):
+            raise AlreadyAnEndpoint(f"form {endpoint.form_id} has an endpoint at this URL")
         _check_room(self._t.endpoints.values(), endpoint.form_id, at_most)
         self._t.endpoints[endpoint.endpoint_id] = endpoint
 

@@ -8,7 +8,7 @@ from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.chat_destinations import PostgresChats
-from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.database import Connection, Database
 from intake.adapters.postgres.delivery_records import (
     PostgresDeliveryRecords,
 )
@@ -22,6 +22,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.webhook_targets import AlreadyAnEndpoint, same_endpoint_url
 from intake.ports.sealer import Sealer
 
 _INSERT_ENDPOINT = for_psycopg(sql.INSERT_ENDPOINT)
@@ -50,6 +51,14 @@ class PostgresDestinations:
     async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
         params = ROW_MAPPER.endpoint_params(sealed_endpoint(endpoint, self._sealer))
         form_id = endpoint.form_id
+
+        async def refuse_a_second(conn: Connection) -> None:
+            # Under the form's lock; compared as opened, so a sealed URL compares too.
+            cursor = await conn.execute(_LIST_ENDPOINTS, (form_id,))
+            for row in await cursor.fetchall():
+                if same_endpoint_url(self._opened(row).url, endpoint.url):
+                    raise AlreadyAnEndpoint(f"form {form_id} has an endpoint at this URL")
+
         await insert_capped(
             self._db,
             _INSERT_ENDPOINT,
@@ -57,6 +66,7 @@ class PostgresDestinations:
             count=_COUNT_ENDPOINTS,
             form_id=form_id,
             at_most=at_most,
+            refuse=refuse_a_second,
         )
 
     async def get_endpoint(

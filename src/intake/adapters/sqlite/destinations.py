@@ -22,6 +22,7 @@ from intake.domain.deliveries import (
     NotificationRecipient,
     WebhookEndpoint,
 )
+from intake.domain.webhook_targets import AlreadyAnEndpoint, same_endpoint_url
 from intake.ports.sealer import Sealer
 
 _INSERT_ENDPOINT = sql.INSERT_ENDPOINT
@@ -37,15 +38,24 @@ _COUNT_ENDPOINTS = sql.COUNT_ENDPOINTS
 _COUNT_RECIPIENTS = sql.COUNT_RECIPIENTS
 
 
-def _add_endpoint(conn: sqlite3.Connection, endpoint: WebhookEndpoint, at_most: int | None) -> None:
-    params = ROW_MAPPER.endpoint_params(endpoint)
+def _add_endpoint(
+    conn: sqlite3.Connection, endpoint: WebhookEndpoint, at_most: int | None, sealer: Sealer
+) -> None:
+    def refuse_a_second(conn: sqlite3.Connection) -> None:
+        # Compared as opened, so that a URL kept sealed compares as what it is.
+        for kept in _list_endpoints(conn, endpoint.form_id):
+            opened = opened_endpoint(kept, sealer)
+            if same_endpoint_url(opened.url, endpoint.url):
+                raise AlreadyAnEndpoint(f"form {endpoint.form_id} has an endpoint at this URL")
+
     insert_capped(
         conn,
         _INSERT_ENDPOINT,
-        params,
+        ROW_MAPPER.endpoint_params(sealed_endpoint(endpoint, sealer)),
         count=_COUNT_ENDPOINTS,
         form_id=endpoint.form_id,
         at_most=at_most,
+        refuse=refuse_a_second,
     )
 
 
@@ -111,7 +121,7 @@ class SqliteDestinations:
         self._chats = SqliteChats(worker, sealer)
 
     async def add_endpoint(self, endpoint: WebhookEndpoint, *, at_most: int | None = None) -> None:
-        await self._worker.run(_add_endpoint, sealed_endpoint(endpoint, self._sealer), at_most)
+        await self._worker.run(_add_endpoint, endpoint, at_most, self._sealer)
 
     async def get_endpoint(
         self, endpoint_id: str, *, workspace_id: str | None = None

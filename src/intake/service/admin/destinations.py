@@ -10,6 +10,7 @@ from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
 from intake.domain.destination_limits import LimitReached
 from intake.domain.validation import is_email
 from intake.domain.webhook_targets import (
+    AlreadyAnEndpoint,
     TargetNotPublic,
     TargetRefused,
     TargetUnresolved,
@@ -32,6 +33,9 @@ def form_full(what: str, bound: int, variable: str, field: str) -> AdminError:
         f"(the operator's {variable}): remove one first",
         field=field,
     )
+
+
+ALREADY_AN_ENDPOINT = "this form has an endpoint at this URL already"
 
 
 @frozen
@@ -62,6 +66,9 @@ class DestinationAdmin(FormAdmin):
             raise form_full(
                 "webhook endpoints", self._destination_limits.webhooks, WEBHOOKS_BOUND, "url"
             ) from None
+        except AlreadyAnEndpoint:
+            # Two would deliver every event twice. Never the URL: it may hold a token.
+            raise AdminError(ALREADY_AN_ENDPOINT, field="url") from None
         return CreatedEndpoint(endpoint, secret)
 
     async def _webhook_url(self, value: str) -> str:
