@@ -72,6 +72,12 @@ RETRY_ONE_DEAD = """
         dead_at = NULL
     WHERE delivery_id = ? AND state = 'dead'
 """
+RETRY_DEAD_TO = """
+    UPDATE deliveries
+    SET state = 'pending', attempts = 0, next_attempt_at = ?, leased_until = NULL,
+        dead_at = NULL
+    WHERE kind = ? AND destination_id = ? AND state = 'dead'
+"""
 # A lease held stays held: the relay holding it is sending now.
 RETRY_ONE_PENDING = """
     UPDATE deliveries SET next_attempt_at = ? WHERE delivery_id = ? AND state = 'pending'

@@ -163,6 +163,12 @@ class DeliveryRepository(Protocol):
         is left as it is. Returns the delivery as it is after, or None if unknown."""
         ...
 
+    async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
+        """Makes every dead delivery to that one destination pending and due now, their
+        attempts counted afresh (as `retry_dead`), in one transaction; returns how many.
+        Pending and delivered ones are left as they are."""
+        ...
+
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         """Newest first (by the time of the fan-out)."""
         ...

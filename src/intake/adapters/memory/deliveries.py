@@ -17,8 +17,9 @@ from intake.adapters.delivery_rules import (
     error_text,
 )
 from intake.adapters.memory import form_messages
+from intake.adapters.memory.delivery_retries import InMemoryDeliveryRetries
 from intake.adapters.memory.destinations import oldest_first
-from intake.adapters.memory.tables import Repository, Tables, utc
+from intake.adapters.memory.tables import Tables, utc
 from intake.domain.deliveries import (
     AttemptOutcome,
     Delivery,
@@ -46,7 +47,7 @@ from intake.ports.submissions import OutboxRow
 TEST_EVENTS = frozenset({EventType.WEBHOOK_TEST, EventType.MAIL_TEST, EventType.CHAT_TEST})
 
 
-class InMemoryDeliveries(Repository):
+class InMemoryDeliveries(InMemoryDeliveryRetries):
     """The same rules as the SQL stores, step for step, so the contract suite holds the
     fake to them: see the PostgreSQL adapter for the reasons."""
 
@@ -345,19 +346,3 @@ class InMemoryDeliveries(Repository):
             and d.created_at > since
             and self._t.outbox[d.event_id].event.event_type in TEST_EVENTS
         ]
-
-    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
-        tables = self._t
-        delivery = tables.deliveries.get(delivery_id)
-        if delivery is None or delivery.state is DeliveryState.DELIVERED:
-            return delivery
-        if delivery.state is DeliveryState.DEAD:
-            tables.leases.pop(delivery_id, None)
-            again = evolve(
-                delivery, state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, dead_at=None
-            )
-        else:
-            again = evolve(delivery, next_attempt_at=now)
-        tables.deliveries[delivery_id] = again
-        tables.wakeup.ring()
-        return again

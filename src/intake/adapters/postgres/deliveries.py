@@ -24,6 +24,7 @@ from intake.adapters.postgres.delivery_records import (
     FAILED_DEAD,
     SUCCEEDED,
     PostgresDeliveryRecords,
+    PostgresDeliveryRetries,
 )
 from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
@@ -188,7 +189,7 @@ _BACKLOG = """
 _COUNTS = for_psycopg(sql.COUNTS)
 
 
-class PostgresDeliveries:
+class PostgresDeliveries(PostgresDeliveryRetries):
     def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
         self._sealer = sealer
@@ -316,9 +317,6 @@ class PostgresDeliveries:
         return await self._records.queue_direct(
             event, kind, destination_id, now, throttled=throttled
         )
-
-    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
-        return await self._records.retry_one(delivery_id, now)
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         rows = await self._db.fetch_all(_LIST_DEAD if dead_only else _LIST_DELIVERIES, (limit,))

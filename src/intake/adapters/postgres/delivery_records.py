@@ -55,6 +55,7 @@ _INSERT_PENDING = """
 """
 _RETRY_ONE_DEAD = for_psycopg(sql.RETRY_ONE_DEAD) + " RETURNING *"
 _RETRY_ONE_PENDING = for_psycopg(sql.RETRY_ONE_PENDING) + " RETURNING *"
+_RETRY_DEAD_TO = for_psycopg(sql.RETRY_DEAD_TO)
 _SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = %s"
 _RECENT_DIRECT = for_psycopg(sql.RECENT_DIRECT)
 _LOCK_DESTINATION = "SELECT pg_advisory_xact_lock(hashtextextended('intake tests ' || %s, 0))"
@@ -135,3 +136,20 @@ class PostgresDeliveryRecords:
             if row is None:
                 row = await (await conn.execute(_SELECT_DELIVERY, (delivery_id,))).fetchone()
         return None if row is None else ROW_MAPPER.delivery_from_row(row)
+
+    async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
+        params = (mapping.moment(now), kind.value, destination_id)
+        async with self._db.connection() as conn, conn.transaction():
+            return (await conn.execute(_RETRY_DEAD_TO, params)).rowcount
+
+
+class PostgresDeliveryRetries:
+    """`PostgresDeliveries`' retries: one delivery, or every dead one to one destination."""
+
+    _records: PostgresDeliveryRecords
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        return await self._records.retry_one(delivery_id, now)
+
+    async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
+        return await self._records.retry_dead_to(kind, destination_id, now)

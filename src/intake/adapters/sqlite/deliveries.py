@@ -270,7 +270,7 @@ def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
     )
 
 
-class SqliteDeliveries:
+class SqliteDeliveries(records.SqliteDeliveryRetries):
     def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
         self._sealer = sealer
@@ -331,9 +331,6 @@ class SqliteDeliveries:
         return await self._worker.run(
             records.queue_direct, event, kind, destination_id, now, throttled=throttled
         )
-
-    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
-        return await self._worker.run(records.retry_one, delivery_id, now)
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         return await self._worker.run(_list_deliveries, dead_only, limit)

@@ -13,6 +13,7 @@ from intake.adapters.delivery_rules import delivery_id as make_delivery_id
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROW_MAPPER
+from intake.adapters.sqlite.worker import Worker
 from intake.domain.deliveries import (
     AttemptOutcome,
     Delivery,
@@ -133,6 +134,14 @@ def retry_one(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> Deli
     return None if row is None else ROW_MAPPER.delivery_from_row(row)
 
 
+def retry_dead_to(
+    conn: sqlite3.Connection, kind: DestinationKind, destination_id: str, now: datetime
+) -> int:
+    with transaction(conn):
+        params = (mapping.time_text(now), kind.value, destination_id)
+        return conn.execute(sql.RETRY_DEAD_TO, params).rowcount
+
+
 def attempt(
     delivery_id: str,
     now: datetime,
@@ -141,3 +150,15 @@ def attempt(
     error: str | None,
 ) -> DeliveryAttempt:
     return DeliveryAttempt(delivery_id, now, outcome, status_code, error)
+
+
+class SqliteDeliveryRetries:
+    """`SqliteDeliveries`' retries: one delivery, or every dead one to one destination."""
+
+    _worker: Worker
+
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
+        return await self._worker.run(retry_one, delivery_id, now)
+
+    async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
+        return await self._worker.run(retry_dead_to, kind, destination_id, now)
