@@ -6,7 +6,7 @@ delivery; members are refused, other workspaces' ids are not found, CSRF is requ
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -35,6 +35,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 SECRET = re.compile(r'<code class="secret">(whsec_[^<]+)</code>')
 HOSTILE_URL = 'http://127.0.0.1:9/h?x=<script>alert(3)</script>&y="q"'
+LEASE = timedelta(minutes=2)
 
 
 @pytest.fixture
@@ -322,3 +323,100 @@ def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard)
     assert (
         dash.svc.run(dash.svc.store.deliveries.endpoint_deliveries, endpoint_id, state=state) == []
     )
+
+
+def _queued(dash: Dashboard, endpoint_id: str, count: int) -> list[str]:
+    """`count` test events queued to the endpoint: their deliveries' ids."""
+    queued = []
+    for _ in range(count):
+        dash.svc.clock.advance(61)  # tests to one endpoint: one a minute
+        queued.append(dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id).delivery.delivery_id)
+    return queued
+
+
+def _sent(dash: Dashboard, delivery_ids: list[str], *, delivered: bool) -> None:
+    """The relay's report on the deliveries just claimed: delivered, or dead."""
+    svc = dash.svc
+    now = svc.clock.now()
+    svc.run(svc.store.deliveries.claim_due, now, LEASE, 100)
+    for delivery_id in delivery_ids:
+        if delivered:
+            svc.run(svc.store.deliveries.record_success, delivery_id, now, 200)
+        else:
+            svc.run(svc.store.deliveries.record_failure, delivery_id, now, "HTTP 500", None, 500)
+
+
+def _states(dash: Dashboard, endpoint_id: str) -> dict[str, tuple[DeliveryState, int]]:
+    records = dash.svc.run(dash.svc.store.deliveries.endpoint_deliveries, endpoint_id)
+    return {r.delivery.delivery_id: (r.delivery.state, r.delivery.attempts) for r in records}
+
+
+def test_retry_all_dead_makes_only_the_dead_ones_due_again(dash: Dashboard) -> None:
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    sibling = _add(dash, "http://127.0.0.1:9/s")
+    dead = _queued(dash, endpoint_id, 2)
+    their_dead = _queued(dash, sibling, 1)
+    _sent(dash, dead + their_dead, delivered=False)
+    delivered = _queued(dash, endpoint_id, 1)
+    _sent(dash, delivered, delivered=True)
+    [pending] = _queued(dash, endpoint_id, 1)
+    dash.owner_signs_in()
+    page = f"{_hooks(dash)}/{endpoint_id}"
+    shown = dash.client.get(page)
+    assert "Retry all dead</button>" in shown.text
+    assert f'action="{page}/retry-dead"' in shown.text
+
+    retried = dash.post(page + "/retry-dead")
+
+    assert retried.status_code == 303
+    assert retried.headers["location"] == page + "?retried=2"
+    after = dash.client.get(retried.headers["location"])
+    assert "2 dead deliveries are due again" in after.text
+    assert "Retry all dead</button>" not in after.text  # none dead any more
+    pending_again = (DeliveryState.PENDING, 0)
+    assert _states(dash, endpoint_id) == {
+        dead[0]: pending_again,
+        dead[1]: pending_again,
+        delivered[0]: (DeliveryState.DELIVERED, 1),
+        pending: (DeliveryState.PENDING, 0),
+    }
+    assert _states(dash, sibling) == {their_dead[0]: (DeliveryState.DEAD, 1)}
+    again = dash.post(page + "/retry-dead")
+    assert again.headers["location"] == page + "?retried=0"
+    assert "No delivery was dead: nothing to retry." in dash.client.get(page + "?retried=0").text
+
+
+def test_retry_all_dead_is_for_owners_with_the_token_and_this_forms_endpoints(
+    dash: Dashboard,
+) -> None:
+    endpoint_id = _add(dash, "http://127.0.0.1:9/h")
+    second = dash.svc.form(dash.workspace.workspace_id, name="Second")
+    sibling = dash.svc.run(_admin(dash).add_webhook, second.form_id, "http://127.0.0.1:9/s")
+    other = dash.svc.form(dash.svc.workspace(name="Other").workspace_id)
+    theirs = dash.svc.run(_admin(dash).add_webhook, other.form_id, "http://127.0.0.1:9/t")
+    endpoints = [endpoint_id, sibling.endpoint.endpoint_id, theirs.endpoint.endpoint_id]
+    dead = [_queued(dash, each, 1)[0] for each in endpoints]
+    _sent(dash, dead, delivered=False)
+    page = f"{_hooks(dash)}/{endpoint_id}/retry-dead"
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+    as_member = dash.post(page)
+    dash.client.cookies.clear()
+    dash.owner_signs_in()
+
+    answers = [
+        as_member,
+        dash.client.post(page, data={}),  # no token
+        dash.post(page, csrf="wrong"),
+        dash.client.post(
+            page,
+            data={"csrf": dash.csrf("/dashboard")},
+            headers={"origin": "https://evil.example"},
+        ),
+        dash.post(f"{_hooks(dash)}/{endpoints[1]}/retry-dead"),  # another form's
+        dash.post(f"{_hooks(dash)}/{endpoints[2]}/retry-dead"),  # another workspace's
+        dash.post(f"/dashboard/forms/{other.form_id}/settings/webhooks/{endpoints[2]}/retry-dead"),
+    ]
+
+    assert [a.status_code for a in answers] == [403, 403, 403, 403, 404, 404, 404]
+    for each, delivery_id in zip(endpoints, dead, strict=True):
+        assert _states(dash, each) == {delivery_id: (DeliveryState.DEAD, 1)}

@@ -75,6 +75,7 @@ OPERATIONS = (
     Operation("GET", "/v1/webhooks/{endpoint_id}/deliveries", READ),
     Operation("GET", "/v1/webhooks/{endpoint_id}/deliveries?state=pending", READ),
     Operation("POST", "/v1/deliveries/{delivery_id}/retry", MANAGE),
+    Operation("POST", "/v1/webhooks/{endpoint_id}/retry-dead", MANAGE),
     Operation("GET", "/v1/forms/{form_id}/notifications", READ),
     Operation("POST", "/v1/forms/{form_id}/notifications", MANAGE, {"email": "other@example.com"}),
     Operation("POST", "/v1/notifications/{recipient_id}/test", MANAGE),

@@ -133,6 +133,7 @@ def test_a_submission_comes_with_its_score_and_deliveries_and_their_attempts(
         ("POST", "/v1/webhooks/{}/test"),
         ("DELETE", "/v1/webhooks/{}"),
         ("POST", "/v1/deliveries/{}/retry"),
+        ("POST", "/v1/webhooks/{}/retry-dead"),
         ("DELETE", "/v1/notifications/{}"),
         ("GET", "/v1/forms/{}/webhooks"),
         ("GET", "/v1/forms/{}/notifications"),
@@ -453,6 +454,33 @@ def test_a_delivered_delivery_cannot_be_retried(owner: Owner) -> None:
     assert kept.state is DeliveryState.DELIVERED
 
 
+def test_retrying_an_endpoints_dead_deliveries_makes_only_those_due(owner: Owner) -> None:
+    svc = owner.svc
+    dead = owner.webhook_delivery()
+    other = svc.run(svc.admin.add_webhook, owner.form_id, HOOK + "/other").endpoint.endpoint_id
+    others = svc.run(svc.admin.test_endpoint, other).delivery.delivery_id
+    for delivery_id in (dead, others):
+        owner.claim_and_fail(delivery_id, dead=True)
+    delivered = svc.run(svc.admin.test_endpoint, owner.endpoint_id).delivery.delivery_id
+    svc.run(svc.store.deliveries.record_success, delivered, svc.clock.now(), 200)
+    svc.clock.advance(60)
+
+    answer = owner.request("POST", f"/v1/webhooks/{owner.endpoint_id}/retry-dead")
+    again = owner.request("POST", f"/v1/webhooks/{owner.endpoint_id}/retry-dead")
+
+    assert answer.status_code == 202, answer.text
+    assert answer.json() == {"endpoint_id": owner.endpoint_id, "retried": 1}
+    assert again.json() == {"endpoint_id": owner.endpoint_id, "retried": 0}
+    states = {
+        d.delivery_id: (d.state, d.attempts, d.next_attempt_at)
+        for d in svc.run(svc.store.deliveries.list_deliveries)
+        if d.kind is DestinationKind.WEBHOOK
+    }
+    assert states[dead] == (DeliveryState.PENDING, 0, svc.clock.now())
+    assert states[others][0] is DeliveryState.DEAD
+    assert states[delivered][0] is DeliveryState.DELIVERED
+
+
 # Notification recipients
 
 
@@ -538,9 +566,10 @@ def test_a_read_key_reads_but_cannot_test_or_retry(owner: Owner, svc: Service) -
     listed = svc.client.get(f"/v1/webhooks/{owner.endpoint_id}/deliveries", headers=headers)
     tested = svc.client.post(f"/v1/webhooks/{owner.endpoint_id}/test", headers=headers)
     retried = svc.client.post(f"/v1/deliveries/{delivery_id}/retry", headers=headers)
+    all_dead = svc.client.post(f"/v1/webhooks/{owner.endpoint_id}/retry-dead", headers=headers)
 
     assert listed.status_code == 200
-    assert (tested.status_code, retried.status_code) == (403, 403)
+    assert (tested.status_code, retried.status_code, all_dead.status_code) == (403, 403, 403)
 
 
 TOKENED = "https://hooks.example.com:8443/services/T0KEN/in?token=s3cret"

@@ -234,6 +234,11 @@ def created_key_view(created: CreatedKey) -> dict[str, object]:
     return {**key_view(created.key), "api_key": created.secret}
 
 
+def retried_dead_view(endpoint_id: str, retried: int) -> dict[str, object]:
+    """What retrying an endpoint's dead deliveries did: how many are due again."""
+    return {"endpoint_id": endpoint_id, "retried": retried}
+
+
 def created_endpoint_view(created: CreatedEndpoint) -> dict[str, object]:
     # The one shape that holds the secret; receivers verify signatures with it.
     # Only who may add a webhook is shown this: the URL in full.

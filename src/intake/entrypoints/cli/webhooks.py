@@ -13,6 +13,7 @@ from intake.presentation.views import (
     created_endpoint_view,
     delivery_record_view,
     endpoint_view,
+    retried_dead_view,
 )
 
 
@@ -53,6 +54,14 @@ def register(commands: Subparsers) -> None:
         handler=with_runtime(_test),
     )
     test.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    retry_dead = add_command(
+        group,
+        "retry-dead",
+        help="make every dead delivery to this endpoint due now, its attempts afresh",
+        handler=with_runtime(_retry_dead),
+    )
+    retry_dead.add_argument("endpoint_id", metavar="ENDPOINT_ID")
 
     deliveries = add_command(
         group,
@@ -118,6 +127,16 @@ async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
             "the relay sends it on its next round (intake webhook deliveries shows the result)",
         ],
     )
+
+
+async def _retry_dead(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
+    retried = await runtime.admin.retry_dead_endpoint(args.endpoint_id)
+    if retried == 0:
+        line = f"no dead deliveries to {args.endpoint_id}"
+    else:
+        which = "1 dead delivery" if retried == 1 else f"{retried} dead deliveries"
+        line = f"{which} to {args.endpoint_id} due now: the relay sends them on its next round"
+    out.result(retried_dead_view(args.endpoint_id, retried), [line])
 
 
 async def _deliveries(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:

@@ -251,6 +251,19 @@ _RETRY = {
     ),
 }
 
+_RETRY_DEAD = {
+    "parameters": [_ENDPOINT_ID],
+    "post": operation(
+        "retryDeadDeliveries",
+        Scope.MANAGE,
+        "Make every dead delivery to one webhook endpoint due now",
+        {"202": answer("How many are due again.", ref("RetriedDeadDeliveries"))},
+        description="Each gets its attempts afresh, in one step; the endpoint's pending "
+        "and delivered deliveries are left as they are. None dead: `retried` is 0.",
+        errors=BY_ID,
+    ),
+}
+
 _NOTIFICATIONS = {
     "parameters": [_FORM_ID],
     "get": operation(
@@ -337,6 +350,7 @@ MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/webhooks/{endpoint_id}": _WEBHOOK,
     "/v1/webhooks/{endpoint_id}/test": _WEBHOOK_TEST,
     "/v1/webhooks/{endpoint_id}/deliveries": _DELIVERIES,
+    "/v1/webhooks/{endpoint_id}/retry-dead": _RETRY_DEAD,
     "/v1/deliveries/{delivery_id}/retry": _RETRY,
     "/v1/forms/{form_id}/notifications": _NOTIFICATIONS,
     "/v1/notifications/{recipient_id}": _NOTIFICATION,

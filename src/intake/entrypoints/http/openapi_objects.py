@@ -246,6 +246,13 @@ USAGE = _object(
     }
 )
 
+RETRIED_DEAD = _object(
+    {
+        "endpoint_id": _STRING,
+        "retried": {**_COUNT, "description": "How many dead deliveries are due again."},
+    }
+)
+
 ERASURE_RECEIPT = _object(
     {
         "workspace_id": _STRING,
@@ -276,6 +283,7 @@ OBJECT_SCHEMAS: dict[str, Any] = {
     "CreatedWebhookEndpoint": CREATED_ENDPOINT,
     "NotificationRecipient": RECIPIENT,
     "Usage": USAGE,
+    "RetriedDeadDeliveries": RETRIED_DEAD,
     "ErasureReceipt": ERASURE_RECEIPT,
     "MailPreview": MAIL_PREVIEW,
 }

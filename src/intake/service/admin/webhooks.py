@@ -1,8 +1,8 @@
 """A workspace's webhooks, notification recipients and deliveries, as its programs manage
 them over the API: each object reached through the key's workspace (another workspace's
 is not found, exactly as a missing one), on the rules `DestinationAdmin` applies for the
-`intake` command. Also a test event to one endpoint or one recipient, and the retry of
-one delivery."""
+`intake` command. Also a test event to one endpoint or one recipient, the retry of one
+delivery, and of every dead delivery to one endpoint."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from intake.domain.deliveries import (
     DeliveryCursorError,
     DeliveryPosition,
     DeliveryState,
+    DestinationKind,
     NotificationRecipient,
     WebhookEndpoint,
     decode_delivery_cursor,
@@ -192,6 +193,22 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
             raise NotFoundError(f"no delivery {delivery_id!r}")
         if retried.state is DeliveryState.DELIVERED:
             raise AdminError("the delivery was delivered already", field=DELIVERY_ID)
+
+    async def retry_dead_webhook(self, workspace_id: str, endpoint_id: str) -> int:
+        """Makes every dead delivery to this endpoint due now, its attempts counted
+        afresh, in one transaction; returns how many (0: none was dead). Its pending and
+        delivered ones are left as they are."""
+        endpoint = await self.owned_endpoint(workspace_id, endpoint_id)
+        return await self._retry_dead_to(endpoint)
+
+    async def retry_dead_endpoint(self, endpoint_id: str) -> int:
+        """`retry_dead_webhook` for an operator (`intake webhook retry-dead`)."""
+        return await self._retry_dead_to(await self._endpoint(endpoint_id))
+
+    async def _retry_dead_to(self, endpoint: WebhookEndpoint) -> int:
+        return await self._store.deliveries.retry_dead_to(
+            DestinationKind.WEBHOOK, endpoint.endpoint_id, self._clock.now()
+        )
 
     async def owned_recipients(
         self, workspace_id: str, form_id: str, limit: int = DEFAULT_PAGE, cursor: str | None = None

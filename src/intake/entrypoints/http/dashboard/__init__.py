@@ -101,5 +101,6 @@ def routes() -> list[Route]:
         Route(form_webhooks.ENDPOINT, form_webhooks.endpoint_page, methods=["GET"]),
         Route(form_webhooks.ENDPOINT + "/test", form_webhooks.send_test, methods=["POST"]),
         Route(form_webhooks.ENDPOINT + "/retry", form_webhooks.retry, methods=["POST"]),
+        Route(form_webhooks.ENDPOINT + "/retry-dead", form_webhooks.retry_dead, methods=["POST"]),
         Route(PREFIX + "/static/dashboard.css", stylesheet, methods=["GET"]),
     ]

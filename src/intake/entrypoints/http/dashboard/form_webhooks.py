@@ -1,6 +1,7 @@
 """A form's webhook endpoints, for its owners: add one (its signing secret shown on the
 answer page once, never again), remove one (after a confirmation), send one a signed
-test event, and read an endpoint's delivery log a page at a time, retrying a delivery."""
+test event, and read an endpoint's delivery log a page at a time, retrying a delivery or
+every dead one at once."""
 
 from __future__ import annotations
 
@@ -146,6 +147,9 @@ async def _log(
         page = await admin.endpoint_delivery_page(
             form.workspace_id, endpoint.endpoint_id, state=state or None, limit=LOG_PAGE
         )
+    dead = await admin.endpoint_delivery_page(
+        form.workspace_id, endpoint.endpoint_id, state=DeliveryState.DEAD.value, limit=1
+    )
     kept = {"state": state} if state else {}
     next_url = None
     if page.next_cursor is not None:
@@ -158,8 +162,17 @@ async def _log(
         "next_url": next_url,
         "first_url": f"{path}?{urlencode(kept)}" if cursor else None,
         "error": error,
+        "any_dead": bool(dead.deliveries),
+        "retried": _retried(request),
     }
     return web.page(request, "form_webhook.html", context, status=status)
+
+
+def _retried(request: Request) -> int | None:
+    """How many dead deliveries the retry-all that led here made due (`retried` in the
+    URL), to say so once; None when the page was not reached that way."""
+    given = request.query_params.get("retried", "")
+    return int(given) if given.isdigit() and len(given) < 10 else None
 
 
 @owners_post
@@ -192,3 +205,13 @@ async def retry(request: Request, signed: SignedIn, form: Form, posted: FormData
     except AdminError as error:  # delivered already
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
     return web.see_other(_endpoint_path(form, endpoint))
+
+
+@owners_post
+async def retry_dead(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
+    """Makes every dead delivery of this endpoint due now, its attempts afresh."""
+    endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
+    retried = await web.runtime(request).admin.retry_dead_webhook(
+        form.workspace_id, endpoint.endpoint_id
+    )
+    return web.see_other(f"{_endpoint_path(form, endpoint)}?{urlencode({'retried': retried})}")

@@ -1,6 +1,6 @@
 """A form's webhook endpoints over HTTP: list, add (the signing secret shown once),
 remove, send a signed test event, and an endpoint's deliveries with their attempts,
-and the retry of one delivery."""
+the retry of one delivery, and of every dead delivery to one endpoint."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from intake.presentation.views import (
     created_endpoint_view,
     delivery_record_view,
     endpoint_view,
+    retried_dead_view,
 )
 from intake.service.admin import AdminError
 
@@ -102,11 +103,19 @@ async def retry_delivery(request: Request, call: Call) -> Response:
     return accepted(delivery_record_view(record))
 
 
+@endpoint(Scope.MANAGE)
+async def retry_dead(request: Request, call: Call) -> Response:
+    endpoint_id = request.path_params["endpoint_id"]
+    retried = await call.admin.retry_dead_webhook(call.workspace_id, endpoint_id)
+    return accepted(retried_dead_view(endpoint_id, retried))
+
+
 ROUTES: list[Route] = [
     Route("/v1/forms/{form_id}/webhooks", list_webhooks, methods=["GET"]),
     Route("/v1/forms/{form_id}/webhooks", add_webhook, methods=["POST"]),
     Route("/v1/webhooks/{endpoint_id}", remove_webhook, methods=["DELETE"]),
     Route("/v1/webhooks/{endpoint_id}/test", test_webhook, methods=["POST"]),
     Route("/v1/webhooks/{endpoint_id}/deliveries", list_deliveries, methods=["GET"]),
+    Route("/v1/webhooks/{endpoint_id}/retry-dead", retry_dead, methods=["POST"]),
     Route("/v1/deliveries/{delivery_id}/retry", retry_delivery, methods=["POST"]),
 ]
