@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -114,9 +115,12 @@ class _Uvicorn:
         self.bound.append((host, port))
         return socket.socket()
 
-    def run_server(self, listener: socket.socket, *args: Any, **kwargs: Any) -> None:
+    def run_server(
+        self, listener: socket.socket, *args: Any, on_ready: Callable[[], None], **kwargs: Any
+    ) -> None:
         listener.close()
         self.calls.append((args, kwargs))
+        on_ready()  # as the workers would once they serve
 
 
 @pytest.fixture

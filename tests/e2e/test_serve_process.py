@@ -24,6 +24,7 @@ from tests.support.processes import (
     ServedProcess,
     clean_env,
     console_script,
+    free_port,
     run_cli,
     wait_for,
 )
@@ -42,7 +43,9 @@ def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     with ServedProcess(env, tmp_path / "serve.log", stop_signal=signal.SIGINT) as served:
         yield served.base
     assert served.returncode == 0, served.log_text()
-    assert f"intake serving on {served.base}" in served.log_text()
+    log = served.log_text()
+    said = log.index(f"intake serving on {served.base} (1 worker)")
+    assert "Application startup complete." in log[:said]  # said once it serves
 
 
 @pytest.mark.slow
@@ -85,6 +88,44 @@ def test_a_port_in_use_is_refused_in_one_line_with_exit_1(env: dict[str, str]) -
     assert "Traceback" not in done.stderr
     (said,) = [line for line in done.stderr.splitlines() if f"127.0.0.1:{port}" in line]
     assert said == f"intake: error: cannot listen on 127.0.0.1:{port}: address already in use"
+
+
+@pytest.mark.slow
+def test_several_workers_are_said_to_serve_once_they_all_answer_and_a_down_redis_at_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    token = "metrics-token-of-the-serve-process-test"
+    redis_down = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    served = ServedProcess(
+        {**env, "INTAKE_REDIS_URL": redis_down, "INTAKE_METRICS_TOKEN": token},
+        tmp_path / "serve.log",
+        workers=2,
+    )
+    served.start(wait=False)
+    try:
+        wait_for(
+            lambda: "intake serving on" in served.log_text(),
+            STARTUP_TIMEOUT * 3,
+            "intake serve to say it serves",
+            served.describe,
+        )
+        # Right after the line, fresh connections: each is answered.
+        answers = [httpx.get(f"{served.base}/readyz", timeout=10.0) for _ in range(6)]
+        metrics = httpx.get(
+            f"{served.base}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=10.0
+        )
+    finally:
+        served.stop()
+
+    log = served.log_text()
+    said = log.index(f"intake serving on {served.base} (2 workers)")
+    # Both workers had started their application and were serving before it was said.
+    assert log.count("Application startup complete.", 0, said) == 2, log
+    assert [a.status_code for a in answers] == [200] * 6
+    # Redis down from the start: logged before any submission, and still ready.
+    assert "Redis unreachable: rate limits are held per process" in log[:said]
+    assert all(a.json() == {"ok": True, "rate_limits": "fallback"} for a in answers)
+    assert "\nintake_rate_limiter_fallback 1.0\n" in metrics.text
 
 
 @pytest.fixture

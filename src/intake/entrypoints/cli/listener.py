@@ -4,15 +4,19 @@ uvicorn run on it: one process, or a supervisor of several that share it."""
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from intake.entrypoints.cli.runner import CommandError
 
 BACKLOG = 2048  # uvicorn's own default
+_READY_POLL = 0.1  # seconds between two rounds of asking the workers whether they serve
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -38,16 +42,23 @@ def _address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def run_server(listener: socket.socket, app: str, **options: Any) -> None:
+def run_server(
+    listener: socket.socket, app: str, *, on_ready: Callable[[], None], **options: Any
+) -> None:
     """`uvicorn.run(app, **options)`, on a socket bound already: uvicorn.run's own steps.
+    `on_ready` is called once every worker has started its application and accepts
+    connections (a client that connects earlier waits in the backlog, unanswered).
     Returns when the server has stopped (SIGINT or SIGTERM); a server that could not
     start is a CommandError."""
     config = uvicorn.Config(app, **options)
     try:
         if config.workers > 1:
-            Multiprocess(config, sockets=[listener]).run()
+            supervisor = _Supervisor(config, [listener], on_ready)
+            supervisor.run()
+            if supervisor.failed_to_start:
+                raise CommandError("the server could not start: see the log above")
             return
-        server = uvicorn.Server(config)
+        server = _Server(config, on_ready)
         with suppress(SystemExit):  # a failed startup: uvicorn has logged why
             server.run(sockets=[listener])
         if not server.started:
@@ -56,3 +67,53 @@ def run_server(listener: socket.socket, app: str, **options: Any) -> None:
         pass
     finally:
         listener.close()
+
+
+class _Server(uvicorn.Server):
+    """One worker in this process: ready once its startup (the application's, then
+    serving the socket) is done."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_ready()
+
+
+class _Supervisor(Multiprocess):
+    """uvicorn's supervisor of several worker processes, which says when every one of
+    them serves: each answers the supervisor's health pings with whether its server has
+    started (uvicorn's `Process.is_ready`). Waited for before the supervisor's loop
+    starts pinging the same pipes."""
+
+    def __init__(
+        self, config: uvicorn.Config, sockets: list[socket.socket], on_ready: Callable[[], None]
+    ) -> None:
+        super().__init__(config, sockets)
+        self._on_ready = on_ready
+
+    @property
+    def failed_to_start(self) -> bool:
+        return any(process.exitcode == STARTUP_FAILURE for process in self.processes)
+
+    def init_processes(self) -> None:
+        super().init_processes()
+        if self._all_serving():
+            self._on_ready()
+
+    def _all_serving(self) -> bool:
+        """True once every worker serves; False as soon as one has exited (the loop then
+        finds out why) or a signal asks the supervisor to stop."""
+        waiting = list(self.processes)
+        while waiting:
+            if self.should_exit.is_set() or self.signal_queue:
+                return False
+            if not all(process.process.is_alive() for process in waiting):
+                return False
+            waiting = [process for process in waiting if not process.is_ready(timeout=1)]
+            if waiting:
+                time.sleep(_READY_POLL)
+        return True

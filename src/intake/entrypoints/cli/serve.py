@@ -87,19 +87,24 @@ def _serve(args: argparse.Namespace, settings: Settings, out: Output) -> None:
     # plainly, and the schema is brought up to date once rather than by every worker at
     # the same moment.
     prepare(settings)
-    # Bound before anything is said: a port in use is refused here, in one line.
+    # Bound first: a port in use is refused here, in one line.
     listener = listen(host, port)
     url = base_url(host, port)
-    out.result(
-        {"url": url, "host": host, "port": port, "workers": workers},
-        [f"intake serving on {url} ({workers} worker{'s' if workers > 1 else ''})"],
-    )
+
+    def serving() -> None:
+        # Said once every worker accepts: a client that reads it is answered at once.
+        out.result(
+            {"url": url, "host": host, "port": port, "workers": workers},
+            [f"intake serving on {url} ({workers} worker{'s' if workers > 1 else ''})"],
+        )
+
     # Several workers share their metrics through files (PROMETHEUS_MULTIPROC_DIR), set
     # up before any worker starts, as prometheus-client wants.
     with multiprocess_directory(workers):
         run_server(
             listener,
             APP_FACTORY,
+            on_ready=serving,
             factory=True,
             host=host,
             port=port,
