@@ -19,8 +19,6 @@ from datetime import datetime
 from email.message import EmailMessage
 from functools import partial
 
-import anyio
-
 from intake.domain import webhooks
 from intake.domain.deliveries import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
@@ -42,6 +40,7 @@ from intake.ports.senders import (
 )
 from intake.ports.store import Store
 from intake.service.chat_sending import chat_message, verdict
+from intake.service.template_threads import off_the_loop
 
 log = logging.getLogger("intake.relay")
 
@@ -167,7 +166,9 @@ class DeliverySender:
                 base_url=self._base_url,
                 render=self._render_template,
             )
-            message, failed = await _off_the_loop(notification)
+            # Rendering blocks (for the renderer's time limit at most): on a thread, so
+            # that the relay's other sends go on meanwhile.
+            message, failed = await off_the_loop(notification)
             _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -192,7 +193,7 @@ class DeliverySender:
             to=address,
             render=self._render_template,
         )
-        message, failed = await _off_the_loop(confirmation)
+        message, failed = await off_the_loop(confirmation)
         _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -303,14 +304,6 @@ def with_fresh_links(
 def _body(payload: Mapping[str, object]) -> bytes:
     # Compact UTF-8 JSON: the bytes signed are the bytes sent.
     return json.dumps(dict(payload), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-async def _off_the_loop(
-    make: Callable[[], tuple[EmailMessage, tuple[str, ...]]],
-) -> tuple[EmailMessage, tuple[str, ...]]:
-    """A mail made in the owner's words on a thread: rendering blocks (for as long as the
-    renderer's time limit at most), and the relay's other sends go on meanwhile."""
-    return await anyio.to_thread.run_sync(make)
 
 
 def _note_fallback(item: ClaimedDelivery, failed: tuple[str, ...]) -> None:

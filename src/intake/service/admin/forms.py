@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
-import anyio
 from attrs import evolve
 
 from intake.domain import ids
@@ -34,6 +33,7 @@ from intake.service.admin.message_changes import (
     template_refusals,
 )
 from intake.service.admin.workspaces import WorkspaceAdmin
+from intake.service.template_threads import off_the_loop
 
 if TYPE_CHECKING:
     from intake.domain.notifications import MailParts
@@ -127,15 +127,13 @@ class FormAdmin(WorkspaceAdmin):
         if templates:
             own = changed_templates(own, templates)
             await self._refuse_broken_templates(own, templates, form.name)
-        return await anyio.to_thread.run_sync(
-            preview_mail, own, form.name, kind, self._render_template
-        )
+        return await off_the_loop(preview_mail, own, form.name, kind, self._render_template)
 
     async def template_refusals(self, given: object) -> dict[str, str]:
         """Each template of `given` (a request's templates object, as sent) that does not
         render, by its field, with why: for an entry point that names every bad field of
         a request at once. Rendered off the event loop."""
-        return await anyio.to_thread.run_sync(template_refusals, given, self._render_template)
+        return await off_the_loop(template_refusals, given, self._render_template)
 
     async def _refuse_broken_templates(
         self, templates: Templates, given: Iterable[str], form_name: str
@@ -146,7 +144,7 @@ class FormAdmin(WorkspaceAdmin):
         if not given:
             return
         check = partial(refuse_broken_templates, templates, tuple(given), form_name)
-        await anyio.to_thread.run_sync(check, self._render_template)
+        await off_the_loop(check, self._render_template)
 
     async def rotate_key(self, form_id: str) -> Form:
         form = evolve(
