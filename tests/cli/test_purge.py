@@ -18,6 +18,7 @@ from intake.adapters.sqlite.mapping import time_text
 from intake.config import default_blob_url
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.users import Invitation, InvitationStatus, Membership, Role, User
 from tests.cli.conftest import Cli
 from tests.contract.builders import event_for, plan, seed, submission
 
@@ -31,6 +32,7 @@ NOTHING_SWEPT = {
     "expired_files": 0,
     "truncated_client_ips": 0,
     "autoresponse_records": 0,
+    "invitations": 0,
     "orphan_files": 0,
     "incomplete_uploads": 0,
 }
@@ -39,6 +41,7 @@ SWEPT_NOTHING_LINES = [
     "erased 0 spam or unverified submissions older than 30 days, and 0 files",
     "erased 0 submissions past their form's retention, and 0 files",
     "cut 0 full client addresses older than 24 hours to their networks",
+    "deleted 0 dashboard invitations expired more than 30 days ago",
     "deleted 0 orphaned uploaded files older than 1 hour",
     "deleted 0 incomplete uploads older than 1 hour",
 ]
@@ -302,3 +305,42 @@ def test_a_bad_client_ip_hours_variable_is_refused(
 
     assert result.code == 1
     assert "INTAKE_CLIENT_IP_FULL_HOURS" in result.err
+
+
+async def _invitations(url: str, now: datetime) -> None:
+    """Two invitations of ws_1: one expired 31 days ago (accepted), one 29 days ago."""
+    store = await open_sqlite_store(url)
+    try:
+        await seed(store)
+        owner = User(user_id="usr_1", email="owner@example.com", created_at=now)
+        await store.users.add(owner, Membership("usr_1", "ws_1", Role.OWNER, now))
+        for n, days in ((1, 31), (2, 29)):
+            expired = now - timedelta(days=days)
+            await store.users.put_invitation(
+                Invitation(
+                    invitation_id=f"inv_{n}",
+                    workspace_id="ws_1",
+                    email=f"guest{n}@example.com",
+                    role=Role.MEMBER,
+                    invited_by="usr_1",
+                    token_hash=bytes([n]) * 32,
+                    created_at=expired - timedelta(days=7),
+                    expires_at=expired,
+                    status=InvitationStatus.ACCEPTED if n == 1 else InvitationStatus.PENDING,
+                )
+            )
+    finally:
+        await store.close()
+
+
+def test_purge_deletes_invitations_a_month_past_their_expiry(cli: Cli, database_url: str) -> None:
+    asyncio.run(_invitations(database_url, datetime.now(UTC)))
+
+    first = cli.json("purge")
+    again = cli("purge").out.splitlines()
+
+    assert first["invitations"] == 1
+    assert "deleted 0 dashboard invitations expired more than 30 days ago" in again
+    with closing(sqlite3.connect(database_path(database_url))) as conn:
+        left = [row[0] for row in conn.execute("SELECT email FROM invitations")]
+    assert left == ["guest2@example.com"]

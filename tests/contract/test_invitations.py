@@ -179,3 +179,23 @@ async def test_removing_the_inviter_withdraws_their_invitations(inviting: Store)
 
     assert await inviting.users.get_invitation("inv_1") is None
     assert await inviting.users.invitations_for("new@example.com") == []
+
+
+async def test_invitations_long_expired_are_purged_whatever_their_status(
+    inviting: Store,
+) -> None:
+    await inviting.users.put_invitation(invitation())
+    await inviting.users.put_invitation(invitation("inv_2", "b@example.com", secret="s2"))
+    await inviting.users.put_invitation(
+        invitation("inv_3", "c@example.com", secret="s3", minutes=9)
+    )
+    await inviting.users.close_invitation("inv_2", InvitationStatus.DECLINED)
+    cutoff = T0 + timedelta(days=7, minutes=5)  # after the first two expired
+
+    purged = await inviting.users.purge_invitations(cutoff)
+
+    assert purged == 2
+    assert await inviting.users.get_invitation("inv_1") is None
+    assert await inviting.users.get_invitation("inv_2") is None
+    assert await inviting.users.get_invitation("inv_3") is not None
+    assert await inviting.users.purge_invitations(cutoff) == 0

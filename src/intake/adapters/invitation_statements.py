@@ -56,6 +56,7 @@ ACCEPT_FOR_ADDRESS = """
       AND email = :email
     RETURNING *
 """
+PURGE_INVITATIONS = "DELETE FROM invitations WHERE expires_at < ?"
 # A member already keeps their role: an invitation never changes one (owners do, on
 # Members).
 ADD_MEMBERSHIP = """

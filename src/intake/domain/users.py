@@ -15,6 +15,8 @@ from intake.domain.validation import is_email
 SIGN_IN_LINK_LIFETIME = timedelta(hours=24)
 # An invitation is accepted within 7 days, or made again by an owner (Resend).
 INVITATION_LIFETIME = timedelta(days=7)
+# `intake purge` deletes an invitation this long after it expired, whatever became of it.
+INVITATION_KEPT_AFTER_EXPIRY = timedelta(days=30)
 # A session ends 14 days after sign-in, or after 2 days without use, whichever is first.
 SESSION_LIFETIME = timedelta(days=14)
 SESSION_IDLE_LIMIT = timedelta(days=2)

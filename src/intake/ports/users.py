@@ -106,6 +106,11 @@ class UserRepository(Protocol):
         in one transaction; else None, nothing changed."""
         ...
 
+    async def purge_invitations(self, expired_before: datetime) -> int:
+        """Deletes the invitations that expired before then, whatever their status; how
+        many."""
+        ...
+
     async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
         """A new user (`user`, with their password) accepting an open invitation for their
         address, in one transaction; None, nothing changed, when it is not open or the

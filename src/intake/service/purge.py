@@ -7,7 +7,8 @@ first; then the spam and unverified submissions past their retention, and the
 submissions past their form's retention, with their files
 (service/retention.py), so that the upload sweep that follows (service/sweep.py) finds
 none of their files; and the full client addresses kept longer than their hours are cut
-to their networks. Every step measures age from one moment, taken once.
+to their networks; and the dashboard's invitations a month past their expiry. Every step
+measures age from one moment, taken once.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from datetime import timedelta
 
 from attrs import frozen
 
+from intake.domain.users import INVITATION_KEPT_AFTER_EXPIRY
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.forms import FormRepository
 from intake.ports.submissions import SubmissionRepository
+from intake.ports.users import UserRepository
 from intake.service.forwarding import erase_forwarded
 from intake.service.retention import (
     ErasedCounts,
@@ -52,6 +55,7 @@ class Purged:
     swept: SweepCounts | None  # None without a blob store: there was nothing to sweep
     forwarded: int = 0  # forward-only forms' submissions, data and files erased
     autoresponses: int = 0  # the autoresponder's records of the addresses it answered
+    invitations: int = 0  # the dashboard's invitations, a month past their expiry
 
 
 class Purge:
@@ -61,11 +65,13 @@ class Purge:
         forms: FormRepository,
         blobs: BlobStore | None,
         clock: Clock,
+        users: UserRepository | None = None,
     ) -> None:
         self._submissions = submissions
         self._forms = forms
         self._blobs = blobs
         self._clock = clock
+        self._users = users
 
     async def run(self, retention: Retention) -> Purged:
         now = self._clock.now()
@@ -75,6 +81,10 @@ class Purge:
         # What a relay that stopped before erasing left (service/forwarding.py).
         forwarded = await erase_forwarded(self._submissions, self._blobs)
         client_ips = await truncate_client_ips(self._submissions, now, retention.client_ip_full)
+        invitations = 0
+        if self._users is not None:
+            expired_before = now - INVITATION_KEPT_AFTER_EXPIRY
+            invitations = await self._users.purge_invitations(expired_before)
         swept = None
         if self._blobs is not None:
             swept = await sweep_uploads(self._blobs, self._submissions, now, retention.upload_grace)
@@ -87,4 +97,5 @@ class Purge:
             swept=swept,
             forwarded=forwarded,
             autoresponses=records.autoresponses,
+            invitations=invitations,
         )

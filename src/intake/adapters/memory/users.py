@@ -227,6 +227,13 @@ class InMemoryUsers(Repository):
             return None
         return self._accepted(found, user_id, now)
 
+    async def purge_invitations(self, expired_before: datetime) -> int:
+        _ = self._t
+        old = [i for i, found in self._invitations.items() if found.expires_at < expired_before]
+        for invitation_id in old:
+            del self._invitations[invitation_id]
+        return len(old)
+
     async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
         _ = self._t
         found = self._invitations.get(invitation_id)

@@ -46,6 +46,7 @@ _CLOSE_INVITATION = for_psycopg(isql.CLOSE_INVITATION)
 _ACCEPT_INVITATION = for_psycopg(isql.ACCEPT_INVITATION)
 _ACCEPT_FOR_ADDRESS = for_psycopg(isql.ACCEPT_FOR_ADDRESS)
 _ADD_MEMBERSHIP = for_psycopg(isql.ADD_MEMBERSHIP)
+_PURGE_INVITATIONS = for_psycopg(isql.PURGE_INVITATIONS)
 _USER_MEMBERSHIPS = for_psycopg(sql.USER_MEMBERSHIPS)
 _WORKSPACE_MEMBERSHIPS = for_psycopg(sql.WORKSPACE_MEMBERSHIPS)
 _INSERT_LINK = for_psycopg(sql.INSERT_LINK)
@@ -189,6 +190,9 @@ class PostgresUsers:
             membership = INVITATIONS.membership_of(accepted, user_id, now)
             await conn.execute(_ADD_MEMBERSHIP, membership)
         return accepted
+
+    async def purge_invitations(self, expired_before: datetime) -> int:
+        return await self._db.execute(_PURGE_INVITATIONS, (mapping.moment(expired_before),))
 
     async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
         params = {**INVITATIONS.acceptance(invitation_id, user.user_id, now), "email": user.email}

@@ -209,6 +209,10 @@ class SqliteUsers:
     async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
         return await self._worker.run(_join, invitation_id, user, now)
 
+    async def purge_invitations(self, expired_before: datetime) -> int:
+        params = (mapping.time_text(expired_before),)
+        return await self._worker.run(_changed, isql.PURGE_INVITATIONS, params)
+
 
 def _put_invitation(conn: sqlite3.Connection, params: dict[str, object]) -> Invitation:
     with transaction(conn):

@@ -70,7 +70,7 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         client_ip_full=timedelta(hours=runtime.settings.client_ip_full_hours),
     )
     store = runtime.store
-    purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock)
+    purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock, store.users)
     purged = await purge.run(retention)
     document: dict[str, object] = {
         "idempotency": purged.idempotency,
@@ -81,11 +81,17 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         "expired_files": purged.expired.files,
         "truncated_client_ips": purged.client_ips,
         "autoresponse_records": purged.autoresponses,
+        "invitations": purged.invitations,
     }
     lines = _records_lines(purged, retention.outbox.days)
     lines.append(_flagged_line(purged.flagged, retention.flagged.days))
     lines.append(_expired_line(purged.expired))
     lines.append(_client_ips_line(purged.client_ips, retention.client_ip_full))
+    lines.append(
+        f"deleted {purged.invitations} dashboard "
+        + ("invitation" if purged.invitations == 1 else "invitations")
+        + " expired more than 30 days ago"
+    )
     if purged.forwarded:
         # Told only when it happened: the relay erases these as it delivers them.
         document["forwarded_submissions"] = purged.forwarded
