@@ -70,3 +70,21 @@ def test_preview_mail_shows_the_sample_mail(cli: Cli, tmp_path: Path) -> None:
     assert tried["html"] == "<p>Hello &lt;b&gt;there&lt;/b&gt;</p>\n"
     refused = cli("form", "preview-mail", form["form_id"], "--template", "nope=x")
     assert refused.code == 1
+
+
+def test_a_runaway_template_exits_1_naming_the_limit_and_saves_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    form = cli.json("form", "create", "--workspace", _workspace(cli))
+    runaway = tmp_path / "runaway.txt"
+    runaway.write_text("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(1) }}", encoding="utf-8")
+
+    given = f"notification_text={runaway}"
+    saved = cli("form", "update", form["form_id"], "--template", given)
+    shown = cli("form", "preview-mail", form["form_id"], "--template", given)
+
+    for result in (saved, shown):
+        assert result.code == 1
+        assert "notification_text" in result.err
+        assert "nest at most" in result.err
+    assert cli.json("form", "show", form["form_id"])["templates"]["notification_text"] is None

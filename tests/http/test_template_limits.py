@@ -37,6 +37,8 @@ HOSTILE = {
     "ljust": '{{ "x".ljust(999999999)|length }}',
     "expandtabs": '{{ ("\t" * 100000).expandtabs(100000)|length }}',
     "to_bytes": '{{ (1).to_bytes(999999999, "big")|length }}',
+    "bytes": '{{ ("x".encode() * 999999999)|length }}',
+    "translate": '{{ ("x" * 100000).translate({120: "y" * 100000})|length }}',
     "batch": '{{ [1]|batch(999999999, "x")|list|length }}',
     "slice": "{{ [1]|slice(999999999)|list|length }}",
     "mapped_filter": '{{ range(1000)|map("center", 100000)|list|length }}',

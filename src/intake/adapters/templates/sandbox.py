@@ -115,10 +115,10 @@ def _before_binop(operator: str, left: Any, right: Any) -> None:
             raise SecurityError(f"a number is at most {MAX_INT_BITS} bits")
     elif operator == "*":
         for sized, times in ((left, right), (right, left)):
-            if isinstance(sized, str | list | tuple) and isinstance(times, int):
+            if isinstance(sized, str | bytes | list | tuple) and isinstance(times, int):
                 refuse_size(len(sized) * times, "a repeated value")
-    elif operator == "+" and isinstance(left, str | list | tuple):
-        if isinstance(right, str | list | tuple):
+    elif operator == "+" and isinstance(left, str | bytes | list | tuple):
+        if isinstance(right, str | bytes | list | tuple):
             refuse_size(len(left) + len(right), "a joined value")
     elif operator == "%" and isinstance(left, str):
         refuse_size(printf_size(left, right), "a formatted value")
@@ -174,7 +174,9 @@ class _MailSandbox(ImmutableSandboxedEnvironment):
         budget.tick()
         if isinstance(__obj, types.BuiltinMethodType | types.MethodWrapperType):
             owner = getattr(__obj, "__self__", None)
-            args = padded_method(__obj.__name__, owner if isinstance(owner, str) else "", args)
+            # A bytes value's methods grow it as a text's do; latin-1 keeps its length.
+            text = owner.decode("latin-1") if isinstance(owner, bytes) else owner
+            args = padded_method(__obj.__name__, text if isinstance(text, str) else "", args)
         budget.depth += 1
         try:
             if budget.depth > MAX_CALL_DEPTH:

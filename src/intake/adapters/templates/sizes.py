@@ -163,8 +163,8 @@ def joined(items: Iterable[Any], separator: object, pick: Callable[[Any], Any] |
 
 def padded_method(name: str, text: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """A string method's result refused before it is made: padding (ljust, rjust,
-    center, zfill), expanded tabs, replacing and joining; the arguments to call it
-    with (what `join` joins, read once)."""
+    center, zfill), expanded tabs, replacing, joining and translating; the arguments
+    to call it with (what `join` joins, read once)."""
     numbers = [arg for arg in args if isinstance(arg, int) and not isinstance(arg, bool)]
     if name in {"ljust", "rjust", "center", "zfill"} and numbers:
         refuse_size(max(len(text), numbers[0]), "a padded value")
@@ -175,6 +175,9 @@ def padded_method(name: str, text: str, args: tuple[Any, ...]) -> tuple[Any, ...
         _replace(text, str(args[0]), str(args[1]), args[2] if len(args) > 2 else None)
     elif name == "join" and args:
         args = (joined(args[0], text, None), *args[1:])
+    elif name == "translate" and args and isinstance(args[0], Mapping):
+        longest = max((len(str(to)) for to in args[0].values() if to is not None), default=1)
+        refuse_size(len(text) * longest, "a translated value")
     for number in numbers:
         refuse_size(abs(number), "a number given to a method")
     return args
