@@ -137,6 +137,27 @@ async def test_tags_on_one_address_earn_it_no_more_confirmations(store: Store) -
     assert len(await sent_confirmations(store)) == 3
 
 
+async def test_gmails_spellings_of_one_inbox_earn_it_one_confirmation(store: Store) -> None:
+    await seed(store, with_messages(autoresponse=True))
+    spellings = [
+        "victim@gmail.com",
+        "v.i.c.t.i.m@gmail.com",
+        "Vic.Tim@GoogleMail.com",
+        "victim+1@googlemail.com",
+        "v.ictim+x@gmail.com",
+        "vi.ctim@gmail.com",
+    ]
+    for n, address in enumerate(spellings, start=1):
+        await commit(store, n, email=address)
+    # Dots count elsewhere: two mailboxes at another provider.
+    await commit(store, 7, email="vic.tim@example.com")
+    await commit(store, 8, email="victim@example.com")
+
+    await fan_out_all(store)
+
+    assert len(await sent_confirmations(store)) == 3
+
+
 async def test_purge_deletes_the_autoresponders_records_after_two_hours_not_before(
     store: Store,
 ) -> None:

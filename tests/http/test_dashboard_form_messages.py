@@ -105,13 +105,14 @@ def test_the_preview_shows_the_typed_templates_escaped_without_saving(
         "/preview",
         kind="autoresponse",
         autoresponse_subject="Thanks {{ fields.name }}",
-        autoresponse_html="<p>{{ fields.message }}</p>",
+        autoresponse_html="<p>{{ fields.name }}: {{ fields.message }}</p>",
     )
 
     assert shown.status_code == 200
-    assert "Thanks Ada Lovelace" in shown.text
+    # The visitor's name in the body only: a confirmation's subject never carries it.
+    assert "Thanks Ada Lovelace" not in shown.text
     # The HTML part as text on the page: the sample's markup escaped twice over.
-    assert "&lt;p&gt;Hello &amp;lt;b&amp;gt;there" in shown.text
+    assert "&lt;p&gt;Ada Lovelace: Hello &amp;lt;b&amp;gt;there" in shown.text
     assert messages.stored().messages.templates == Templates()
 
 

@@ -24,6 +24,7 @@ from intake.adapters.delivery_rules import delivery_id
 from intake.domain import ids
 from intake.domain.deliveries import DestinationKind
 from intake.domain.form_messages import AUTORESPONSE_PREFIX, AUTORESPONSE_WINDOW, FormMessages
+from intake.domain.mailboxes import mailbox
 from intake.domain.model import EventType, OutboxEvent
 from intake.domain.notifications import autoresponse_address
 
@@ -67,12 +68,10 @@ class QueuedAutoresponse:
 
 
 def address_hash(address: str) -> str:
-    """The mailbox the per-address limit counts, hashed: in any case, and without a
-    `+tag` (most providers deliver alice+anything@ to alice@), so that tags cannot
-    multiply the confirmations one inbox gets."""
-    local, at, domain = address.strip().lower().rpartition("@")
-    mailbox = local.split("+", 1)[0] or local  # a local part that starts with + stays whole
-    return hashlib.sha256(f"{mailbox}{at}{domain}".encode()).hexdigest()
+    """The mailbox the per-address limit counts (domain/mailboxes.py: in any case,
+    without a `+tag`, Gmail's dots and googlemail.com folded), hashed, so that spellings
+    cannot multiply the confirmations one inbox gets."""
+    return hashlib.sha256(mailbox(address).encode()).hexdigest()
 
 
 # An erasure on request takes the autoresponder's records of the address with the rest:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from attrs import frozen
 
+from intake.domain.chat_text import plain
 from intake.domain.notification_body import ListedFile, html_body, plain_body
 from intake.domain.validation import DEFAULT_EMAIL_FIELD, is_email
 
@@ -33,6 +34,9 @@ MAX_SUBJECT_CHARS = 200
 # Control characters, DEL and the Unicode line and paragraph separators: anything a
 # mail parser or client might take as the end of a header line.
 _LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+# The bidirectional embeddings, overrides and isolates, and the C1 controls: invisible,
+# they change how the text around them reads (as chat_text.py drops them from chat).
+_REORDERING = re.compile(r"[\x80-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render_notification(
@@ -161,8 +165,10 @@ def _address(value: object) -> Address | None:
 
 
 def one_line(value: str) -> str:
-    """A header value: line breaks and other control characters made one space."""
-    return _LINE_BREAKING.sub(" ", value).strip()
+    """A header value: line breaks and other control characters made one space, and no
+    mark that reorders text (a bidirectional override would make "Invoice \u202egnp.exe"
+    read as "Invoice exe.png")."""
+    return _LINE_BREAKING.sub(" ", _REORDERING.sub("", value)).strip()
 
 
 def payload_text(value: object) -> str:
@@ -175,7 +181,7 @@ def _display(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return plain(value)  # line breaks kept; controls and direction marks dropped
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

@@ -16,6 +16,7 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
 
+from intake.domain.chat_text import plain
 from intake.domain.form_messages import TEMPLATE_NAMES, Templates
 from intake.domain.mail_templates import MailTemplateError, RenderTemplate, is_html, text_as_html
 from intake.domain.notifications import (
@@ -30,8 +31,10 @@ from intake.domain.notifications import (
     reply_address,
 )
 from intake.domain.validation import DEFAULT_EMAIL_FIELD
+from intake.domain.visitor_text import echoed
 
 DEFAULT_AUTORESPONSE_SUBJECT = "We received your message"
+AUTORESPONSE = "autoresponse"
 
 # What a template is checked and previewed with: a submission as a visitor might send it.
 SAMPLE_PAYLOAD: Mapping[str, object] = {
@@ -49,16 +52,18 @@ def template_context(
     payload: Mapping[str, object], form_name: str, *, for_owner: bool
 ) -> dict[str, object]:
     """The values a template sees. The owner's notification also sees the files and the
-    reply-to address; the autoresponse, going to whoever typed it, does not."""
+    reply-to address; the autoresponse, going to whoever typed it, does not, and sees
+    the visitor's text (`subject`, `fields`) only as `echoed` makes it."""
     data = payload.get("data")
     fields = data if isinstance(data, Mapping) else {}
+    shown = plain if for_owner else echoed
     context: dict[str, object] = {
         "form_name": form_name,
         "form_id": payload_text(payload.get("form_id")),
         "submission_id": payload_text(payload.get("submission_id")),
         "received_at": _received(payload.get("created_at")),
-        "subject": payload_text(payload.get("subject")),
-        "fields": {str(name): display_value(value) for name, value in fields.items()},
+        "subject": shown(payload_text(payload.get("subject"))),
+        "fields": {shown(str(name)): shown(display_value(v)) for name, v in fields.items()},
     }
     if for_owner:
         address = reply_address(payload.get("reply_to"), fields.get(DEFAULT_EMAIL_FIELD))
@@ -72,6 +77,15 @@ def template_context(
     return context
 
 
+def without_visitor_text(context: Mapping[str, object]) -> dict[str, object]:
+    """`context` with the visitor's text emptied (every field there, each ""): what an
+    autoresponse's subject sees, since a subject shows before the mail is opened, to a
+    stranger, under the form's name."""
+    fields = context.get("fields")
+    names = fields if isinstance(fields, Mapping) else {}
+    return {**context, "subject": "", "fields": dict.fromkeys(names, "")}
+
+
 def render_parts(
     templates: Templates,
     kind: str,
@@ -80,15 +94,19 @@ def render_parts(
     render: RenderTemplate,
 ) -> MailParts:
     """The subject, text and HTML of `kind` ("notification" or "autoresponse"): each the
-    owner's template where set and working, else `default`'s."""
+    owner's template where set and working, else `default`'s. An autoresponse's subject
+    is rendered without the visitor's text."""
     failed: list[str] = []
 
     def part(name: str) -> str | None:
         source = templates.get(f"{kind}_{name}")
         if source is None:
             return None
+        seen = (
+            without_visitor_text(context) if (kind, name) == (AUTORESPONSE, "subject") else context
+        )
         try:
-            return render(source, context, autoescape=name == "html")
+            return render(source, seen, autoescape=name == "html")
         except MailTemplateError:
             failed.append(f"{kind}_{name}")
             return None
