@@ -9,7 +9,6 @@ from collections.abc import Collection
 from datetime import datetime
 from itertools import takewhile
 
-from intake.adapters import autoresponse_rules as rules
 from intake.adapters import sql_statements as sql
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION, transaction, truncate_wal
@@ -93,6 +92,10 @@ def truncate_client_ips(
 
 def forget_autoresponses(conn: sqlite3.Connection, workspace_id: str, address: str) -> int:
     """SubmissionRepository.forget_autoresponses; the log truncated after."""
+    # Imported here: the autoresponder's rules load the mail modules, which a command
+    # that never erases must not pay for at its start (tests/unit/test_command_imports).
+    from intake.adapters import autoresponse_rules as rules  # noqa: PLC0415
+
     with transaction(conn):
         params = (rules.address_hash(address), workspace_id)
         forgotten = conn.execute(rules.FORGET_ADDRESS, params).rowcount
