@@ -22,10 +22,10 @@ from functools import partial
 from intake.domain import webhooks
 from intake.domain.deliveries import DestinationKind, next_attempt_at
 from intake.domain.errors import StorageUnavailable
-from intake.domain.form_messages import Templates, is_autoresponse
+from intake.domain.form_messages import TEMPLATE_NAMES, Templates, is_autoresponse
 from intake.domain.mail_templates import RenderTemplate
 from intake.domain.mail_tests import render_test_mail
-from intake.domain.model import EventType
+from intake.domain.model import EventType, Form
 from intake.domain.notifications import autoresponse_address
 from intake.domain.owner_mail import render_autoresponse, render_notification_mail
 from intake.domain.signing import DownloadSigner
@@ -166,9 +166,7 @@ class DeliverySender:
                 base_url=self._base_url,
                 render=self._render_template,
             )
-            # Rendering blocks (for the renderer's time limit at most): on a thread, so
-            # that the relay's other sends go on meanwhile.
-            message, failed = await off_the_loop(notification)
+            message, failed = await _made(notification, form, "notification")
             _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -193,7 +191,7 @@ class DeliverySender:
             to=address,
             render=self._render_template,
         )
-        message, failed = await off_the_loop(confirmation)
+        message, failed = await _made(confirmation, form, "autoresponse")
         _note_fallback(item, failed)
         return await self._send_mail(self._mailer, item, message)
 
@@ -304,6 +302,18 @@ def with_fresh_links(
 def _body(payload: Mapping[str, object]) -> bytes:
     # Compact UTF-8 JSON: the bytes signed are the bytes sent.
     return json.dumps(dict(payload), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+async def _made(
+    make: Callable[[], tuple[EmailMessage, tuple[str, ...]]], form: Form | None, kind: str
+) -> tuple[EmailMessage, tuple[str, ...]]:
+    """The mail `make` makes. Where the owner worded `kind`, rendering blocks (for the
+    renderer's time limit at most), so it runs on a thread and the relay's other sends
+    go on meanwhile; the default words are made at once."""
+    templates = form.messages.templates if form is not None else Templates()
+    if any(templates.get(name) for name in TEMPLATE_NAMES if name.startswith(kind)):
+        return await off_the_loop(make)
+    return make()
 
 
 def _note_fallback(item: ClaimedDelivery, failed: tuple[str, ...]) -> None:
