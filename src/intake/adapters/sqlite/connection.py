@@ -138,8 +138,16 @@ def truncate_wal(conn: sqlite3.Connection) -> bool:
     that no earlier copy of an erased value stays in `-wal`. It waits, as long as the
     busy timeout, for other connections' transactions to end. False, with a warning,
     when another process still reads an older snapshot: the log is then cut by a later
-    erasure's checkpoint, or when the last connection closes."""
-    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    erasure's checkpoint, or when the last connection closes. The erasure is committed
+    before: a checkpoint that fails is logged, never raised as the erasure's failure."""
+    try:
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.Error as failed:
+        log.warning(
+            "the write-ahead log could not be truncated after an erasure",
+            extra={"error": type(failed).__name__},
+        )
+        return False
     if busy:
         log.warning("the write-ahead log could not be truncated after an erasure: busy")
     return not busy
