@@ -15,7 +15,7 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 endif
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install run test test-fast test-faults fuzz bench browser screenshots lint typecheck format clean
+.PHONY: install run test test-js test-fast test-faults fuzz bench browser screenshots lint typecheck format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,8 +52,15 @@ typecheck: install
 # keep two cores busy. Each test file stays on one worker, as its tests share servers and,
 # for two of them, a Redis database of the file's own.
 TEST_WORKERS ?= 3
-test: lint typecheck browser
+test: lint typecheck browser test-js
 	$(BIN)/pytest -q -m "not faults" -n $(TEST_WORKERS) --dist loadfile
+
+# intake.js's logic under Node's own test runner (no npm packages). Without node the
+# target says so and passes, unless INTAKE_REQUIRE_SERVICES=1 asks for every check.
+test-js:
+	@if command -v node >/dev/null 2>&1; then node --test tests/js/; \
+	elif [ "$$INTAKE_REQUIRE_SERVICES" = 1 ]; then echo "node is not installed" >&2; exit 1; \
+	else echo "node is not installed: the JavaScript tests are skipped"; fi
 
 # The fault-injection scenarios start their own servers and run for minutes: a target
 # of their own (CI runs both). Chosen by the marker alone, as `make test` leaves them out
