@@ -21,6 +21,7 @@ from intake.domain.model import (
     RuleKind,
 )
 from intake.domain.users import Role
+from intake.entrypoints.http.client_script import client_asset
 from tests.http.conftest import (
     BACKENDS,
     MEMORY_IN_THE_INNER_LOOP,
@@ -394,3 +395,30 @@ def test_the_snippet_follows_the_forms_mode_and_challenge(pages: FormSettings) -
     assert SECRET not in hcaptcha
     assert "This form is protected" in protected.text
     assert 'id="snippet-text"' not in protected.text
+
+
+def test_the_snippet_offers_intake_js_pinned_by_its_integrity(pages: FormSettings) -> None:
+    pages.owner()
+    script = client_asset("js")
+
+    plain = html.unescape(pages.dash.client.get(pages.path).text)
+    pages.save(uploads="on", max_files="2")
+    with_files = html.unescape(pages.dash.client.get(pages.path).text)
+
+    key = pages.stored().public_form_key
+    assert (
+        f'<script type="module" src="http://testserver{script.path}"'
+        f' integrity="{script.integrity}" crossorigin="anonymous"></script>'
+    ) in plain
+    assert f'<form method="post" data-intake action="http://testserver/f/{key}"' in plain
+    # Under the page's strict CSP a style attribute is ignored: the honeypot is hidden.
+    assert 'name="_gotcha" tabindex="-1" autocomplete="off" hidden>' in plain
+    # The file limits intake.js checks before sending are the form's own.
+    policy = pages.stored().uploads
+    assert policy is not None
+    assert (
+        f'data-intake data-intake-max-file="{policy.max_file_size}"'
+        f' data-intake-max-total="{policy.max_total_size}" data-intake-max-files="2"'
+    ) in with_files
+    served = pages.dash.svc.client.get(script.path)
+    assert served.status_code == 200

@@ -18,7 +18,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from intake.config import Settings
 from intake.domain.errors import NOT_READY, ErrorCode, Rejection, StorageUnavailable
-from intake.entrypoints.http import dashboard, files, management, metrics, submissions
+from intake.entrypoints.http import (
+    client_script,
+    dashboard,
+    files,
+    management,
+    metrics,
+    submissions,
+)
 from intake.entrypoints.http.middleware import (
     PUBLIC_ROUTE,
     SERVER_ROUTE,
@@ -172,6 +179,7 @@ def _application(settings: Settings, overrides: ServeOverrides, *, settle: bool)
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        *client_script.routes(),
         *management.routes(),
         *dashboard.routes(),
     ]

@@ -55,6 +55,7 @@ def _context(request: Request, signed: SignedIn, form: Form) -> dict[str, Any]:
     return owner_context(signed, form_view(form), "settings", _path(form)) | {
         "action": form_action(base, form),
         "snippet": form_snippet(base, form),
+        "client_snippet": form_snippet(base, form, client=True),
     }
 
 
