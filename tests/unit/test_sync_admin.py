@@ -25,6 +25,7 @@ from intake.service.admin import (
     FormChanges,
     UploadChanges,
     WorkspaceChanges,
+    WorkspaceSuspended,
 )
 
 BOUNDARY = "b0undary"
@@ -141,6 +142,8 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "month_counts": (lambda w: w.admin.month_counts(w.workspace_id), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
+    # The one rule of every owner-side door (a suspended workspace acts on nothing):
+    # public, so that a program's own door applies it as the API and dashboard do.
     "acting_workspace": (lambda w: w.admin.acting_workspace(w.workspace_id), VALUE),
     "workspaces": (lambda w: w.admin.workspaces(), VALUE),
     # Webhooks, notification recipients and deliveries, through the key's workspace.
@@ -185,6 +188,12 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         lambda w: w.admin.retry_owned_delivery(w.workspace_id, "dlv_none"),
         RAISES,
     ),
+    # None is dead: the count, 0, is what synchronous code gets.
+    "retry_dead_webhook": (
+        lambda w: w.admin.retry_dead_webhook(w.workspace_id, w.endpoint_id),
+        VALUE,
+    ),
+    "retry_dead_endpoint": (lambda w: w.admin.retry_dead_endpoint(w.endpoint_id), VALUE),
     "submission_detail": (
         lambda w: w.admin.submission_detail(w.workspace_id, w.submission.submission_id),
         VALUE,
@@ -292,6 +301,14 @@ def test_each_member_gives_what_synchronous_code_can_use(world: World, name: str
 def test_a_file_read_through_the_wrapper_is_the_file(world: World) -> None:
     assert world.admin.has_blob_store is True
     assert b"".join(world.admin.read_file(world.submission.files[0])) == PDF
+
+
+def test_a_suspended_workspace_is_refused_acting_through_the_wrapper(world: World) -> None:
+    world.admin.set_workspace_active(world.workspace_id, False)
+
+    with pytest.raises(WorkspaceSuspended):
+        world.admin.acting_workspace(world.workspace_id)
+    assert world.admin.workspace(world.workspace_id).active is False
 
 
 class _Counting:
