@@ -1,5 +1,6 @@
-"""Shared test setup: the async backend, Hypothesis profiles, real-service gating, and
-the local destinations (webhook receiver, SMTP server) every directory may ask for."""
+"""Shared test setup: the async backend, Hypothesis profiles, real-service gating, every
+test's time limit, and the local destinations (webhook receiver, SMTP server) every
+directory may ask for."""
 
 from __future__ import annotations
 
@@ -12,6 +13,16 @@ from hypothesis import HealthCheck, settings
 
 # Fixtures shared by every directory: the local webhook receiver and SMTP server.
 from tests.support.destination_servers import chat_apps, receiver, smtp  # noqa: F401
+
+# Hooks: each test's time limit, and the watchdog behind it.
+from tests.support.time_limits import (  # noqa: F401
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_setup,
+    pytest_timeout_cancel_timer,
+    pytest_timeout_set_timer,
+    pytest_unconfigure,
+)
 
 settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

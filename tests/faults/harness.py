@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 60.0  # seconds for `intake serve` to answer /readyz on a busy machine
 STOP_TIMEOUT = 15.0
 LOAD_TIMEOUT = 90.0  # seconds a load run may take to drain after it is told to stop
+# Each scenario's time limit (pytest-timeout): its servers, loads and waits take minutes.
+FAULT_TIMEOUT = 900
 LOG_TAIL = 40
 
 # Per-IP limits stay as shipped; the per-form and per-key ceilings are lifted, so that

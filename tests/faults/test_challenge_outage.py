@@ -13,6 +13,7 @@ import pytest
 
 from intake.domain.model import ChallengeProvider
 from tests.faults.harness import (
+    FAULT_TIMEOUT,
     Entry,
     Lab,
     created,
@@ -23,7 +24,7 @@ from tests.faults.harness import (
 )
 from tests.support.fake_provider import PASS_SECRET, FakeProvider
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 CHALLENGE_TIMEOUT = 0.5  # seconds intake waits for the provider
 SLOW = 2.0  # seconds the slow provider takes: well past the timeout

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.faults.harness import (
+    FAULT_TIMEOUT,
     Lab,
     answered,
     created,
@@ -22,7 +23,7 @@ from tests.faults.harness import (
     report,
 )
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 
 def test_acknowledged_submissions_survive_kill_9(lab: Lab) -> None:

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from tests.faults.harness import (
+    FAULT_TIMEOUT,
     Entry,
     Lab,
     created,
@@ -28,7 +29,7 @@ from tests.faults.harness import (
     report,
 )
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 POOL_SIZE = 2
 POOL_TIMEOUT = 0.5  # seconds

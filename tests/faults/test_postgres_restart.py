@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.faults.harness import (
+    FAULT_TIMEOUT,
     Entry,
     Lab,
     answered,
@@ -23,7 +24,7 @@ from tests.faults.harness import (
     report,
 )
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 POOL_TIMEOUT = 1.0  # seconds a request waits for a connection while the database is down
 

@@ -24,10 +24,10 @@ import pytest
 from psycopg.rows import dict_row
 
 from intake.adapters.sqlite.mapping import time_text
-from tests.faults.harness import Form, Lab, report
+from tests.faults.harness import FAULT_TIMEOUT, Form, Lab, report
 from tests.support.processes import clean_env, console_script, run_cli
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 ADA = "ada@example.com"
 SWEPT = 60_000  # old enough rows that a sweep takes seconds, in batches of 500

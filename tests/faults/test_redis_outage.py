@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.faults.harness import (
+    FAULT_TIMEOUT,
     Form,
     Lab,
     created,
@@ -22,7 +23,7 @@ from tests.faults.harness import (
 )
 from tests.support.processes import wait_for
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 WORKERS = 2
 BURST_LIMIT = 5  # the shipped public burst: 5 per 30 s per client address and form

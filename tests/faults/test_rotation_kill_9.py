@@ -21,10 +21,10 @@ from intake.adapters.sqlite import open_sqlite_store
 from intake.domain.model import Challenge, ChallengeProvider, Form, Workspace
 from intake.ports.store import Store
 from tests.conftest import new_postgres_database
-from tests.faults.harness import report
+from tests.faults.harness import FAULT_TIMEOUT, report
 from tests.support.processes import IntakeProcess, clean_env, run_cli
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
 FORMS = {"sqlite": 1500, "postgres": 4000}  # enough that the rotation is caught midway
 KILL_TIMEOUT = 60.0
