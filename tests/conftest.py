@@ -1,6 +1,6 @@
-"""Shared test setup: the async backend, Hypothesis profiles, real-service gating, every
-test's time limit, and the local destinations (webhook receiver, SMTP server) every
-directory may ask for."""
+"""Shared test setup: the async backend, Hypothesis profiles, real-service gating, the
+test Redis, every test's time limit, and the local destinations (webhook receiver, SMTP
+server) every directory may ask for."""
 
 from __future__ import annotations
 
@@ -77,3 +77,34 @@ def new_postgres_database() -> Iterator[str]:
         yield database_url(admin, name)
     finally:
         drop_database(admin, name)
+
+
+# -- Redis --------------------------------------------------------------------------------
+
+TEST_REDIS_URL = "INTAKE_TEST_REDIS_URL"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The Redis the tests use. Unless INTAKE_TEST_REDIS_URL names one, each test process
+    starts a redis-server of its own on a free port (tests/support/instances.py) and
+    stops it at the end. A named server is shared with whoever else uses it: no test
+    empties it; each writes only keys of its own (a random prefix, or the windows of
+    forms it made, which expire with their window) and deletes what it can. Skips, or
+    fails under INTAKE_REQUIRE_SERVICES=1, when there is neither."""
+    named = os.environ.get(TEST_REDIS_URL)
+    if not named:
+        # Imported here: the helpers import this module, and only Redis tests need them.
+        from tests.support.instances import private_redis
+
+        with private_redis() as server:
+            yield server.url
+        return
+    import redis
+
+    try:
+        with redis.Redis.from_url(named, socket_connect_timeout=5, socket_timeout=5) as client:
+            client.ping()
+    except (redis.RedisError, OSError) as error:
+        unavailable(f"Redis is not reachable at {TEST_REDIS_URL}: {error}")
+    yield named

@@ -15,10 +15,11 @@ import pytest
 import redis
 from bench import profiling, report, storage, targets, wrk
 from bench.figures import figures_of
-from bench.options import DEFAULT_ADMIN_URL, DEFAULT_REDIS_URL, parse
+from bench.options import parse
 
 from intake.domain import ids
 from tests.conftest import unavailable
+from tests.contract.conftest import admin_url
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_TIMEOUT = 600  # seconds for the whole quick run
@@ -417,20 +418,16 @@ def test_quick_defaults_are_short_and_full_defaults_meet_the_targets_preconditio
     assert parse(["--listing-rows", "0"]).listing_rows == 0
 
 
-def _services() -> tuple[str, str]:
-    admin = os.environ.get("INTAKE_BENCH_DATABASE_URL") or DEFAULT_ADMIN_URL
-    redis_url = os.environ.get("INTAKE_BENCH_REDIS_URL") or DEFAULT_REDIS_URL
+def _postgres() -> str:
+    """The suite's PostgreSQL server (INTAKE_TEST_DATABASE_URL), on which the bench makes
+    and drops databases of its own."""
+    admin = admin_url()
     try:
         with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
     except psycopg.OperationalError as error:
         unavailable(f"PostgreSQL is not reachable for the bench: {error}")
-    try:
-        with redis.Redis.from_url(redis_url, socket_connect_timeout=3) as client:
-            client.ping()
-    except (redis.RedisError, OSError) as error:
-        unavailable(f"Redis is not reachable for the bench: {error}")
-    return admin, redis_url
+    return admin
 
 
 def _bench_databases(admin: str) -> set[str]:
@@ -444,14 +441,17 @@ def _bench_databases(admin: str) -> set[str]:
 @pytest.mark.slow
 @pytest.mark.services
 @pytest.mark.timeout(BENCH_TIMEOUT + 120)
-def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    admin, redis_url = _services()
+def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(
+    tmp_path: Path, redis_url: str
+) -> None:
+    admin = _postgres()
     output = tmp_path / "results.json"
     done = subprocess.run(
         [
             sys.executable, "-m", "bench", "--quick", "--duration", "2", "--warmup", "1",
             "--prefill", "500", "--production-submissions", "300",
             "--connections", "8", "--output", str(output),
+            "--database-url", admin, "--redis-url", redis_url,
         ],
         cwd=ROOT, capture_output=True, text=True, timeout=BENCH_TIMEOUT, check=False,
     )  # fmt: skip

@@ -17,15 +17,12 @@ import os
 import signal
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-import redis
 from playwright.sync_api import Browser, Page, Playwright, Request, Response, sync_playwright
 
 from intake.domain.model import ChallengeProvider
@@ -52,7 +49,6 @@ SNIPPET_BASE = "https://intake.example.com"
 SNIPPET_KEY = "YOUR_FORM_KEY"
 
 LOG_TAIL = 40  # lines of the service's log attached to a failure
-REDIS_DB = 11  # postgres_service's own Redis database
 BROWSER_TIMEOUT_MS = 10_000  # for any one browser action or wait
 VIEWPORT_WIDTH, VIEWPORT_HEIGHT = 800, 600
 
@@ -199,32 +195,16 @@ def service(tmp_path_factory: pytest.TempPathFactory, provider: FakeProvider) ->
 
 
 @pytest.fixture(scope="package")
-def postgres_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    """`intake serve` as production runs it: PostgreSQL (a database of its own) and Redis
-    (database REDIS_DB, emptied before and after), for the walks that run on both."""
+def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Service]:
+    """`intake serve` as production runs it: PostgreSQL (a database of its own) and the
+    test Redis, for the walks that run on both."""
     home = tmp_path_factory.mktemp("intake-pg")
-    with new_postgres_database() as database_url, _empty_redis() as redis_url:
+    with new_postgres_database() as database_url:
         env = clean_env(INTAKE_DATABASE_URL=database_url, INTAKE_REDIS_URL=redis_url)
         running = Service(env, home / "serve.log", stop_signal=signal.SIGINT, log_tail=LOG_TAIL)
         with running:
             yield running
         assert running.returncode == 0, running.tail()
-
-
-@contextmanager
-def _empty_redis() -> Iterator[str]:
-    base = os.environ.get("INTAKE_TEST_REDIS_URL") or "redis://127.0.0.1:6379"
-    url = urlunsplit(urlsplit(base)._replace(path=f"/{REDIS_DB}"))
-    try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3)
-        client.flushdb()
-    except redis.RedisError as error:
-        unavailable(f"Redis is not reachable: {error}")
-    try:
-        yield url
-    finally:
-        client.flushdb()
-        client.close()
 
 
 @pytest.fixture(scope="package")

@@ -7,7 +7,7 @@ processes, scraped over sockets, with INTAKE_METRICS_TOKEN.
   real local webhook receiver; stderr holds one JSON line per request, none from
   uvicorn's access log, and neither a submission's contents nor the API key, at DEBUG;
 - `intake relay --metrics-port`: the relay's own counters;
-- two workers (Redis database 13, this module's own, flushed before and after): a scrape
+- two workers (on the test Redis, tests/conftest.py): a scrape
   answered by either worker counts the requests both of them served, and either worker
   refuses a request without the token, or with a wrong one, the same way.
 """
@@ -15,7 +15,6 @@ processes, scraped over sockets, with INTAKE_METRICS_TOKEN.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -23,12 +22,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
 import pytest
-import redis
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
@@ -38,7 +35,6 @@ from intake.domain.model import Form, Plan
 from intake.entrypoints.cli import main
 from intake.entrypoints.http.app import create_app
 from intake.library_runtime import open_runtime
-from tests.conftest import unavailable
 from tests.support.processes import (
     IntakeProcess,
     ServedProcess,
@@ -55,8 +51,6 @@ DEADLINE = 20.0  # seconds for anything a process is waited for
 PUBLIC = "/f/{public_form_key}"
 SERVER = "/v1/forms/{form_id}/submissions"
 MARKER = "private-words-5e0c"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"  # the server; the database is REDIS_DB
-REDIS_DB = 13  # this module's own
 TOKEN = "metrics-token-9d2e4f6a8b0c1d3e5f7a"
 OPERATOR = {"authorization": f"Bearer {TOKEN}"}
 
@@ -312,24 +306,6 @@ def test_the_relay_refuses_a_metrics_port_it_cannot_listen_on(
     assert f"--metrics-port {port}" in refusal["error"]
 
 
-@pytest.fixture
-def redis_db() -> Iterator[str]:
-    """Database REDIS_DB of the test Redis server, empty, and emptied again after."""
-    base = os.environ.get("INTAKE_TEST_REDIS_URL") or DEFAULT_REDIS_URL
-    url = urlunsplit(urlsplit(base)._replace(path=f"/{REDIS_DB}"))
-    client = redis.Redis.from_url(url, socket_connect_timeout=3)
-    try:
-        try:
-            client.ping()
-        except (redis.RedisError, OSError) as error:
-            unavailable(f"Redis is not reachable: {error}")
-        client.flushdb()
-        yield url
-        client.flushdb()
-    finally:
-        client.close()
-
-
 def _accepted_by_worker(directory: Path, scratch: Path) -> dict[str, float]:
     """Each worker's own count of accepted public submissions, read from its file."""
     counts: dict[str, float] = {}
@@ -351,7 +327,7 @@ def _accepted_by_worker(directory: Path, scratch: Path) -> dict[str, float]:
 @pytest.mark.services
 def test_two_workers_sum_their_counts_in_every_scrape(
     env: dict[str, str],
-    redis_db: str,
+    redis_url: str,
     serve: Callable[..., tuple[str, ServedProcess]],
     tmp_path: Path,
 ) -> None:
@@ -366,7 +342,7 @@ def test_two_workers_sum_their_counts_in_every_scrape(
     temp.mkdir()
     base, server = serve(
         workers=2,
-        INTAKE_REDIS_URL=redis_db,
+        INTAKE_REDIS_URL=redis_url,
         INTAKE_RATE_LIMIT_PUBLIC_BURST="10000/30",
         INTAKE_RATE_LIMIT_PUBLIC_SUSTAINED="10000/600",
         INTAKE_RATE_LIMIT_PUBLIC_FORM="10000/600",

@@ -4,9 +4,9 @@ limits of decisions.md must hold across all of them: exact rate-limit windows, o
 commit per Idempotency-Key, and exactly min(N, R) submissions against a quota.
 
 The module makes a PostgreSQL database of its own (on INTAKE_TEST_DATABASE_URL's server,
-dropped at the end) and uses Redis database 12 (on INTAKE_TEST_REDIS_URL's server),
-which nothing else uses and which it empties before and after. The servers trust
-127.0.0.1 as a proxy, so each request chooses its client IP with X-Forwarded-For.
+dropped at the end) and uses the test Redis (tests/conftest.py); its windows are those
+of forms it made. The servers trust 127.0.0.1 as a proxy, so each request chooses its
+client IP with X-Forwarded-For.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import psycopg
 import pytest
-import redis
 from psycopg import sql
 
 from tests.conftest import unavailable
@@ -33,8 +32,6 @@ from tests.support.processes import ServedProcess, clean_env, run_cli, wait_unti
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.services]
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"  # the server; the database is REDIS_DB
-REDIS_DB = 12  # this module's own: flushed at setup and teardown
 STARTUP_DEADLINE = 30.0  # seconds for both servers to answer /readyz
 SHUTDOWN_DEADLINE = 10.0
 HTTP_TIMEOUT = 15.0
@@ -48,12 +45,6 @@ SERVER_BURST = 8  # per 30 s, per API key and form
 
 def _admin_url() -> str:
     return os.environ.get("INTAKE_TEST_DATABASE_URL") or DEFAULT_ADMIN_URL
-
-
-def _redis_url() -> str:
-    """The test Redis server, database REDIS_DB of it."""
-    base = os.environ.get("INTAKE_TEST_REDIS_URL") or DEFAULT_REDIS_URL
-    return urlunsplit(urlsplit(base)._replace(path=f"/{REDIS_DB}"))
 
 
 def _where(url: str) -> str:
@@ -84,22 +75,12 @@ def _drop_database(admin: str, name: str) -> None:
         )
 
 
-def _check_services(admin: str, redis_url: str) -> None:
+def _check_postgres(admin: str) -> None:
     try:
         with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
     except psycopg.OperationalError as error:
         unavailable(f"PostgreSQL is not reachable at {_where(admin)}: {error}")
-    try:
-        with redis.Redis.from_url(redis_url, socket_connect_timeout=3) as client:
-            client.ping()
-    except (redis.RedisError, OSError) as error:
-        unavailable(f"Redis is not reachable at {_where(redis_url)}: {error}")
-
-
-def _flush_redis(redis_url: str) -> None:
-    with redis.Redis.from_url(redis_url, socket_connect_timeout=3) as client:
-        client.flushdb()
 
 
 class Deployment:
@@ -132,14 +113,12 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    admin, redis_url = _admin_url(), _redis_url()
-    _check_services(admin, redis_url)
+def deployment(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Deployment]:
+    admin = _admin_url()
+    _check_postgres(admin)
     logs = tmp_path_factory.mktemp("scale_out")
     stopped: dict[str, int | None] = {}  # exit status by server
     with ExitStack() as cleanup:
-        _flush_redis(redis_url)
-        cleanup.callback(_flush_redis, redis_url)
         name = _create_database(admin)
         cleanup.callback(_drop_database, admin, name)
         env = clean_env(
@@ -170,7 +149,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         wait_until_ready(deployment.servers)
         yield deployment
     # Reached only when setup and teardown went through: the servers' exit is checked
-    # after the database and Redis are cleaned up. uvicorn's single process re-raises
+    # after the database is dropped. uvicorn's single process re-raises
     # the SIGTERM it handled, once shut down; its supervisor of several exits with 0.
     unclean = {where: code for where, code in stopped.items() if code not in (0, -signal.SIGTERM)}
     assert not unclean, f"servers did not stop cleanly: {unclean}\n{deployment.logs()}"

@@ -25,9 +25,6 @@ from tests.support.processes import ServedProcess, clean_env
 pytestmark = pytest.mark.slow
 
 SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture
-# Several workers need a shared rate limiter to start; only /healthz is asked here, so
-# nothing is ever written to this database.
-REDIS_URL = "redis://127.0.0.1:6379/14"
 
 
 def _copy_of_descriptor(pid: int, fd: int) -> int:
@@ -69,9 +66,12 @@ def _servers_nodelay(server_pid: int, client: socket.socket) -> int:
 )
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedProcess]:
     workers, protocol = request.param
+    # Several workers need a shared rate limiter to start (the test Redis); only /healthz
+    # is asked here, so nothing is written to it.
+    shared = {"INTAKE_REDIS_URL": request.getfixturevalue("redis_url")} if workers > 1 else {}
     env = clean_env(
         INTAKE_DATABASE_URL=f"sqlite:///{tmp_path / 'intake.db'}",
-        INTAKE_REDIS_URL=REDIS_URL,
+        **shared,
         INTAKE_LOG_LEVEL="warning",
         INTAKE_HTTP_PROTOCOL=protocol,
     )

@@ -14,7 +14,7 @@ reads back goes through the Store ports, so the same assertions hold for every b
 
 PostgreSQL: the session creates a database of its own on INTAKE_TEST_DATABASE_URL's server
 and migrates it once; each service starts from emptied tables (DELETE, as the contract
-suite does). Redis (INTAKE_TEST_REDIS_URL, default database 15): each service's limiter
+suite does). Redis (the `redis_url` fixture of tests/conftest.py): each service's limiter
 has a key prefix of its own, whose keys are deleted when the service stops.
 
 Every answer the suite receives goes through `SpecCheck` (spec_check.py): it must carry
@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import os
 import secrets
 import shutil
 from collections.abc import (
@@ -50,9 +49,7 @@ import httpx2
 import psycopg
 import pytest
 from psycopg import sql
-from redis import Redis as SyncRedis
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -334,22 +331,6 @@ class PostgresBackend:
                     await client.aclose()
         finally:
             await store.close()
-
-
-REDIS_URL = os.environ.get("INTAKE_TEST_REDIS_URL") or "redis://127.0.0.1:6379/15"
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The Redis the production pair uses, once it answers; else skip (or fail)."""
-    client = SyncRedis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except (RedisError, OSError) as error:
-        unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
-    finally:
-        client.close()
-    return REDIS_URL
 
 
 @pytest.fixture(scope="session")

@@ -622,7 +622,8 @@ def test_serve_hands_several_workers_a_metrics_directory_for_as_long_as_they_run
     for name in [n for n in os.environ if n.startswith("INTAKE_")] + [MULTIPROC_ENV]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("INTAKE_DATABASE_URL", f"sqlite:///{tmp_path / 'intake.db'}")
-    monkeypatch.setenv("INTAKE_REDIS_URL", "redis://127.0.0.1:6379/13")  # never reached
+    # Never reached: nothing listens on port 1.
+    monkeypatch.setenv("INTAKE_REDIS_URL", "redis://127.0.0.1:1/0")
     calls: list[tuple[dict[str, Any], str | None]] = []
 
     def run_server(listener: socket.socket, *args: Any, **kwargs: Any) -> None:

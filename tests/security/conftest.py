@@ -9,7 +9,6 @@ from tests.http.conftest import (  # noqa: F401
     backend,
     make_service,
     postgres_url,
-    redis_url,
     seeded,
     sqlite_template,
     svc,

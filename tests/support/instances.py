@@ -280,6 +280,15 @@ def private_postgres() -> Iterator[PostgresInstance]:
 # -- Redis ---------------------------------------------------------------------------
 
 
+def _dying_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that the kernel sends it SIGTERM when the thread that started it
+    ends (servers are started from the main thread): a test process killed over its
+    time limit then leaves no server behind. util-linux's setpriv sets that up before
+    it runs the command; without setpriv the command runs as it is."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else list(argv)
+
+
 class RedisInstance:
     """One private redis-server without persistence: a kill loses its windows, as a
     real crash of a cache would."""
@@ -302,9 +311,11 @@ class RedisInstance:
         if self.running:
             raise RuntimeError("redis-server is already running")
         self._process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", str(self.root),
-             "--logfile", str(self.log), "--daemonize", "no"],
+            _dying_with_parent(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no", "--dir", str(self.root),
+                 "--logfile", str(self.log), "--daemonize", "no"]
+            ),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + START_TIMEOUT
@@ -344,16 +355,30 @@ class RedisInstance:
         return _tail(self.log)
 
 
+PORT_TRIES = 3  # a free port may be taken by another process before redis-server binds it
+
+
 @contextmanager
 def private_redis() -> Iterator[RedisInstance]:
     binary = os.environ.get("INTAKE_TEST_REDIS_SERVER") or shutil.which("redis-server")
     if binary is None:
-        unavailable("redis-server is not installed")
+        unavailable(
+            "redis-server is not installed (nor named by INTAKE_TEST_REDIS_SERVER);"
+            " INTAKE_TEST_REDIS_URL can name a Redis server to use instead"
+        )
         raise AssertionError("unreachable")
     root = Path(tempfile.mkdtemp(prefix="intake-redis-"))
     instance = RedisInstance(binary, root)
     try:
-        instance.start()
+        for attempt in range(PORT_TRIES):
+            try:
+                instance.start()
+                break
+            except RuntimeError:
+                if attempt == PORT_TRIES - 1:
+                    raise
+                instance.kill()
+                instance = RedisInstance(binary, root)
         yield instance
     finally:
         instance.kill()
