@@ -171,9 +171,11 @@ class PostgresBackend:
         url: str | None = None,
         min_size: int = 1,
         max_size: int = 10,
-        pool_timeout: float = 2.0,
+        pool_timeout: float = 30.0,
     ) -> PostgresStore:
-        """A store on the session's database (`url`: the same, with other parameters)."""
+        """A store on the session's database (`url`: the same, with other parameters).
+        A request may wait long for a connection (the service's default is 2 s), as a
+        loaded machine can take a while to make one; tests of a full pool pass less."""
         store = await open_postgres_store(
             url or self.url, min_size=min_size, max_size=max_size, pool_timeout=pool_timeout
         )

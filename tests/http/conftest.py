@@ -304,6 +304,14 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# What a request of the postgres backend may wait for: a pooled connection (the service's
+# default is 2 s) and Redis. A machine running the suite on every core can take longer
+# than a couple of seconds to schedule a connect or an answer, and a test must not fail
+# on a 503 that only the load caused.
+POOL_TIMEOUT = 30.0
+REDIS_TIMEOUT = 30.0
+
+
 class PostgresBackend:
     """The production pair: the PostgreSQL store on the session's database and the Redis
     limiter under a key prefix of its own. The database is shared, so a test runs one
@@ -315,10 +323,14 @@ class PostgresBackend:
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Opened]:
-        store = await open_postgres_store(self._url, min_size=1, max_size=4)
+        store = await open_postgres_store(
+            self._url, min_size=1, max_size=4, pool_timeout=POOL_TIMEOUT
+        )
         try:
             await empty_tables(store)
-            client = Redis.from_url(self._redis_url, socket_timeout=2, socket_connect_timeout=2)
+            client = Redis.from_url(
+                self._redis_url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
+            )
             prefix = f"intake-http:{secrets.token_hex(8)}:"
             try:
                 yield store, RedisRateLimiter(client, prefix)

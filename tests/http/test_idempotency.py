@@ -82,8 +82,9 @@ def test_a_different_payload_with_the_same_key_conflicts_and_overwrites_nothing(
 
 def test_repeated_values_in_another_order_are_a_different_payload(seeded: Seeded) -> None:
     key = seeded.form.public_form_key
-    seeded.svc.public(key, content=b"tags=a&tags=b", headers=_form(), idempotency_key="k-4")
+    first = seeded.svc.public(key, content=b"tags=a&tags=b", headers=_form(), idempotency_key="k-4")
 
+    assert first.status_code == 201, first.text
     response = seeded.svc.public(
         key, content=b"tags=b&tags=a", headers=_form(), idempotency_key="k-4"
     )
@@ -92,10 +93,11 @@ def test_repeated_values_in_another_order_are_a_different_payload(seeded: Seeded
 
 
 def test_control_fields_are_part_of_the_payload(seeded: Seeded) -> None:
-    seeded.svc.public(
+    first = seeded.svc.public(
         seeded.form.public_form_key, data={**FIELDS, "_subject": "A"}, idempotency_key="k-5"
     )
 
+    assert first.status_code == 201, first.text
     response = seeded.svc.public(
         seeded.form.public_form_key, data={**FIELDS, "_subject": "B"}, idempotency_key="k-5"
     )
@@ -149,7 +151,8 @@ def test_a_key_replays_for_24_hours_and_not_after(seeded: Seeded) -> None:
 
 def test_a_new_record_replaces_an_expired_one(seeded: Seeded) -> None:
     key = seeded.form.public_form_key
-    seeded.svc.public(key, data=FIELDS, idempotency_key="k-7")
+    expired = seeded.svc.public(key, data=FIELDS, idempotency_key="k-7")
+    assert expired.status_code == 201, expired.text
     seeded.svc.clock.advance(DAY + 60)
     renewed = seeded.svc.public(key, data=FIELDS, idempotency_key="k-7")
 

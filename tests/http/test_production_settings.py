@@ -90,7 +90,7 @@ def production(workers: Callable[[], Production]) -> Production:
 
 
 def _delete_windows(redis_url: str, forms: list[Form]) -> None:
-    with Redis.from_url(redis_url, socket_timeout=2) as redis:
+    with Redis.from_url(redis_url, socket_timeout=10) as redis:
         for form in forms:
             # Every window key names its form in a hash tag: {frm_...}.
             keys = list(redis.scan_iter(match=f"{DEFAULT_PREFIX}*{{{form.form_id}}}*"))
@@ -99,7 +99,7 @@ def _delete_windows(redis_url: str, forms: list[Form]) -> None:
 
 
 def _windows(redis_url: str, form: Form) -> list[bytes]:
-    with Redis.from_url(redis_url, socket_timeout=2) as redis:
+    with Redis.from_url(redis_url, socket_timeout=10) as redis:
         return list(redis.scan_iter(match=f"{DEFAULT_PREFIX}*{{{form.form_id}}}*"))
 
 
