@@ -24,7 +24,7 @@ from tests.support.processes import ServedProcess, clean_env, run_cli
 pytestmark = [pytest.mark.slow, pytest.mark.services]
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-STARTUP_DEADLINE = 30.0
+STARTUP_DEADLINE = 60.0
 FIELDS = {"email": "ada@example.com", "message": "Hello"}
 
 

@@ -47,7 +47,7 @@ from tests.support.receiver import Receiver
 
 pytestmark = pytest.mark.slow
 
-DEADLINE = 20.0  # seconds for anything a process is waited for
+DEADLINE = 60.0  # seconds for anything a process is waited for
 PUBLIC = "/f/{public_form_key}"
 SERVER = "/v1/forms/{form_id}/submissions"
 MARKER = "private-words-5e0c"

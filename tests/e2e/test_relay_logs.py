@@ -23,7 +23,7 @@ from tests.support.smtp_server import SmtpServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-DEADLINE = 20.0  # seconds for anything a process is waited for
+DEADLINE = 60.0  # seconds for anything a process is waited for
 MARKER = "m4rk3r9q"
 MAIL_TO = f"owner-{MARKER}@example.com"
 # In the URL (userinfo, path, query), the recipient and the contents alike; and the

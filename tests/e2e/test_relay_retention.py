@@ -24,7 +24,7 @@ from tests.support.processes import IntakeProcess, clean_env, run_cli, wait_for
 
 pytestmark = pytest.mark.slow
 
-DEADLINE = 20.0
+DEADLINE = 60.0
 KEPT_FORM = form("frm_2", "ws_1", "pk0form2")
 
 

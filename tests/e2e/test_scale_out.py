@@ -32,7 +32,7 @@ from tests.support.processes import ServedProcess, clean_env, run_cli, wait_unti
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.services]
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-STARTUP_DEADLINE = 30.0  # seconds for both servers to answer /readyz
+STARTUP_DEADLINE = 60.0  # seconds for both servers to answer /readyz
 SHUTDOWN_DEADLINE = 10.0
 HTTP_TIMEOUT = 15.0
 LOG_TAIL = 40  # lines of a server's log attached to a failure

@@ -48,7 +48,7 @@ from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 pytestmark = [pytest.mark.slow]
 
 MIB = 1024 * 1024
-DEADLINE = 20.0  # seconds for anything a process is waited for
+DEADLINE = 60.0  # seconds for anything a process is waited for
 HTTP_TIMEOUT = 30.0
 S3_PREFIX = "intake-files"
 BOUNDARY = "e2e-upload-boundary-b8Yx2Q"

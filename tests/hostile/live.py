@@ -12,7 +12,7 @@ from attrs import frozen
 
 from tests.support.processes import ServedProcess, clean_env, run_cli
 
-STARTUP_DEADLINE = 30.0  # seconds for the server to answer /healthz
+STARTUP_DEADLINE = 60.0  # seconds for the server to answer /healthz
 # High enough that no test run reaches them: a 429 would hide every later step.
 UNREACHED_RATE = "1000000/30"
 

@@ -32,7 +32,7 @@ from typing import Any, Self
 import httpx
 import pytest
 
-STARTUP_TIMEOUT = 20.0  # seconds for a server to answer its readiness path
+STARTUP_TIMEOUT = 60.0  # seconds for a server to answer its readiness path, on a busy machine
 STOP_TIMEOUT = 10.0  # seconds for a signalled process to exit before it is killed
 CLI_TIMEOUT = 60.0  # seconds for one `intake ... --json` command
 PROBE_TIMEOUT = 2.0  # seconds for one readiness request
