@@ -130,6 +130,17 @@ def test_an_owner_adds_a_webhook_sees_its_secret_once_and_retries_a_test_event(
     assert secret.startswith("whsec_")
     _shot(page, tmp_path / "webhook-secret.png")
     assert_accessible(page)
+    assert "created=" in page.url
+    assert secret not in page.url
+    # A reload, or Back then Forward, of the answer page adds nothing and shows nothing.
+    page.reload()
+    assert secret not in page.content()
+    assert "was shown once, when it was added" in page.content()
+    page.go_back()
+    page.go_forward()
+    assert secret not in page.content()
+    assert page.locator("table.destinations tbody tr").count() == 1
+    assert len(service.intake("webhook", "list", "--form", form_id)["endpoints"]) == 1
     page.goto(f"{service.base}/dashboard/forms/{form_id}/settings/webhooks")
     assert secret not in page.content()  # never again
     assert receiver.url() in page.locator("table.destinations").inner_text()

@@ -225,6 +225,12 @@ def test_an_api_key_is_shown_once_works_and_is_refused_once_revoked(
 
     listed = httpx.get(f"{service.base}/v1/forms", headers=bearer)
     assert listed.status_code == 200, listed.text
+    # A reload of the answer page makes no second key and shows this one no more.
+    rows = page.locator("table tbody tr").count()
+    page.reload()
+    assert secret not in page.content()
+    assert "was shown once, when it was made" in page.content()
+    assert page.locator("table tbody tr").count() == rows
     page.goto(f"{service.base}/dashboard/settings")
     assert secret not in page.content()  # shown once
 

@@ -73,6 +73,7 @@ from intake.ports.deliveries import DeliveryRepository
 from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.new_events import NewEvents
+from intake.ports.notes import NoteRepository
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
@@ -237,6 +238,7 @@ class HarnessStore:
         self.secrets: SecretRepository = inner.secrets
         self.sealed: SealedValueRepository = inner.sealed
         self.users: UserRepository = inner.users
+        self.notes: NoteRepository = inner.notes
         self.new_events: NewEvents = inner.new_events
 
     async def migrate(self) -> list[str]:

@@ -78,13 +78,19 @@ def _relay(dash: Dashboard) -> None:
 def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> None:
     dash.owner_signs_in()
 
-    added = dash.post(_hooks(dash), url=HOSTILE_URL, include_flagged="yes")
+    posted = dash.post(_hooks(dash), url=HOSTILE_URL, include_flagged="yes")
 
+    # Post, redirect, get: the page it leads to shows the secret, once.
+    assert posted.status_code == 303
+    [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    assert posted.headers["location"] == f"{_hooks(dash)}?created={endpoint.endpoint_id}"
+    added = dash.client.get(posted.headers["location"])
     assert added.status_code == 200
     assert added.headers["cache-control"] == "no-store"
     found = SECRET.search(added.text)
     assert found is not None
     secret = found.group(1)
+    assert secret == endpoint.secret
     assert _endpoints(dash) == [(HOSTILE_URL, True)]
     listed = dash.client.get(_hooks(dash))
     assert secret not in listed.text  # never again
@@ -92,7 +98,23 @@ def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> 
     assert "<script>alert(3)" not in listed.text
     assert "submission.flagged" in listed.text
     assert "enabled" in listed.text
-    assert secret not in added.headers.get("location", "")
+    assert secret not in posted.headers["location"]
+
+
+def test_reloading_the_page_an_add_leads_to_adds_nothing_and_shows_no_secret(
+    dash: Dashboard,
+) -> None:
+    dash.owner_signs_in()
+    posted = dash.post(_hooks(dash), url="http://127.0.0.1:9/h")
+    first = dash.client.get(posted.headers["location"])
+
+    reloaded = dash.client.get(posted.headers["location"])
+
+    assert SECRET.search(first.text) is not None
+    assert reloaded.status_code == 200
+    assert SECRET.search(reloaded.text) is None
+    assert "was shown once, when it was added" in reloaded.text
+    assert len(_endpoints(dash)) == 1
 
 
 def test_a_bad_url_is_said_and_kept_and_nothing_is_added(dash: Dashboard) -> None:
@@ -139,7 +161,7 @@ def test_a_test_event_reaches_the_receiver_signed_and_shows_in_the_log(
     dash: Dashboard, receiver: Receiver
 ) -> None:
     dash.owner_signs_in()
-    added = dash.post(_hooks(dash), url=receiver.url())
+    added = dash.client.get(dash.post(_hooks(dash), url=receiver.url()).headers["location"])
     secret = SECRET.search(added.text)
     assert secret is not None
     [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)

@@ -81,8 +81,13 @@ def test_an_owner_creates_a_key_shown_once_that_works(
     caplog.set_level(logging.DEBUG)
     _owner(dash)
 
-    created = _create(dash, ["read", "manage"])
+    posted = _create(dash, ["read", "manage"])
 
+    # Post, redirect, get: the page it leads to shows the key, once.
+    assert posted.status_code == 303
+    [(key_id, _, _)] = _keys(dash)
+    assert key_id in posted.headers["location"]
+    created = dash.client.get(posted.headers["location"])
     assert created.status_code == 200
     assert created.headers["cache-control"] == "no-store"
     found = KEY.search(created.text)
@@ -99,6 +104,11 @@ def test_an_owner_creates_a_key_shown_once_that_works(
     assert "read, manage" in page.text
     assert 'href="/dashboard/settings/members"' in page.text
     assert secret not in caplog.text
+    assert secret not in posted.headers["location"]
+    reloaded = dash.client.get(posted.headers["location"])
+    assert KEY.search(reloaded.text) is None
+    assert "was shown once, when it was made" in reloaded.text
+    assert len(_keys(dash)) == 1
 
 
 def test_a_key_needs_a_known_scope(dash: Dashboard) -> None:

@@ -7,6 +7,7 @@ from intake.ports.deliveries import DeliveryRepository
 from intake.ports.destinations import DestinationRepository
 from intake.ports.forms import FormRepository
 from intake.ports.new_events import NewEvents
+from intake.ports.notes import NoteRepository
 from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
 from intake.ports.submissions import SubmissionRepository
@@ -46,6 +47,11 @@ class Store(Protocol):
     @property
     def users(self) -> UserRepository:
         """Workspace users, their sign-in links and dashboard sessions."""
+        ...
+
+    @property
+    def notes(self) -> NoteRepository:
+        """What a dashboard session is shown once, between a post and its page."""
         ...
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from intake.adapters.memory.deliveries import InMemoryDeliveries
 from intake.adapters.memory.destinations import InMemoryDestinations
+from intake.adapters.memory.notes import InMemoryNotes
 from intake.adapters.memory.repositories import (
     InMemoryApiKeys,
     InMemoryForms,
@@ -31,6 +32,7 @@ class InMemoryStore:
         self.secrets = InMemorySecrets(self._tables)
         self.sealed = InMemorySealedValues()
         self.users = InMemoryUsers(self._tables)
+        self.notes = InMemoryNotes()
         # Rung by this store's commits.
         self.new_events = self._tables.wakeup
 

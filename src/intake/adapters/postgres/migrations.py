@@ -52,6 +52,7 @@ TABLES = (
     "api_keys",
     "forms",
     "invitations",
+    "session_notes",
     "sessions",
     "sign_in_tokens",
     "memberships",

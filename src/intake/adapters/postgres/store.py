@@ -19,6 +19,7 @@ from intake.adapters.postgres.deliveries import PostgresDeliveries
 from intake.adapters.postgres.destinations import PostgresDestinations
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
+from intake.adapters.postgres.notes import PostgresNotes
 from intake.adapters.postgres.repositories import (
     PostgresApiKeys,
     PostgresForms,
@@ -59,6 +60,7 @@ class PostgresStore:
         self._secrets = PostgresSecrets(db, sealer)
         self._sealed = PostgresSealedValues(db)
         self._users = PostgresUsers(db)
+        self._notes = PostgresNotes(db, sealer)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -99,6 +101,10 @@ class PostgresStore:
     @property
     def users(self) -> PostgresUsers:
         return self._users
+
+    @property
+    def notes(self) -> PostgresNotes:
+        return self._notes
 
     @property
     def new_events(self) -> ChannelListener:

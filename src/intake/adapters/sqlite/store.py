@@ -15,6 +15,7 @@ from intake.adapters.sqlite.connection import (
 )
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
+from intake.adapters.sqlite.notes import SqliteNotes
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
 from intake.adapters.sqlite.sealed_values import SqliteSealedValues
 from intake.adapters.sqlite.secrets import SqliteSecrets
@@ -55,6 +56,7 @@ class SqliteStore:
         self._secrets = SqliteSecrets(worker, sealer)
         self._sealed = SqliteSealedValues(worker)
         self._users = SqliteUsers(worker)
+        self._notes = SqliteNotes(worker, sealer)
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -99,6 +101,10 @@ class SqliteStore:
     @property
     def users(self) -> SqliteUsers:
         return self._users
+
+    @property
+    def notes(self) -> SqliteNotes:
+        return self._notes
 
     @property
     def new_events(self) -> RelayWakeup:

@@ -32,6 +32,7 @@ PATH = web.PREFIX + "/forms/{form_id}/settings/webhooks"
 ENDPOINT = PATH + "/{endpoint_id}"
 LOG_PAGE = 25  # deliveries a page of the log shows
 STATES = tuple(state.value for state in DeliveryState)
+_NOTE = "webhook secret"  # what the add keeps for the page it leads to
 
 
 async def _endpoint(request: Request, form: Form, endpoint_id: str) -> WebhookEndpoint:
@@ -48,7 +49,15 @@ def _endpoint_path(form: Form, endpoint: WebhookEndpoint) -> str:
 
 @for_owners
 async def webhooks_page(request: Request, signed: SignedIn, form: Form) -> Response:
-    return await _list(request, signed, form)
+    """With `created` (an endpoint's id), the page an add leads to: the new endpoint's
+    secret, once; a reload, Back or Forward finds it taken and says so."""
+    created_id = request.query_params.get("created")
+    if not created_id:
+        return await _list(request, signed, form)
+    endpoint = await _endpoint(request, form, created_id)
+    secret = await web.accounts(request).take_secret(signed, _NOTE, endpoint.endpoint_id)
+    created = None if secret is None else CreatedEndpoint(endpoint, secret)
+    return await _list(request, signed, form, created=created, shown_before=created is None)
 
 
 async def _list(
@@ -61,6 +70,7 @@ async def _list(
     include_flagged: bool = False,
     error: str | None = None,
     confirm: WebhookEndpoint | None = None,
+    shown_before: bool = False,
     status: int = 200,
 ) -> Response:
     admin = web.runtime(request).admin
@@ -69,8 +79,10 @@ async def _list(
     )
     context = owner_context(signed, form, "webhooks", settings_path(form, "webhooks")) | {
         "endpoints": [endpoint_view(e, full_url=True) for e in endpoints],
-        # The one page that holds the secret: the answer to the add, never kept (no-store).
+        # The one page that holds the secret: the add's own, shown once, never kept
+        # (no-store).
         "created": created_endpoint_view(created) if created else None,
+        "shown_before": shown_before,
         "url": url,
         "include_flagged": include_flagged,
         "error": error,
@@ -99,7 +111,12 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
             error=f"URL: {error}.",
             status=422,
         )
-    return await _list(request, signed, form, created=created)
+    # Post, redirect, get: the secret waits for the page, kept for this session alone,
+    # in no URL; a reload of that page posts nothing and shows it no more.
+    endpoint_id = created.endpoint.endpoint_id
+    await web.accounts(request).keep_secret(signed, _NOTE, endpoint_id, created.secret)
+    query = urlencode({"created": endpoint_id})
+    return web.see_other(f"{settings_path(form, 'webhooks')}?{query}")
 
 
 @owners_post

@@ -19,6 +19,7 @@ from intake.service.admin.keys import CreatedKey
 
 PATH = web.PREFIX + "/settings"
 KEYS_PER_PAGE = 25
+_NOTE = "api key"  # what a key's creation keeps for the page it leads to
 
 
 def _chosen_workspace(signed: SignedIn, wanted: str) -> str:
@@ -51,7 +52,17 @@ async def settings_page(request: Request, signed: SignedIn) -> Response:
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
     cursor = request.query_params.get("cursor") or None
-    return await _page(request, signed, workspace_id, cursor=cursor)
+    created_id = request.query_params.get("created")
+    if not created_id or not signed.configures(workspace_id):
+        return await _page(request, signed, workspace_id, cursor=cursor)
+    # The page a key's creation leads to: the key, once; a reload finds it taken.
+    try:
+        key = await web.runtime(request).admin.owned_api_key(workspace_id, created_id)
+    except NotFoundError:
+        return web.page(request, "not_found.html", {}, status=404)
+    secret = await web.accounts(request).take_secret(signed, _NOTE, key.key_id)
+    created = None if secret is None else CreatedKey(key, secret)
+    return await _page(request, signed, workspace_id, created=created, shown_before=not created)
 
 
 async def _page(
@@ -63,6 +74,7 @@ async def _page(
     created: CreatedKey | None = None,
     confirm: dict[str, object] | None = None,
     error: str | None = None,
+    shown_before: bool = False,
     status: int = 200,
 ) -> Response:
     admin = web.runtime(request).admin
@@ -93,6 +105,7 @@ async def _page(
         "bar": _bar(usage.used, usage.ceiling, usage.limit),
         "form_names": names,
         "created": key_view(created.key) | {"api_key": created.secret} if created else None,
+        "shown_before": shown_before,
         "confirm": confirm,
         "error": error,
     }
@@ -118,8 +131,11 @@ async def create_key(request: Request, signed: SignedIn) -> Response:
     except AdminError as error:
         message = f"Scopes: {error}."
         return await _page(request, signed, workspace_id, error=message, status=422)
-    # The key is in this page only: never in a URL, a log or a later page (no-store).
-    return await _page(request, signed, workspace_id, created=created)
+    # Post, redirect, get: the key waits for the page, kept for this session alone, in no
+    # URL, a log or a later page (no-store); a reload of that page makes no second key.
+    await web.accounts(request).keep_secret(signed, _NOTE, created.key.key_id, created.secret)
+    query = urlencode({"workspace": workspace_id, "created": created.key.key_id})
+    return web.see_other(f"{PATH}?{query}")
 
 
 @web.requires_sign_in
