@@ -184,7 +184,9 @@ _WEBHOOKS = {
         Scope.MANAGE,
         "Add a webhook endpoint",
         {"201": answer("The endpoint, with its signing secret.", ref("CreatedWebhookEndpoint"))},
-        description="The secret is shown only in this answer.",
+        description="The secret is shown only in this answer. A URL the form has an "
+        "endpoint at already is `422` naming `url`: every event would go to it twice. "
+        "The endpoint gets only the events queued after it is added.",
         body=WEBHOOK_CREATE,
         errors=BY_ID,
     ),
