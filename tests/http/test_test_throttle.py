@@ -9,6 +9,7 @@ import httpx2
 import pytest
 
 from intake.domain.model import Scope
+from intake.entrypoints.http.openapi import openapi_document
 from intake.service.admin import ChatRequest
 from tests.http.conftest import (
     BACKENDS,
@@ -79,6 +80,22 @@ def test_a_second_test_within_the_minute_is_refused_with_retry_after(
     owner.svc.clock.advance(45)
     assert owner.send(kind).status_code == 202
     assert owner.queued() == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/notifications/{recipient_id}/test",
+        "/v1/webhooks/{endpoint_id}/test",
+        "/v1/destinations/{destination_id}/test",
+    ],
+)
+def test_the_document_says_when_a_test_is_one_too_many(path: str) -> None:
+    refused = openapi_document()["paths"][path]["post"]["responses"]["429"]
+
+    assert "rate_limited: the destination had its tests for now" in refused["description"]
+    assert "one a minute and five an hour" in refused["description"]
+    assert refused["headers"]["Retry-After"]["required"] is True
 
 
 def test_each_destination_is_throttled_on_its_own(owner: Owner) -> None:

@@ -118,6 +118,7 @@ _DESTINATION_TEST = {
         {"202": answer("The delivery, due now.", ref("Delivery"))},
         description="Queued for the relay, for this destination only: a `chat.test` event.",
         errors=(*BY_ID, ErrorCode.VALIDATION_FAILED),
+        throttled=True,
     ),
 }
 

@@ -216,6 +216,7 @@ _WEBHOOK_TEST = {
         description="Queued for the relay, for this endpoint only. A disabled endpoint (it "
         "answered 410 Gone) is refused: `422 validation_failed` naming `endpoint_id`.",
         errors=(*BY_ID, ErrorCode.VALIDATION_FAILED),
+        throttled=True,
     ),
 }
 
@@ -308,6 +309,7 @@ _NOTIFICATION_TEST = {
         "events it is mailed about: a short mail saying it is a test from the form, with "
         "no submission data. Without INTAKE_SMTP_URL the relay parks it as dead.",
         errors=BY_ID,
+        throttled=True,
     ),
 }
 

@@ -15,6 +15,7 @@ from intake.entrypoints.http.openapi_envelope import (
     HEADER_RETRY_AFTER,
     error_schema,
 )
+from intake.service.admin.queued_tests import TEST_RATES
 
 HEADERS = {"X-Request-ID": HEADER_REQUEST_ID}
 
@@ -78,7 +79,7 @@ def page(item: str) -> dict[str, Any]:
     }
 
 
-def _refusals(codes: Iterable[ErrorCode], *, acts: bool) -> dict[str, Any]:
+def _refusals(codes: Iterable[ErrorCode], *, acts: bool, throttled: bool) -> dict[str, Any]:
     by_status: dict[int, list[ErrorCode]] = {}
     for code in dict.fromkeys(codes):
         by_status.setdefault(ERRORS[code].status, []).append(code)
@@ -89,6 +90,8 @@ def _refusals(codes: Iterable[ErrorCode], *, acts: bool) -> dict[str, Any]:
         if acts and ErrorCode.FORBIDDEN in status_codes:
             schemas.append(error_schema(ErrorCode.FORBIDDEN, WORKSPACE_SUSPENDED))
             when.append("forbidden: the workspace is suspended (it changes and sends nothing)")
+        if throttled and ErrorCode.RATE_LIMITED in status_codes:
+            when.append(f"rate_limited: the destination had its tests for now ({TEST_RATES})")
         headers: dict[str, Any] = dict(HEADERS)
         if status in (429, 503):
             headers["Retry-After"] = HEADER_RETRY_AFTER
@@ -111,9 +114,12 @@ def operation(
     body: dict[str, Any] | None = None,
     errors: Iterable[ErrorCode] = (),
     acts: bool | None = None,
+    throttled: bool = False,
 ) -> dict[str, Any]:
     """`acts`: the operation changes or sends something, and a suspended workspace is
-    refused it (by default, every `manage` operation: management/common.py)."""
+    refused it (by default, every `manage` operation: management/common.py).
+    `throttled`: a test to one destination, which may also be refused as one too many
+    for now (service/admin/queued_tests.py)."""
     codes = [*_ALWAYS, *errors, *(_WITH_BODY if body is not None else ())]
     acting = scope is Scope.MANAGE if acts is None else acts
     needs = "`manage`" if scope is Scope.MANAGE else "`read` (or `manage`)"
@@ -125,7 +131,7 @@ def operation(
         "security": [{"apiKey": [scope.value]}],
         "x-scopes": [scope.value],
         "parameters": list(parameters),
-        "responses": {**answers, **_refusals(codes, acts=acting)},
+        "responses": {**answers, **_refusals(codes, acts=acting, throttled=throttled)},
     }
     if body is not None:
         operation["requestBody"] = {"required": True, "content": as_json(body)}
