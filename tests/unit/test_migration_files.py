@@ -35,6 +35,7 @@ PG_RELEASED = {
     "0016_retention": "836f54eabff3cb1d9c46f04039f4f8c2de8bb7dd93e8814385af5ac27d6a2208",
     "0017_invitations": "c1a57e16aab391250731347ad0e6eeadc3a95b025721f4138914570ef99edd71",
     "0018_session_notes": "afa40a9c4cb425db0ff96c822ee4ff3021591d39fd4929ff1150c18650297608",
+    "0019_recipient_consent": "cb50cc53fb49728da3d64425e2c0334a5e0a0addbd55cf80eaae392b3a0c8a2b",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -54,6 +55,7 @@ SQLITE_RELEASED = {
     "0014_retention": "000f2661eca3b2d176b535cd317d614c8d3a744d80a5072a60a90dbc81949917",
     "0015_invitations": "50da0512fe5a4048ede04cf7d659ccfe8770b068ccb7a7b70cb46e187bfb8caf",
     "0016_session_notes": "1d950b2d72fddb272430997bc8f11e2d5fc96eab0f75a9fd62f4b976f3787f3c",
+    "0017_recipient_consent": "e89e352e7452153acb91768c334769d27396ac4e2d90fd2fe8d64aabf7831848",
 }
 
 

@@ -163,6 +163,8 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         lambda w: w.admin.add_owned_recipient(w.workspace_id, w.form_id, "c@example.com"),
         VALUE,
     ),
+    "consent_asked": (lambda w: w.admin.consent_asked("unknownlink"), VALUE),
+    "answer_consent": (lambda w: w.admin.answer_consent("unknownlink", accept=True), VALUE),
     "remove_owned_webhook": (
         lambda w: w.admin.remove_owned_webhook(w.workspace_id, w.endpoint_id),
         VALUE,

@@ -79,7 +79,7 @@ def test_a_deletion_goes_to_every_enabled_endpoint_and_never_by_mail() -> None:
     assert flagged.wants(EventType.DELETED)
     assert not disabled.wants(EventType.DELETED)
     assert not plain.wants(EventType.FLAGGED)
-    assert not NotificationRecipient.wants(EventType.DELETED)
+    assert not NotificationRecipient("rcpt_1", "frm_1", "a@example.com").wants(EventType.DELETED)
 
 
 def test_an_erased_payload_keeps_its_shape_and_no_submitted_value() -> None:

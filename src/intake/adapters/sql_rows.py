@@ -21,6 +21,7 @@ from intake.domain.deliveries import (
     DeliveryState,
     DestinationKind,
     NotificationRecipient,
+    RecipientStatus,
     WebhookEndpoint,
 )
 from intake.domain.form_messages import FormMessages
@@ -368,6 +369,8 @@ class RowMapper:
                 "form_id": recipient.form_id,
                 "email": recipient.email,
                 "created_at": self.optional_time(recipient.created_at),
+                "status": recipient.status.value,
+                "confirm_hash": recipient.confirm_hash,
             }
         )
 
@@ -377,6 +380,7 @@ class RowMapper:
             form_id=row[f"{prefix}form_id"],
             email=row[f"{prefix}email"],
             created_at=self.read_optional_time(row[f"{prefix}created_at"]),
+            status=RecipientStatus(row[f"{prefix}status"]),
         )
 
     def delivery_from_row(self, row: Row) -> Delivery:

@@ -231,11 +231,22 @@ DISABLE_ENDPOINT = """
 """
 # A second recipient with the same address writes nothing: the caller is told.
 INSERT_RECIPIENT = """
-    INSERT INTO notification_recipients (recipient_id, form_id, email, created_at)
-    VALUES (:recipient_id, :form_id, :email, :created_at)
+    INSERT INTO notification_recipients (
+        recipient_id, form_id, email, created_at, status, confirm_hash
+    ) VALUES (:recipient_id, :form_id, :email, :created_at, :status, :confirm_hash)
     ON CONFLICT (form_id, email) DO NOTHING
 """
-SELECT_RECIPIENT = "SELECT recipient_id, form_id, email, created_at FROM notification_recipients"
+SELECT_RECIPIENT = (
+    "SELECT recipient_id, form_id, email, created_at, status FROM notification_recipients"
+)
+# A pending recipient's answer, by its link's hash: confirmed (or declined), the link
+# spent in the same statement, so it answers once.
+FIND_PENDING_RECIPIENT = SELECT_RECIPIENT + " WHERE confirm_hash = ? AND status = 'pending'"
+ANSWER_RECIPIENT = """
+    UPDATE notification_recipients SET status = ?, confirm_hash = NULL
+    WHERE confirm_hash = ? AND status = 'pending'
+    RETURNING recipient_id, form_id, email, created_at, status
+"""
 LIST_RECIPIENTS = (
     SELECT_RECIPIENT + " WHERE form_id = ? ORDER BY created_at NULLS FIRST, recipient_id"
 )
@@ -268,7 +279,7 @@ CLAIMED_WITH = """
         e.secret AS e_secret, e.include_flagged AS e_include_flagged,
         e.created_at AS e_created_at, e.disabled_at AS e_disabled_at,
         r.recipient_id AS r_recipient_id, r.form_id AS r_form_id, r.email AS r_email,
-        r.created_at AS r_created_at"""
+        r.created_at AS r_created_at, r.status AS r_status"""
 
 INSERT_DELIVERY = """
     INSERT INTO deliveries (

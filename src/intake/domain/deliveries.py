@@ -112,17 +112,34 @@ def redacted_url(url: str) -> str:
     return f"{parts.scheme}://{host}{shown_port}{REDACTED_PATH}"
 
 
+class RecipientStatus(enum.StrEnum):
+    """Whether a recipient asked for the mail: one an owner adds is `pending` until they
+    confirm through the one mail they are sent (`mail.confirm`), and gets nothing else
+    meanwhile; `declined` gets nothing, ever."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    DECLINED = "declined"
+
+
 @frozen
 class NotificationRecipient:
     recipient_id: str
     form_id: str
     email: str
     created_at: datetime | None = None
+    status: RecipientStatus = RecipientStatus.CONFIRMED
+    # The SHA-256 (hex) of a pending recipient's link secret: written, never read back.
+    confirm_hash: str | None = field(default=None, repr=False)
 
-    @staticmethod
-    def wants(event_type: EventType) -> bool:
-        # Mail goes out for accepted submissions only: never for spam or unverified.
-        return event_type is EventType.CREATED
+    @property
+    def confirmed(self) -> bool:
+        return self.status is RecipientStatus.CONFIRMED
+
+    def wants(self, event_type: EventType) -> bool:
+        # Mail goes out for accepted submissions only (never for spam or unverified),
+        # and only to an address that asked for it.
+        return self.confirmed and event_type is EventType.CREATED
 
 
 @frozen

@@ -47,6 +47,8 @@ class EventType(enum.StrEnum):
     WEBHOOK_TEST = "webhook.test"
     # Queued by an owner to one mail recipient only: a short mail saying it is a test.
     MAIL_TEST = "mail.test"
+    # Queued to a recipient an owner added: the one mail asking them to confirm.
+    MAIL_CONFIRM = "mail.confirm"
     # Queued by an owner to one chat destination only: a short message saying it is a test.
     CHAT_TEST = "chat.test"
 

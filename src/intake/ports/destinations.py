@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Protocol
 
 from intake.domain.chat import ChatDestination
-from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import NotificationRecipient, RecipientStatus, WebhookEndpoint
 
 
 class DestinationRepository(Protocol):
@@ -48,6 +48,19 @@ class DestinationRepository(Protocol):
     ) -> NotificationRecipient | None: ...
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]: ...
+
+    async def pending_recipient(self, confirm_hash: str) -> NotificationRecipient | None:
+        """The pending recipient whose link secret hashes to `confirm_hash`, or None (an
+        unknown link, or one answered already)."""
+        ...
+
+    async def answer_recipient(
+        self, confirm_hash: str, status: RecipientStatus
+    ) -> NotificationRecipient | None:
+        """The pending recipient of `confirm_hash` set to `status` (confirmed or
+        declined) and its link spent, in one statement, so a link answers once; None
+        when no pending recipient has it."""
+        ...
 
     async def remove_recipient(self, recipient_id: str) -> bool: ...
 

@@ -129,6 +129,7 @@ def recipient_view(recipient: NotificationRecipient) -> dict[str, object]:
         "form_id": recipient.form_id,
         "email": recipient.email,
         "created_at": _time(recipient.created_at),
+        "status": recipient.status.value,
     }
 
 

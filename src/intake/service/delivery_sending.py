@@ -20,7 +20,8 @@ from email.message import EmailMessage
 from functools import partial
 
 from intake.domain import webhooks
-from intake.domain.deliveries import DestinationKind, next_attempt_at
+from intake.domain.consent_mail import render_consent_mail
+from intake.domain.deliveries import DestinationKind, RecipientStatus, next_attempt_at
 from intake.domain.errors import StorageUnavailable
 from intake.domain.form_messages import TEMPLATE_NAMES, Templates, is_autoresponse
 from intake.domain.mail_templates import RenderTemplate
@@ -42,6 +43,7 @@ from intake.ports.store import Store
 from intake.service.chat_sending import chat_message, verdict
 from intake.service.template_threads import off_the_loop
 
+NOT_CONFIRMED = "the recipient has not confirmed the address"
 log = logging.getLogger("intake.relay")
 
 NO_MAILER = "no SMTP server is configured (INTAKE_SMTP_URL)"
@@ -136,9 +138,16 @@ class DeliverySender:
         recipient = item.recipient
         if recipient is None:
             return await self._park(item, "the recipient was removed")
-        test = item.event.event_type is EventType.MAIL_TEST  # sent whatever it wants
-        if not test and not recipient.wants(item.event.event_type):
-            return await self._park(item, "flagged submissions are not mailed")
+        event_type = item.event.event_type
+        test = event_type is EventType.MAIL_TEST  # sent whatever it wants
+        consent = event_type is EventType.MAIL_CONFIRM  # the one mail a pending address gets
+        if consent and recipient.status is not RecipientStatus.PENDING:
+            return await self._park(item, "the recipient answered already")
+        if test and not recipient.confirmed:
+            return await self._park(item, NOT_CONFIRMED)
+        if not (test or consent) and not recipient.wants(event_type):
+            why = NOT_CONFIRMED if not recipient.confirmed else "flagged submissions are not mailed"
+            return await self._park(item, why)
         if self._mailer is None:
             # Parked rather than left pending: it shows in `intake outbox list --dead`,
             # and `intake outbox retry` sends it once INTAKE_SMTP_URL is set.
@@ -146,7 +155,18 @@ class DeliverySender:
             return await self._park(item, NO_MAILER)
         form = await self._store.forms.get(item.event.form_id)
         form_name = form.name if form is not None else ""
-        if test:
+        if consent:
+            workspace = await self._store.workspaces.get(item.event.workspace_id)
+            message = render_consent_mail(
+                item.event.payload,
+                event_id=item.event.event_id,
+                form_name=form_name,
+                workspace_name=workspace.name if workspace is not None else "",
+                mail_from=self._mail_from,
+                to=recipient.email,
+                base_url=self._base_url,
+            )
+        elif test:
             message = render_test_mail(
                 item.event.payload,
                 event_id=item.event.event_id,

@@ -14,6 +14,7 @@ from intake.domain.deliveries import (
     DeliveryState,
     DestinationKind,
     NotificationRecipient,
+    RecipientStatus,
     WebhookEndpoint,
 )
 from intake.domain.destination_limits import LimitReached
@@ -81,7 +82,10 @@ class InMemoryDestinations(Repository):
             for r in self._t.recipients.values()
         ):
             raise ValueError("already a recipient")
-        self._t.recipients[recipient.recipient_id] = recipient
+        # As the SQL stores: the link's hash is written, never read back with the row.
+        self._t.recipients[recipient.recipient_id] = evolve(recipient, confirm_hash=None)
+        if recipient.confirm_hash is not None:
+            self._t.recipient_links[recipient.confirm_hash] = recipient.recipient_id
 
     async def get_recipient(
         self, recipient_id: str, *, workspace_id: str | None = None
@@ -91,6 +95,21 @@ class InMemoryDestinations(Repository):
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         recipients = [r for r in self._t.recipients.values() if r.form_id == form_id]
         return sorted(recipients, key=lambda r: oldest_first(r.created_at, r.recipient_id))
+
+    async def pending_recipient(self, confirm_hash: str) -> NotificationRecipient | None:
+        found = self._t.recipients.get(self._t.recipient_links.get(confirm_hash, ""))
+        return found if found is not None and found.status is RecipientStatus.PENDING else None
+
+    async def answer_recipient(
+        self, confirm_hash: str, status: RecipientStatus
+    ) -> NotificationRecipient | None:
+        found = await self.pending_recipient(confirm_hash)
+        if found is None:
+            return None
+        answered = evolve(found, status=status)
+        self._t.recipients[found.recipient_id] = answered
+        del self._t.recipient_links[confirm_hash]
+        return answered
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return self._t.recipients.pop(recipient_id, None) is not None

@@ -39,6 +39,7 @@ class Tables:
         self.honeypot_hits: dict[tuple[str, str], int] = {}  # (form_id, day): count
         self.endpoints: dict[str, WebhookEndpoint] = {}
         self.recipients: dict[str, NotificationRecipient] = {}
+        self.recipient_links: dict[str, str] = {}  # a pending link's hash: its recipient id
         self.chats: dict[str, ChatDestination] = {}
         # Autoresponse id: the confirmation queued (memory/form_messages.py).
         self.autoresponses: dict[str, QueuedAutoresponse] = {}

@@ -20,6 +20,7 @@ from intake.adapters.sql_statements import for_psycopg
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     NotificationRecipient,
+    RecipientStatus,
     WebhookEndpoint,
 )
 from intake.domain.webhook_targets import AlreadyAnEndpoint, same_endpoint_url
@@ -37,6 +38,8 @@ _LIST_RECIPIENTS = for_psycopg(sql.LIST_RECIPIENTS)
 _GET_RECIPIENT = for_psycopg(delivery_records.GET_RECIPIENT)
 _GET_RECIPIENT_IN = for_psycopg(delivery_records.GET_RECIPIENT_IN)
 _REMOVE_RECIPIENT = for_psycopg(sql.REMOVE_RECIPIENT)
+_FIND_PENDING_RECIPIENT = for_psycopg(sql.FIND_PENDING_RECIPIENT)
+_ANSWER_RECIPIENT = for_psycopg(sql.ANSWER_RECIPIENT)
 _COUNT_ENDPOINTS = for_psycopg(sql.COUNT_ENDPOINTS)
 _COUNT_RECIPIENTS = for_psycopg(sql.COUNT_RECIPIENTS)
 
@@ -117,6 +120,16 @@ class PostgresDestinations:
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         rows = await self._db.fetch_all(_LIST_RECIPIENTS, (form_id,))
         return [ROW_MAPPER.recipient_from_row(row) for row in rows]
+
+    async def pending_recipient(self, confirm_hash: str) -> NotificationRecipient | None:
+        row = await self._db.fetch_one(_FIND_PENDING_RECIPIENT, (confirm_hash,))
+        return None if row is None else ROW_MAPPER.recipient_from_row(row)
+
+    async def answer_recipient(
+        self, confirm_hash: str, status: RecipientStatus
+    ) -> NotificationRecipient | None:
+        row = await self._db.fetch_one(_ANSWER_RECIPIENT, (status.value, confirm_hash))
+        return None if row is None else ROW_MAPPER.recipient_from_row(row)
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._db.execute(_REMOVE_RECIPIENT, (recipient_id,)) > 0

@@ -59,7 +59,7 @@ _UNPUBLISHED = """
 _FORM_ENDPOINTS = sql.SELECT_ENDPOINT + " WHERE form_id = ?"
 _FORM_CHATS = chat_sql.LIST_CHATS
 _FORM_RECIPIENTS = """
-    SELECT recipient_id, form_id, email, created_at FROM notification_recipients
+    SELECT recipient_id, form_id, email, created_at, status FROM notification_recipients
     WHERE form_id = ?
 """
 _INSERT_DELIVERY = sql.INSERT_DELIVERY

@@ -20,6 +20,7 @@ from intake.adapters.sqlite.worker import Worker
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     NotificationRecipient,
+    RecipientStatus,
     WebhookEndpoint,
 )
 from intake.domain.webhook_targets import AlreadyAnEndpoint, same_endpoint_url
@@ -75,6 +76,13 @@ def _list_endpoints(conn: sqlite3.Connection, form_id: str) -> list[WebhookEndpo
 
 def _remove(conn: sqlite3.Connection, query: str, item_id: str) -> bool:
     return conn.execute(query, (item_id,)).rowcount > 0
+
+
+def _recipient_by(
+    conn: sqlite3.Connection, query: str, params: tuple[str, ...]
+) -> NotificationRecipient | None:
+    rows = conn.execute(query, params).fetchall()  # all: an UPDATE ... RETURNING ends
+    return ROW_MAPPER.recipient_from_row(rows[0]) if rows else None
 
 
 def _remove_endpoint(conn: sqlite3.Connection, endpoint_id: str) -> bool:
@@ -152,6 +160,15 @@ class SqliteDestinations:
 
     async def list_recipients(self, form_id: str) -> list[NotificationRecipient]:
         return await self._worker.run(_list_recipients, form_id)
+
+    async def pending_recipient(self, confirm_hash: str) -> NotificationRecipient | None:
+        return await self._worker.run(_recipient_by, sql.FIND_PENDING_RECIPIENT, (confirm_hash,))
+
+    async def answer_recipient(
+        self, confirm_hash: str, status: RecipientStatus
+    ) -> NotificationRecipient | None:
+        answer = (status.value, confirm_hash)
+        return await self._worker.run(_recipient_by, sql.ANSWER_RECIPIENT, answer)
 
     async def remove_recipient(self, recipient_id: str) -> bool:
         return await self._worker.run(_remove, _REMOVE_RECIPIENT, recipient_id)

@@ -52,8 +52,8 @@ async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     recipients = await runtime.admin.recipients(args.form)
-    rows = ((r.recipient_id, r.email) for r in recipients)
-    lines = table(("RECIPIENT", "EMAIL"), rows) if recipients else []
+    rows = ((r.recipient_id, r.email, r.status.value) for r in recipients)
+    lines = table(("RECIPIENT", "EMAIL", "STATUS"), rows) if recipients else []
     out.result(
         {"recipients": [recipient_view(r) for r in recipients]},
         lines or ["no notification recipients"],

@@ -307,8 +307,10 @@ _NOTIFICATION_TEST = {
         {"202": _DELIVERY_ANSWER},
         description="Queues a `mail.test` for the relay, to this recipient only, whatever "
         "events it is mailed about: a short mail saying it is a test from the form, with "
-        "no submission data. Without INTAKE_SMTP_URL the relay parks it as dead.",
-        errors=BY_ID,
+        "no submission data. Without INTAKE_SMTP_URL the relay parks it as dead. An address "
+        "that has not confirmed (`status` `pending` or `declined`) gets no test: `422` naming "
+        "`recipient_id`.",
+        errors=(*BY_ID, *WITH_QUERY),
         throttled=True,
     ),
 }

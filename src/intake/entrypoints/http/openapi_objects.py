@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from intake.domain.deliveries import AttemptOutcome, DeliveryState, DestinationKind
+from intake.domain.deliveries import (
+    AttemptOutcome,
+    DeliveryState,
+    DestinationKind,
+    RecipientStatus,
+)
 from intake.domain.model import (
     ChallengeProvider,
     EventType,
@@ -226,6 +231,12 @@ RECIPIENT = _object(
         "form_id": _STRING,
         "email": _STRING,
         "created_at": _MAYBE_TIME,
+        "status": {
+            "enum": _values(RecipientStatus),
+            "description": "`pending` until the address confirms through the one mail it "
+            "is sent; it gets nothing else meanwhile. `declined`: it refused, and gets "
+            "nothing.",
+        },
     }
 )
 

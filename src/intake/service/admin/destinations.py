@@ -6,7 +6,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from intake.domain import ids
-from intake.domain.deliveries import NotificationRecipient, WebhookEndpoint
+from intake.domain.deliveries import NotificationRecipient, RecipientStatus, WebhookEndpoint
 from intake.domain.destination_limits import LimitReached
 from intake.domain.validation import is_email
 from intake.domain.webhook_targets import (
@@ -98,7 +98,12 @@ class DestinationAdmin(FormAdmin):
         if not await self._store.destinations.remove_endpoint(endpoint_id):
             raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
 
-    async def add_recipient(self, form_id: str, email: str) -> NotificationRecipient:
+    async def add_recipient(
+        self, form_id: str, email: str, *, confirm_hash: str | None = None
+    ) -> NotificationRecipient:
+        """A recipient for the form: confirmed at once (the operator vouches for an
+        address `intake notify add` names), or pending until the link whose hash is
+        `confirm_hash` is answered (consent.py)."""
         await self.form(form_id)
         address = email.strip()
         if not is_email(address):
@@ -114,6 +119,8 @@ class DestinationAdmin(FormAdmin):
             form_id=form_id,
             email=address,
             created_at=self._clock.now(),
+            status=RecipientStatus.CONFIRMED if confirm_hash is None else RecipientStatus.PENDING,
+            confirm_hash=confirm_hash,
         )
         bound = self._destination_limits.recipients
         try:

@@ -52,7 +52,14 @@ class QueuedTestAdmin(FormAdmin):
     async def _queue_mail_test(
         self, recipient: NotificationRecipient, workspace_id: str
     ) -> DeliveryRecord:
-        """Whatever events the recipient is mailed about: a test is for the mailbox."""
+        """Whatever events the recipient is mailed about: a test is for the mailbox,
+        once it asked for mail (a pending or declined address gets no test either)."""
+        if not recipient.confirmed:
+            raise AdminError(
+                f"this address is {recipient.status.value}: it gets no mail, tests "
+                "included, until its owner confirms through the mail it was sent",
+                field="recipient_id",
+            )
         now = self._clock.now()
         event = mail_test_event(self._event_id(), recipient, workspace_id, now)
         return await self._queue(event, DestinationKind.EMAIL, recipient.recipient_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from intake.service.admin.chat_destinations import ChatAdmin
+from intake.service.admin.consent import ConsentAdmin
 from intake.service.admin.destinations import DestinationAdmin
 from intake.service.admin.erasure import ErasureAdmin
 from intake.service.admin.keys import KeyAdmin
@@ -15,6 +16,7 @@ from intake.service.admin.workspace_forms import WorkspaceFormAdmin
 
 
 class Admin(
+    ConsentAdmin,
     ChatAdmin,
     WebhookAdmin,
     ListingAdmin,

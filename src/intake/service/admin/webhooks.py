@@ -217,12 +217,6 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
         recipients = await self._store.destinations.list_recipients(form_id)
         return short_page(recipients, _recipient_position, limit, cursor)
 
-    async def add_owned_recipient(
-        self, workspace_id: str, form_id: str, email: str
-    ) -> NotificationRecipient:
-        await self.owned_form(workspace_id, form_id)
-        return await self.add_recipient(form_id, email)
-
     async def remove_owned_recipient(self, workspace_id: str, recipient_id: str) -> None:
         recipient = await self.owned_recipient(workspace_id, recipient_id)
         await self.remove_recipient(recipient.recipient_id)

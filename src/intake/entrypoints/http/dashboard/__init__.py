@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from intake.entrypoints.http.dashboard import (
     bulk,
+    consent,
     erasure,
     form_chat,
     form_mail,
@@ -50,6 +51,8 @@ def routes() -> list[Route]:
         Route(PREFIX + "/sign-out", pages.sign_out, methods=["POST"]),
         Route(PREFIX + "/password", pages.password_form, methods=["GET"]),
         Route(PREFIX + "/password", pages.change_password, methods=["POST"]),
+        Route(consent.PATH, consent.consent_form, methods=["GET"]),
+        Route(consent.PATH, consent.answer, methods=["POST"]),
         Route(members.PATH, members.members_page, methods=["GET"]),
         Route(members.PATH + "/invite", members.invite, methods=["POST"]),
         Route(members.PATH + "/remove", members.remove, methods=["POST"]),

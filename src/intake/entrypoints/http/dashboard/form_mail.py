@@ -79,7 +79,7 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
         if len(address) > MAX_EMAIL:  # as the API's reader refuses it
             raise AdminError(f"must be at most {MAX_EMAIL} characters", field="email")
         await web.runtime(request).admin.add_owned_recipient(
-            form.workspace_id, form.form_id, address
+            form.workspace_id, form.form_id, address, added_by=signed.user.email
         )
     except AdminError as error:
         message = f"Email: {error}."
@@ -109,6 +109,10 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
         )
     except TooSoon as error:
         return await _page(request, signed, form, error=f"{error}.", status=429)
+    except NotFoundError:
+        raise  # answered as not found, not as a refusal below
+    except AdminError as error:  # not confirmed: it gets no test
+        return await _page(request, signed, form, error=f"{error}.", status=422)
     return to_shown_test(form, "mail", record.delivery.delivery_id)
 
 

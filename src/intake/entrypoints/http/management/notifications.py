@@ -43,7 +43,10 @@ async def add_recipient(request: Request, call: Call) -> Response:
     body.done()
     assert email is not None  # required: done() refused its absence
     recipient = await call.admin.add_owned_recipient(
-        call.workspace_id, request.path_params["form_id"], email
+        call.workspace_id,
+        request.path_params["form_id"],
+        email,
+        added_by=f"A program with an API key of the workspace ({call.key.key_id})",
     )
     return json_response(recipient_view(recipient), status=201)
 
