@@ -85,10 +85,12 @@ browser:
 	      || echo "could not install chromium"; \
 	  else echo "chromium is not installed: the browser tests will skip"; fi; }
 
-# The dashboard's screenshots in docs/dashboard.md, taken by its browser tests in Chromium.
+# The screenshots of docs/dashboard.md and docs/browsers.md, taken by browser tests in Chromium.
 screenshots: install browser
 	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
 	  tests/browser/test_dashboard_accessibility.py -k test_the_docs_screenshots
+	INTAKE_DOCS_SCREENSHOTS=docs/images/browsers $(BIN)/pytest -q \
+	  tests/browser/test_client_form.py -k sqlite
 
 # The inner loop, in under a minute: the unit, property and contract tests and the
 # in-process HTTP suite, on the memory and SQLite backends. What needs PostgreSQL or Redis,

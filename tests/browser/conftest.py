@@ -200,7 +200,12 @@ def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -
     test Redis, for the walks that run on both."""
     home = tmp_path_factory.mktemp("intake-pg")
     with new_postgres_database() as database_url:
-        env = clean_env(INTAKE_DATABASE_URL=database_url, INTAKE_REDIS_URL=redis_url)
+        env = clean_env(
+            INTAKE_DATABASE_URL=database_url,
+            INTAKE_REDIS_URL=redis_url,
+            # Files need a blob store of their own beside PostgreSQL (uploads.md).
+            INTAKE_BLOB_URL=(home / "blobs").as_uri(),
+        )
         running = Service(env, home / "serve.log", stop_signal=signal.SIGINT, log_tail=LOG_TAIL)
         with running:
             yield running

@@ -150,7 +150,7 @@ export function enhance(form, options = {}) {
   const status = form.querySelector("[data-intake-status]") ||
     form.appendChild(make("p", "intake-status", { role: "status", "aria-live": "polite" }));
   const progress = form.querySelector("progress[data-intake-progress]") ||
-    form.appendChild(make("progress", "intake-progress", { max: "1", hidden: "" }));
+    form.appendChild(make("progress", "intake-progress", { max: "1", hidden: "", "aria-label": "Upload progress" }));
   let key = newKey();
   let busy = false;
 
