@@ -800,7 +800,9 @@ MANAGEMENT_ERRORS: Mapping[str, tuple[int, str]] = {
 # The management API answers requests, not submissions: the table's codes and statuses,
 # and for these its own words (docs/api.md, "Errors").
 MANAGEMENT_WORDS: Mapping[str, tuple[int, str]] = {
+    "payload_too_large": (413, "That request is too large."),
     "rate_limited": (429, "Too many requests. Please wait a moment and try again."),
+    "service_unavailable": (503, "We could not answer that request. Please try again."),
 }
 
 
@@ -840,6 +842,7 @@ def assert_error(
 LINK_MESSAGES = {
     "unauthorized": "This download link is invalid or has expired.",
     "form_not_found": "This file does not exist or is no longer available.",
+    "service_unavailable": "We could not fetch that file. Please try again.",
 }
 
 

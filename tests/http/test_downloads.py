@@ -45,7 +45,6 @@ from intake.service.admin import Admin
 from tests.http.conftest import (
     BROWSER_ACCEPT,
     LINK_MESSAGES,
-    assert_error,
     assert_link_refused,
 )
 
@@ -598,7 +597,7 @@ def test_an_unavailable_blob_store_is_a_503_with_retry_after(svc: Downloads, met
     assert response.status_code == 503
     assert response.headers["retry-after"] == "1"
     if method == "GET":
-        assert_error(response, "service_unavailable")
+        assert_link_refused(response, "service_unavailable")
 
 
 def test_an_unavailable_database_is_a_503(svc: Downloads) -> None:
@@ -611,7 +610,7 @@ def test_an_unavailable_database_is_a_503(svc: Downloads) -> None:
     svc.store.submissions.get = fail  # type: ignore[method-assign]
     response = svc.get(path)
 
-    assert_error(response, "service_unavailable")
+    assert_link_refused(response, "service_unavailable")
     assert response.headers["retry-after"] == "1"
 
 
@@ -707,5 +706,5 @@ def test_a_runtime_opens_without_the_stored_secret_and_refuses_links_until_it_re
 
         response = client.get(f"{url.path}?{url.query}")
 
-    assert_error(response, "service_unavailable")
+    assert_link_refused(response, "service_unavailable")
     assert any("download links wait for the database" in r.getMessage() for r in caplog.records)

@@ -93,7 +93,8 @@ def test_a_download_refusal_keeps_the_code_and_status_in_words_about_the_link() 
     assert bad_link.message == "This download link is invalid or has expired."
     assert (missing.code, missing.status) == (ErrorCode.FORM_NOT_FOUND, 404)
     assert missing.message == "This file does not exist or is no longer available."
-    assert unavailable.spec == ERRORS[ErrorCode.SERVICE_UNAVAILABLE]  # no words of its own
+    assert (unavailable.code, unavailable.status) == (ErrorCode.SERVICE_UNAVAILABLE, 503)
+    assert unavailable.message == "We could not fetch that file. Please try again."
 
 
 def test_a_rejection_cannot_be_worded_as_another_code() -> None:

@@ -84,6 +84,13 @@ ERRORS: Mapping[ErrorCode, ErrorSpec] = {
 }
 
 
+# Any request that is no submission (a management call, a dashboard page, a file), when
+# the service could not answer it: the table's 503 speaks of a submission.
+REQUEST_UNAVAILABLE = ErrorSpec(
+    ErrorCode.SERVICE_UNAVAILABLE, 503, "We could not answer that request. Please try again."
+)
+
+
 # A download link is no submission, and no API key opens a file: the download route's
 # refusals keep the table's codes and statuses, so clients branch on them as anywhere,
 # with messages that speak of the link and the file.
@@ -94,6 +101,9 @@ DOWNLOAD_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
         ErrorSpec(
             ErrorCode.FORM_NOT_FOUND, 404, "This file does not exist or is no longer available."
         ),
+        ErrorSpec(
+            ErrorCode.SERVICE_UNAVAILABLE, 503, "We could not fetch that file. Please try again."
+        ),
     )
 }
 
@@ -101,13 +111,15 @@ DOWNLOAD_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
 # The management API answers requests, not submissions: its refusals keep the table's
 # codes and statuses, in words of its own where the table's speak of a submission. Any
 # refusal the API gives with one of these codes (a key's rate limit, a throttle on test
-# sends) takes these words.
+# sends, a body too large, a database out of reach, a fault) takes these words.
 MANAGEMENT_ERRORS: Mapping[ErrorCode, ErrorSpec] = {
     spec.code: spec
     for spec in (
+        ErrorSpec(ErrorCode.PAYLOAD_TOO_LARGE, 413, "That request is too large."),
         ErrorSpec(
             ErrorCode.RATE_LIMITED, 429, "Too many requests. Please wait a moment and try again."
         ),
+        REQUEST_UNAVAILABLE,
     )
 }
 
@@ -147,9 +159,10 @@ class Rejection:
             raise ValueError(f"{spec} does not word {self.code}")
 
     @classmethod
-    def download(cls, code: ErrorCode) -> Rejection:
+    def download(cls, code: ErrorCode, *, retry_after: int | None = None) -> Rejection:
         """A refusal of the file download route, in its own words where it has them."""
-        return cls(code, spec=DOWNLOAD_ERRORS.get(code, ERRORS[code]))
+        spec = DOWNLOAD_ERRORS.get(code, ERRORS[code])
+        return cls(code, retry_after=retry_after, spec=spec)
 
     def worded(self, words: Mapping[ErrorCode, ErrorSpec]) -> Rejection:
         """This refusal in a route's own words (`MANAGEMENT_ERRORS`), where they have

@@ -34,7 +34,7 @@ from intake.domain.uploads import (
     is_media_type,
 )
 from intake.entrypoints.http.negotiation import prefers_html
-from intake.entrypoints.http.rendering import error_response, service_unavailable
+from intake.entrypoints.http.rendering import error_response
 from intake.serve_runtime import ServeRuntime
 from intake.service.downloads import DownloadRefusal, Downloads, LinkedFile
 
@@ -132,9 +132,9 @@ class _BlobResponse(StreamingResponse):
                 return  # the client stopped the download: nothing went wrong here
 
 
-def _refuse(request: Request, code: ErrorCode) -> Response:
+def _refuse(request: Request, code: ErrorCode, retry_after: int | None = None) -> Response:
     return error_response(
-        Rejection.download(code),
+        Rejection.download(code, retry_after=retry_after),
         request.state.request_id,
         browser=prefers_html(request.headers.get("accept")),
         title=PAGE_TITLE,
@@ -142,9 +142,7 @@ def _refuse(request: Request, code: ErrorCode) -> Response:
 
 
 def _unavailable(request: Request) -> Response:
-    return service_unavailable(
-        request.state.request_id, browser=prefers_html(request.headers.get("accept"))
-    )
+    return _refuse(request, ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
 
 
 def _downloads(request: Request) -> Downloads:

@@ -23,10 +23,10 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from intake.domain.errors import ErrorCode
+from intake.domain.errors import ERRORS, REQUEST_UNAVAILABLE, ErrorCode, Rejection
 from intake.entrypoints.http.cors import cors_headers, is_public_path
 from intake.entrypoints.http.negotiation import prefers_html
-from intake.entrypoints.http.rendering import service_unavailable
+from intake.entrypoints.http.rendering import error_response
 from intake.metrics import HttpMetrics
 
 log = logging.getLogger("intake.http")
@@ -116,10 +116,16 @@ class RequestContext:
     async def _fault(
         self, scope: Scope, receive: Receive, answer: _Answer, request_id: str
     ) -> None:
-        if scope.get("method") == "POST" and self._route(scope) in SUBMISSION_ROUTES:
+        submitting = self._route(scope) in SUBMISSION_ROUTES
+        if scope.get("method") == "POST" and submitting:
             scope.setdefault("state", {}).setdefault("outcome", ErrorCode.SERVICE_UNAVAILABLE.value)
+        # The table's 503 speaks of a submission: any other request (a management call,
+        # a dashboard page) is told in words of its own.
+        spec = ERRORS[ErrorCode.SERVICE_UNAVAILABLE] if submitting else REQUEST_UNAVAILABLE
+        rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1, spec=spec)
         browser = prefers_html(_first_header(scope, b"accept") or "")
-        await service_unavailable(request_id, browser=browser)(scope, receive, answer.send)
+        response = error_response(rejection, request_id, browser=browser)
+        await response(scope, receive, answer.send)
 
     def _record(self, scope: Scope, request_id: str, status: int, seconds: float) -> None:
         """The request's metrics and its access-log line."""

@@ -191,8 +191,3 @@ def outcome_response(
 
 def thanks_path(public_form_key: str) -> str:
     return f"/f/{public_form_key}/thanks"
-
-
-def service_unavailable(request_id: str, *, browser: bool = False) -> Response:
-    rejection = Rejection(ErrorCode.SERVICE_UNAVAILABLE, retry_after=1)
-    return error_response(rejection, request_id, browser=browser)

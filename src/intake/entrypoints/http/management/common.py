@@ -111,13 +111,17 @@ def endpoint(
 
 
 def _rejection(refused: IntakeError | AdminError | StorageUnavailable) -> Rejection:
+    """The refusal, in the API's own words where it has them (MANAGEMENT_ERRORS)."""
+    return _refusal(refused).worded(MANAGEMENT_ERRORS)
+
+
+def _refusal(refused: IntakeError | AdminError | StorageUnavailable) -> Rejection:
     if isinstance(refused, IntakeError):
-        return refused.rejection.worded(MANAGEMENT_ERRORS)
+        return refused.rejection
     if isinstance(refused, NotFoundError):
         return Rejection(ErrorCode.NOT_FOUND)
-    if isinstance(refused, TooSoon):  # a throttled test: the API's own 429 words
-        limited = Rejection(ErrorCode.RATE_LIMITED, retry_after=refused.retry_after)
-        return limited.worded(MANAGEMENT_ERRORS)
+    if isinstance(refused, TooSoon):  # a throttled test
+        return Rejection(ErrorCode.RATE_LIMITED, retry_after=refused.retry_after)
     if isinstance(refused, AdminError):
         fields = {refused.field or "request": str(refused)}
         return Rejection(ErrorCode.VALIDATION_FAILED, fields=fields)
