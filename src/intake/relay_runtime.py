@@ -103,6 +103,7 @@ def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Send
         ),
         mail_from=settings.mail_from,
         base_url=settings.base_url,
+        public_url=settings.public_base_url,
         signer=storage.signer,
         autoresponse_limit=settings.autoresponse_hourly_limit,
         blobs=storage.blobs,

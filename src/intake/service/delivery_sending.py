@@ -70,6 +70,7 @@ class DeliverySender:
         chat_sender: ChatSender | None = None,
         mail_from: str,
         base_url: str | None,
+        public_url: str | None = None,
         jitter: Callable[[], float],
         signer: DownloadSigner | None,
         render_template: RenderTemplate,
@@ -81,6 +82,9 @@ class DeliverySender:
         self._clock = clock
         self._mail_from = mail_from
         self._base_url = base_url
+        # Where the service answers even without INTAKE_BASE_URL: a consent link must
+        # lead somewhere, where a notification's dashboard link may be left out.
+        self._public_url = public_url or base_url
         self._jitter = jitter
         # Without one, file links are sent as the event holds them.
         self._signer = signer
@@ -164,7 +168,7 @@ class DeliverySender:
                 workspace_name=workspace.name if workspace is not None else "",
                 mail_from=self._mail_from,
                 to=recipient.email,
-                base_url=self._base_url,
+                base_url=self._public_url,
             )
         elif test:
             message = render_test_mail(

@@ -75,6 +75,7 @@ class Relay:
         chat_sender: ChatSender | None = None,
         mail_from: str = DEFAULT_MAIL_FROM,
         base_url: str | None = None,
+        public_url: str | None = None,
         lease: timedelta = timedelta(minutes=2),
         lease_margin: timedelta = timedelta(seconds=30),
         batch: int = 100,
@@ -100,6 +101,7 @@ class Relay:
             chat_sender=chat_sender,
             mail_from=mail_from,
             base_url=base_url,
+            public_url=public_url,
             jitter=jitter,
             signer=signer,
             # Without one, every mail goes in its default words.
