@@ -140,6 +140,9 @@ test("_next is followed when a path from the root or an http(s) URL", () => {
   assert.equal(nextUrl("/thanks.html"), "/thanks.html");
   assert.equal(nextUrl("https://example.com/thanks"), "https://example.com/thanks");
   assert.equal(nextUrl("//evil.example/"), null);
+  assert.equal(nextUrl("/\\evil.example/"), null);
+  assert.equal(nextUrl("/thanks page"), null);
+  assert.equal(nextUrl("/thanks\u00a0"), null);
   assert.equal(nextUrl("thanks.html"), null);
   assert.equal(nextUrl("javascript:alert(1)"), null);
   assert.equal(nextUrl(undefined), null);

@@ -101,9 +101,10 @@ export function fieldPlan(fields, has, prefix) {
   return { placed, unplaced };
 }
 
-/** The `_next` a success follows: a path from the root or an http(s) URL, else null. */
+/** The `_next` a success follows, as intake follows it: a path from the root or an
+ *  http(s) URL, with no backslash, space or control character; else null. */
 export function nextUrl(value) {
-  return value && /^(\/(?!\/)|https?:\/\/)/i.test(value) ? value : null;
+  return value && /^(\/(?![\/\\])|https?:\/\/)[^\s\\\0-\x1f]*$/i.test(value) ? value : null;
 }
 
 /** One try: resolves to {status, answer, wait}; status 0 when the connection failed.
