@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench import cli_startup, keepalive
+from bench import cli_startup, client_size, keepalive
 from bench.targets import Ceiling, Figures, Phase, RoundTrips
 
 
@@ -48,4 +48,5 @@ def figures_of(results: Mapping[str, Any]) -> Figures:
         round_trips=_round_trips(results.get("round_trips")),
         keepalive_p50_ms=keepalive.p50_of(results),
         cli_startup_s=cli_startup.p50_of(results),
+        client_gzip_bytes=client_size.gzip_bytes_of(results),
     )

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cli_startup, keepalive, listing, machine, round_trips
+from bench import cli_startup, client_size, keepalive, listing, machine, round_trips
 from bench.figures import figures_of
 from bench.options import Options
 from bench.report import report
@@ -304,6 +304,7 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
             "two_workers": TWO_WORKERS,
             "fastest_stack": stack_name(FASTEST_STACK),
         },
+        "client_size": client_size.measure(),
     }
     with tempfile.TemporaryDirectory(prefix="intake-bench-") as temp, ExitStack() as stack:
         workdir = Path(temp)

@@ -21,6 +21,7 @@ PREFILLED_SHARE_OF_EMPTY = 0.90
 PREFILL_ROWS = 1_000_000
 KEEPALIVE_P50_MS = 5.0
 CLI_STARTUP_S = 0.3
+CLIENT_GZIP_BYTES = 5 * 1024  # intake.js, gzipped: issue 31's 5 KB
 
 
 class Status(enum.StrEnum):
@@ -93,6 +94,8 @@ class Figures:
     keepalive_p50_ms: float | None = None
     # Median wall time of `intake form show` on SQLite, process start to exit.
     cli_startup_s: float | None = None
+    # intake.js as shipped, gzipped at level 9 (bench/client_size.py).
+    client_gzip_bytes: int | None = None
 
 
 @frozen
@@ -297,6 +300,22 @@ def cli_startup_check(figures: Figures) -> Check:
     )
 
 
+def client_size_check(figures: Figures) -> Check:
+    name = "intake.js gzipped (unminified)"
+    target = f"<= {CLIENT_GZIP_BYTES} bytes"
+    if figures.client_gzip_bytes is None:
+        return Check(name, "not measured", target, Status.INCOMPLETE)
+    measured = figures.client_gzip_bytes
+    return Check(
+        name,
+        f"{measured} bytes",
+        target,
+        _status(measured <= CLIENT_GZIP_BYTES),
+        "minified it is smaller still",
+        measured,
+    )
+
+
 def evaluate(figures: Figures) -> list[Check]:
     return [
         *production_checks(figures),
@@ -306,6 +325,7 @@ def evaluate(figures: Figures) -> list[Check]:
         storage_check(figures),
         keepalive_check(figures),
         cli_startup_check(figures),
+        client_size_check(figures),
     ]
 
 

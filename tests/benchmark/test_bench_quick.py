@@ -3,6 +3,7 @@ figures to their targets, and one short run of the whole thing against real serv
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from bench import profiling, report, storage, targets, wrk
+from bench import client_size, profiling, report, storage, targets, wrk
 from bench.figures import figures_of
 from bench.options import parse
 
@@ -133,6 +134,7 @@ def test_a_run_meeting_every_target_passes_them_all() -> None:
         round_trips=targets.RoundTrips(postgres=1.0, redis=1.0),
         keepalive_p50_ms=4.9,
         cli_startup_s=0.29,
+        client_gzip_bytes=5120,
     )
 
     checks = targets.evaluate(figures)
@@ -158,6 +160,7 @@ def test_each_target_fails_just_past_its_bound() -> None:
         round_trips=targets.RoundTrips(postgres=1.0, redis=1.0),
         keepalive_p50_ms=5.0,
         cli_startup_s=0.3,
+        client_gzip_bytes=5121,
     )
 
     statuses = _statuses(targets.evaluate(figures))
@@ -179,6 +182,7 @@ def test_each_target_fails_just_past_its_bound() -> None:
         "storage ceiling and production round trips": targets.Status.REPORTED,
         "keep-alive p50, two workers, one connection": targets.Status.FAIL,
         "intake form show on SQLite, wall time p50": targets.Status.FAIL,
+        "intake.js gzipped (unminified)": targets.Status.FAIL,
     }
 
 
@@ -206,10 +210,32 @@ def test_targets_a_short_run_cannot_speak_for_are_incomplete_not_passed() -> Non
         "storage ceiling and production round trips",
         "keep-alive p50, two workers, one connection",
         "intake form show on SQLite, wall time p50",
+        "intake.js gzipped (unminified)",
     ):
         assert statuses[incomplete] is targets.Status.INCOMPLETE, incomplete
     assert statuses["production vs serving-stack ceiling"] is targets.Status.PASS
     assert not targets.failed(checks)
+
+
+def test_the_shipped_client_is_within_its_budget() -> None:
+    measured = client_size.measure()
+
+    shipped = client_size.SHIPPED.read_bytes()
+    assert measured["bytes"] == len(shipped)
+    assert measured["gzip_bytes"] == len(gzip.compress(shipped, compresslevel=9, mtime=0))
+    figures = figures_of_client(measured)
+    (check,) = [c for c in targets.evaluate(figures) if c.name.startswith("intake.js")]
+    assert check.status is targets.Status.PASS, check
+
+
+def figures_of_client(measured: dict[str, object]) -> targets.Figures:
+    return targets.Figures(
+        serving=SERVING,
+        storage_per_s=None,
+        production=_phase(1200),
+        production_submissions=0,
+        client_gzip_bytes=client_size.gzip_bytes_of({"client_size": measured}),
+    )
 
 
 def test_the_report_shows_each_figure_beside_its_target_and_status() -> None:
