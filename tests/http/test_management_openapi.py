@@ -55,6 +55,10 @@ CONTRACT = {
     ("POST", "/v1/erasures"): "manage",
     # Beyond the table: a form's mail templates shown with a sample submission (docs/api.md).
     ("POST", "/v1/forms/{form_id}/templates/preview"): "manage",
+    # The contract table's last row: a form deleted with its submissions (docs/api.md).
+    ("DELETE", "/v1/forms/{form_id}"): "manage",
+    # Beyond the table: a form's settings copied into a new form (docs/api.md).
+    ("POST", "/v1/forms/{form_id}/duplicate"): "manage",
 }
 # The submission endpoint of the interface spec, under /v1 too but no management call.
 SUBMISSION_ENDPOINT = ("POST", "/v1/forms/{form_id}/submissions")

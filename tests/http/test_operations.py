@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
+from datetime import datetime
 
 import httpx2
 import pytest
@@ -128,6 +130,15 @@ class _ExplodingForms:
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
         return await self._inner.resolve_id(form_id)
+
+    async def mark_deleted(self, form_id: str, at: datetime) -> bool:
+        return await self._inner.mark_deleted(form_id, at)
+
+    async def deleted(self, after: str, limit: int) -> Sequence[str]:
+        return await self._inner.deleted(after, limit)
+
+    async def remove_deleted(self, form_id: str) -> bool:
+        return await self._inner.remove_deleted(form_id)
 
 
 @pytest.fixture

@@ -72,7 +72,7 @@ FORM_USAGE = """
             WHERE h.form_id = f.form_id AND h.day BETWEEN :first_day AND :last_day)
             AS honeypot_hits
     FROM forms AS f
-    WHERE f.workspace_id = :workspace_id
+    WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL
     ORDER BY f.form_id
 """
 
@@ -90,7 +90,7 @@ STATUS_COUNTS = """
             AND s.status = 'unverified' AND s.created_at >= :since AND s.created_at < :until)
             AS unverified
     FROM forms AS f
-    WHERE f.workspace_id = :workspace_id
+    WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL
     ORDER BY f.form_id
 """
 
@@ -135,9 +135,12 @@ SELECT_FORM = """
         retention_days, messages
     FROM forms
 """
-GET_FORM = SELECT_FORM + " WHERE form_id = ?"
-LIST_FORMS = SELECT_FORM + " ORDER BY form_id"
-LIST_WORKSPACE_FORMS = SELECT_FORM + " WHERE workspace_id = ? ORDER BY form_id"
+# A deleted form (deleted_at set) is found by none of them: it is gone for its owner.
+GET_FORM = SELECT_FORM + " WHERE form_id = ? AND deleted_at IS NULL"
+LIST_FORMS = SELECT_FORM + " WHERE deleted_at IS NULL ORDER BY form_id"
+LIST_WORKSPACE_FORMS = (
+    SELECT_FORM + " WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY form_id"
+)
 # The form and its workspace in one statement; the workspace's columns are aliased `w_*`.
 SELECT_CONTEXT = """
     SELECT f.form_id, f.workspace_id, f.public_form_key, f.name, f.mode, f.enabled,
@@ -148,8 +151,34 @@ SELECT_CONTEXT = """
         w.created_at AS w_created_at, w.storage_limit AS w_storage_limit
     FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
 """
-RESOLVE_PUBLIC_KEY = SELECT_CONTEXT + " WHERE f.public_form_key = ?"
-RESOLVE_ID = SELECT_CONTEXT + " WHERE f.form_id = ?"
+RESOLVE_PUBLIC_KEY = SELECT_CONTEXT + " WHERE f.public_form_key = ? AND f.deleted_at IS NULL"
+RESOLVE_ID = SELECT_CONTEXT + " WHERE f.form_id = ? AND f.deleted_at IS NULL"
+# A form's deletion (FormRepository.mark_deleted, .remove_deleted): marked and disabled
+# at once, so that no lookup finds it and a commit under way is refused; removed once
+# nothing of it is left to erase or to deliver.
+MARK_FORM_DELETED = """
+    UPDATE forms SET deleted_at = ?, enabled = ?
+    WHERE form_id = ? AND deleted_at IS NULL
+"""
+DELETED_FORMS = """
+    SELECT form_id FROM forms WHERE deleted_at IS NOT NULL AND form_id > ?
+    ORDER BY form_id LIMIT ?
+"""
+# 1 when the deleted form holds no submission, no event of it waits for its fan-out and
+# no delivery of its events waits to be sent (a dead one waits for no one).
+FORM_REMOVABLE = """
+    SELECT 1 FROM forms AS f
+    WHERE f.form_id = ? AND f.deleted_at IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM submissions AS s WHERE s.form_id = f.form_id)
+        AND NOT EXISTS (SELECT 1 FROM outbox AS o WHERE o.form_id = f.form_id
+            AND o.published_at IS NULL AND o.dead_at IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM deliveries AS d JOIN outbox AS o
+            ON o.event_id = d.event_id
+            WHERE o.form_id = f.form_id AND d.state = 'pending')
+"""
+# Its destinations and the autoresponder's records go with it (ON DELETE CASCADE).
+REMOVE_FORM_HONEYPOT_HITS = "DELETE FROM honeypot_hits WHERE form_id = ?"
+REMOVE_FORM = "DELETE FROM forms WHERE form_id = ?"
 
 # API keys
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from attrs import evolve
 
-from intake.adapters.memory import file_storage, form_messages, triage
+from intake.adapters.memory import file_storage, form_messages, form_removal, triage
 from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.submission_pages import each_submission
@@ -44,6 +44,15 @@ from intake.ports.workspaces import FormStatusCounts, FormUsage
 COUNTED = (SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM, SubmissionStatus.UNVERIFIED)
 
 
+def live_form_ids(tables: Tables, workspace_id: str) -> list[str]:
+    """The workspace's forms, in order, but those deleted."""
+    return sorted(
+        f.form_id
+        for f in tables.forms.values()
+        if f.workspace_id == workspace_id and f.form_id not in tables.deleted_forms
+    )
+
+
 class InMemoryWorkspaces(Repository):
     def __init__(self, tables: Tables) -> None:
         super().__init__(tables)
@@ -70,7 +79,7 @@ class InMemoryWorkspaces(Repository):
 
     async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
         tables = self._t
-        forms = sorted(f.form_id for f in tables.forms.values() if f.workspace_id == workspace_id)
+        forms = live_form_ids(tables, workspace_id)
         used = dict.fromkeys(forms, 0)
         for submission_id, charged in tables.charged.items():
             submission = tables.submissions.get(submission_id)
@@ -86,7 +95,7 @@ class InMemoryWorkspaces(Repository):
         self, workspace_id: str, since: datetime, until: datetime
     ) -> Sequence[FormStatusCounts]:
         tables = self._t
-        forms = sorted(f.form_id for f in tables.forms.values() if f.workspace_id == workspace_id)
+        forms = live_form_ids(tables, workspace_id)
         counts = {form_id: dict.fromkeys(COUNTED, 0) for form_id in forms}
         for submission in tables.submissions.values():
             by_status = counts.get(submission.form_id)
@@ -117,7 +126,7 @@ class InMemoryForms(Repository):
         self._t.form_by_key[form.public_form_key] = form.form_id
 
     async def get(self, form_id: str) -> Form | None:
-        return self._t.forms.get(form_id)
+        return None if form_id in self._t.deleted_forms else self._t.forms.get(form_id)
 
     async def update(self, form: Form) -> None:
         old = self._t.forms.get(form.form_id)
@@ -129,11 +138,17 @@ class InMemoryForms(Repository):
         self._t.form_by_key[form.public_form_key] = form.form_id
 
     async def list(self, workspace_id: str | None = None) -> list[Form]:
-        forms = [f for f in self._t.forms.values() if workspace_id in (None, f.workspace_id)]
+        forms = [
+            f
+            for f in self._t.forms.values()
+            if workspace_id in (None, f.workspace_id) and f.form_id not in self._t.deleted_forms
+        ]
         return sorted(forms, key=lambda f: f.form_id)
 
     def _context(self, form_id: str | None) -> FormContext | None:
-        form = self._t.forms.get(form_id) if form_id is not None else None
+        if form_id is None or form_id in self._t.deleted_forms:
+            return None
+        form = self._t.forms.get(form_id)
         if form is None:
             return None
         return FormContext(form, self._t.workspaces[form.workspace_id])
@@ -143,6 +158,15 @@ class InMemoryForms(Repository):
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
         return self._context(form_id)
+
+    async def mark_deleted(self, form_id: str, at: datetime) -> bool:
+        return form_removal.mark_deleted(self._t, form_id, at)
+
+    async def deleted(self, after: str, limit: int) -> Sequence[str]:
+        return form_removal.deleted(self._t, after, limit)
+
+    async def remove_deleted(self, form_id: str) -> bool:
+        return form_removal.remove_deleted(self._t, form_id)
 
 
 class InMemoryApiKeys(Repository):

@@ -26,6 +26,9 @@ class Tables:
         self.storage: dict[str, int] = {}  # workspace id: bytes of its stored files
         self.forms: dict[str, Form] = {}
         self.form_by_key: dict[str, str] = {}
+        # Form id: when its owner deleted it; the row stays until nothing of it is left
+        # to erase or deliver (memory/form_removal.py), found by no lookup meanwhile.
+        self.deleted_forms: dict[str, datetime] = {}
         self.keys: dict[str, ApiKey] = {}
         self.key_by_hash: dict[bytes, str] = {}
         self.submissions: dict[str, Submission] = {}

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
-from intake.adapters.postgres import file_storage, mapping
+from intake.adapters.postgres import file_storage, form_removal, mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_form, sealed_form
@@ -129,6 +129,18 @@ class PostgresForms:
             else await self._db.fetch_all(_LIST_WORKSPACE_FORMS, (workspace_id,))
         )
         return [opened_form(ROW_MAPPER.form_from_row(row), self._sealer) for row in rows]
+
+    async def mark_deleted(self, form_id: str, at: datetime) -> bool:
+        marked = await form_removal.mark_deleted(self._db, form_id, at)
+        if self._cache is not None:
+            self._cache.clear()
+        return marked
+
+    async def deleted(self, after: str, limit: int) -> Sequence[str]:
+        return await form_removal.deleted(self._db, after, limit)
+
+    async def remove_deleted(self, form_id: str) -> bool:
+        return await form_removal.remove_deleted(self._db, form_id)
 
     async def resolve_public_key(self, public_form_key: str) -> FormContext | None:
         return await self._resolve(_RESOLVE_PUBLIC_KEY, PUBLIC_KEY, public_form_key)

@@ -10,7 +10,7 @@ from datetime import datetime
 from intake.adapters import sql_statements as sql
 from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
 from intake.adapters.sealed_columns import opened_context, opened_form, sealed_form
-from intake.adapters.sqlite import file_storage, mapping
+from intake.adapters.sqlite import file_storage, form_removal, mapping
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.model import ApiKey, Form, Workspace
@@ -191,6 +191,17 @@ class SqliteForms:
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
         return await self._resolve(_RESOLVE_ID, FORM_ID, form_id)
+
+    async def mark_deleted(self, form_id: str, at: datetime) -> bool:
+        marked = await self._worker.run(form_removal.mark_deleted, form_id, at)
+        self._changed()
+        return marked
+
+    async def deleted(self, after: str, limit: int) -> Sequence[str]:
+        return await self._worker.run(form_removal.deleted, after, limit)
+
+    async def remove_deleted(self, form_id: str) -> bool:
+        return await self._worker.run(form_removal.remove_deleted, form_id)
 
     async def _resolve(self, query: str, kind: str, value: str) -> FormContext | None:
         async def ask() -> FormContext | None:

@@ -19,6 +19,7 @@ from intake.config.variables import UPLOAD_GRACE
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
+from intake.service.admin.form_lifecycle import FormDeletions
 from intake.service.purge import Purge, Purged, Retention
 from intake.service.retention import ErasedCounts
 from intake.service.sweep import SweepCounts
@@ -69,6 +70,9 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         upload_grace=timedelta(seconds=_grace(runtime, args)),
         client_ip_full=timedelta(hours=runtime.settings.client_ip_full_hours),
     )
+    # Deletions left unfinished first: their submissions' files are then gone before the
+    # upload sweep looks.
+    deletions = await runtime.admin.finish_form_deletions()
     store = runtime.store
     purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock, store.users)
     purged = await purge.run(retention)
@@ -100,11 +104,29 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
             + ("submission" if purged.forwarded == 1 else "submissions")
             + " of forward-only forms"
         )
+    if deletions.erased or deletions.removed or deletions.waiting:
+        # Told only when there was one: a form's deletion is most often finished at once.
+        document["deleted_forms"] = {
+            "submissions": deletions.erased,
+            "removed": deletions.removed,
+            "waiting": deletions.waiting,
+        }
+        lines.append(_deletions_line(deletions))
     if purged.swept is not None:
         swept = purged.swept
         document.update(orphan_files=swept.orphans, incomplete_uploads=swept.incomplete)
         lines += _swept_lines(swept, retention.upload_grace)
     out.result(document, lines)
+
+
+def _deletions_line(deletions: FormDeletions) -> str:
+    return (
+        f"deleted forms: erased {deletions.erased} "
+        + ("submission" if deletions.erased == 1 else "submissions")
+        + f", removed {deletions.removed} "
+        + ("form" if deletions.removed == 1 else "forms")
+        + f"; {deletions.waiting} still delivering their submission.deleted events"
+    )
 
 
 def _days(given: int | None, configured: int) -> int:

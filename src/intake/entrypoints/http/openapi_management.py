@@ -9,6 +9,7 @@ from typing import Any
 from intake.domain.errors import ErrorCode
 from intake.domain.model import Scope
 from intake.entrypoints.http.openapi_chat import CHAT_PATHS, CHAT_SCHEMAS
+from intake.entrypoints.http.openapi_form_lifecycle import FORM_DELETE, FORM_DUPLICATE
 from intake.entrypoints.http.openapi_messages import PREVIEW_PATH
 from intake.entrypoints.http.openapi_objects import (
     ERASURE_REQUEST,
@@ -72,6 +73,7 @@ _FORM = {
         body=FORM_CHANGE,
         errors=BY_ID,
     ),
+    "delete": FORM_DELETE,
 }
 
 _ROTATE_KEY = {
@@ -347,6 +349,7 @@ MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/forms": _FORMS,
     "/v1/forms/{form_id}": _FORM,
     "/v1/forms/{form_id}/rotate-key": _ROTATE_KEY,
+    "/v1/forms/{form_id}/duplicate": FORM_DUPLICATE,
     "/v1/forms/{form_id}/templates/preview": PREVIEW_PATH,
     # The submission endpoint's POST shares this path (openapi.py).
     "/v1/forms/{form_id}/submissions": {"get": _LIST_SUBMISSIONS},

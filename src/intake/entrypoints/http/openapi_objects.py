@@ -385,6 +385,15 @@ WEBHOOK_CREATE = _body(
     required=("url",),
 )
 RECIPIENT_CREATE = _body({"email": {"type": "string", "maxLength": MAX_EMAIL}}, required=("email",))
+FORM_DUPLICATE_REQUEST = _body(
+    {
+        "name": {
+            **_FORM_FIELDS["name"],
+            "description": "The new form's name; by default the original's, with `(copy)`.",
+        }
+    }
+)
+
 ERASURE_REQUEST = _body(
     {
         "email": {

@@ -6,6 +6,7 @@ from intake.service.admin.chat_destinations import ChatAdmin
 from intake.service.admin.consent import ConsentAdmin
 from intake.service.admin.destinations import DestinationAdmin
 from intake.service.admin.erasure import ErasureAdmin
+from intake.service.admin.form_lifecycle import FormLifecycleAdmin
 from intake.service.admin.keys import KeyAdmin
 from intake.service.admin.listing import ListingAdmin
 from intake.service.admin.outbox import OutboxAdmin
@@ -27,6 +28,7 @@ class Admin(
     WorkspaceFormAdmin,
     OwnershipAdmin,
     ErasureAdmin,
+    FormLifecycleAdmin,
 ):
     """Workspaces, forms, API keys, submissions, and where submissions are delivered.
     Each part is in the module of its concern; all of them share `AdminBase`'s store,

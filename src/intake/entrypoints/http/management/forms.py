@@ -1,6 +1,6 @@
-"""The workspace's forms: GET and POST /v1/forms, GET and PATCH /v1/forms/{form_id},
-POST /v1/forms/{form_id}/rotate-key and POST /v1/forms/{form_id}/templates/preview. The
-rules are `intake form`'s, in service/admin."""
+"""The workspace's forms: GET and POST /v1/forms, GET, PATCH and DELETE
+/v1/forms/{form_id}, POST /v1/forms/{form_id}/rotate-key, /duplicate and
+/templates/preview. The rules are `intake form`'s, in service/admin."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from intake.entrypoints.http.management.common import (
     endpoint,
     json_fields,
     json_response,
+    no_content,
     page_cursor,
     page_limit,
     page_response,
@@ -27,10 +28,12 @@ from intake.entrypoints.http.management.form_fields import (
 )
 from intake.entrypoints.http.management.form_message_fields import templates_given
 from intake.presentation.views import form_view, mail_preview_view
+from intake.service.admin.inputs import NAME
 from intake.service.admin.message_changes import PREVIEW_KINDS, TEMPLATES
 
 PREVIEW_KIND = "kind"
 PREVIEW_FIELDS = frozenset({PREVIEW_KIND, TEMPLATES})
+DUPLICATE_FIELDS = frozenset({NAME})
 
 
 @endpoint(Scope.READ)
@@ -106,11 +109,35 @@ async def rotate_key(request: Request, call: Call) -> Response:
     return json_response(form_view(form))
 
 
+@endpoint(Scope.MANAGE)
+async def duplicate_form(request: Request, call: Call) -> Response:
+    """A new form with the settings of this one (FormLifecycleAdmin.duplicate_form);
+    `name` in the body, else the original's marked as a copy."""
+    form_id = request.path_params["form_id"]
+    # Not found before the body is read: another workspace's id tells nothing.
+    await call.admin.workspace_form(call.workspace_id, form_id)
+    fields = await json_fields(request, DUPLICATE_FIELDS)
+    name = fields.text(NAME)
+    fields.done()
+    copy = await call.admin.duplicate_owned_form(call.workspace_id, form_id, name)
+    return json_response(form_view(copy), status=201)
+
+
+@endpoint(Scope.MANAGE)
+async def delete_form(request: Request, call: Call) -> Response:
+    """The form is gone at once; its submissions are erased before the answer, and its
+    row and destinations go once their `submission.deleted` events are delivered."""
+    await call.admin.delete_owned_form(call.workspace_id, request.path_params["form_id"])
+    return no_content()
+
+
 ROUTES: list[Route] = [
     Route("/v1/forms", list_forms, methods=["GET"]),
     Route("/v1/forms", create_form, methods=["POST"]),
     Route("/v1/forms/{form_id}", get_form, methods=["GET"]),
     Route("/v1/forms/{form_id}", update_form, methods=["PATCH"]),
+    Route("/v1/forms/{form_id}", delete_form, methods=["DELETE"]),
+    Route("/v1/forms/{form_id}/duplicate", duplicate_form, methods=["POST"]),
     Route("/v1/forms/{form_id}/rotate-key", rotate_key, methods=["POST"]),
     Route("/v1/forms/{form_id}/templates/preview", preview_mail, methods=["POST"]),
 ]
