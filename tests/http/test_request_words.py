@@ -6,6 +6,8 @@ table's words (tests/http/test_operations.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import httpx2
@@ -90,6 +92,15 @@ class _FailingList:
 
     async def resolve_id(self, form_id: str) -> FormContext | None:
         return await self._inner.resolve_id(form_id)
+
+    async def mark_deleted(self, form_id: str, at: datetime) -> bool:
+        return await self._inner.mark_deleted(form_id, at)
+
+    async def deleted(self, after: str, limit: int) -> Sequence[str]:
+        return await self._inner.deleted(after, limit)
+
+    async def remove_deleted(self, form_id: str) -> bool:
+        return await self._inner.remove_deleted(form_id)
 
 
 def test_a_fault_on_a_management_route_says_it_could_not_answer(
