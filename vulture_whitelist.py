@@ -26,6 +26,7 @@ from intake.domain import steps
 from intake.domain.errors import Rejection
 from intake.domain.form_messages import Templates
 from intake.entrypoints.http.app import served_app
+from intake.entrypoints.http.dashboard.charts import Chart
 from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
@@ -98,6 +99,9 @@ _BoundedCodeGenerator.visit_Concat
 # Read by the dashboard's templates, which vulture does not read.
 Sent.mail_set_up
 FormStatusCounts.unverified
+Chart.svg
+Chart.first_day
+Chart.last_day
 
 # uvicorn imports the serving factory by its name (`intake serve`).
 served_app

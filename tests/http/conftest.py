@@ -66,6 +66,7 @@ from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Form, Submission, Workspace
 from intake.entrypoints.http import create_app
+from intake.ports.activity import ActivityRepository
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
@@ -240,6 +241,7 @@ class HarnessStore:
         self.users: UserRepository = inner.users
         self.notes: NoteRepository = inner.notes
         self.new_events: NewEvents = inner.new_events
+        self.activity: ActivityRepository = inner.activity
 
     async def migrate(self) -> list[str]:
         return await self.inner.migrate()

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 from attrs import Factory, field, fields, frozen
 
 from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
 from intake.adapters.sqlite.connection import database_path
+from intake.config import dashboard_variables as dashv
 from intake.config import destination_variables as dv
 from intake.config import privacy_variables as pv
 from intake.config import variables as v
@@ -99,6 +101,7 @@ class Settings:
     database_pool_timeout: float = _variable(v.DATABASE_POOL_TIMEOUT)
     redis_url: str | None = _variable(v.REDIS_URL)
     base_url: str | None = _variable(v.BASE_URL)
+    dashboard_timezone: ZoneInfo = _variable(dashv.DASHBOARD_TIMEZONE)  # noqa: RUF009 - frozen
     trusted_proxies: tuple[Network, ...] = _variable(v.TRUSTED_PROXIES)
     smtp_url: str | None = _variable(v.SMTP_URL)
     mail_from: str = _variable(v.MAIL_FROM)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from intake.config.dashboard_variables import DASHBOARD_TIMEZONE
 from intake.config.destination_variables import (
     MAX_CHAT_DESTINATIONS_PER_FORM,
     MAX_RECIPIENTS_PER_FORM,
@@ -375,6 +376,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     DATABASE_POOL_TIMEOUT,
     REDIS_URL,
     BASE_URL,
+    DASHBOARD_TIMEZONE,
     TRUSTED_PROXIES,
     HOST,
     PORT,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from intake.ports.activity import ActivityRepository
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.deliveries import DeliveryRepository
 from intake.ports.destinations import DestinationRepository
@@ -52,6 +53,11 @@ class Store(Protocol):
     @property
     def notes(self) -> NoteRepository:
         """What a dashboard session is shown once, between a post and its page."""
+        ...
+
+    @property
+    def activity(self) -> ActivityRepository:
+        """Each form's counts day by day, for the dashboard's charts."""
         ...
 
     @property

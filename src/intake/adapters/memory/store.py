@@ -4,6 +4,7 @@ one event loop every call is atomic, as a transaction is in the real stores (but
 
 from __future__ import annotations
 
+from intake.adapters.memory.activity import InMemoryActivity
 from intake.adapters.memory.deliveries import InMemoryDeliveries
 from intake.adapters.memory.destinations import InMemoryDestinations
 from intake.adapters.memory.notes import InMemoryNotes
@@ -33,6 +34,7 @@ class InMemoryStore:
         self.sealed = InMemorySealedValues()
         self.users = InMemoryUsers(self._tables)
         self.notes = InMemoryNotes()
+        self.activity = InMemoryActivity(self._tables)
         # Rung by this store's commits.
         self.new_events = self._tables.wakeup
 

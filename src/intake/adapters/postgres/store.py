@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
+from intake.adapters.postgres.activity import PostgresActivity
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
@@ -61,6 +62,7 @@ class PostgresStore:
         self._sealed = PostgresSealedValues(db)
         self._users = PostgresUsers(db)
         self._notes = PostgresNotes(db, sealer)
+        self._activity = PostgresActivity(db)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -105,6 +107,10 @@ class PostgresStore:
     @property
     def notes(self) -> PostgresNotes:
         return self._notes
+
+    @property
+    def activity(self) -> PostgresActivity:
+        return self._activity
 
     @property
     def new_events(self) -> ChannelListener:

@@ -26,6 +26,7 @@ from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 if TYPE_CHECKING:
+    from intake.adapters.sqlite.activity import SqliteActivity
     from intake.adapters.sqlite.deliveries import SqliteDeliveries
     from intake.adapters.sqlite.destinations import SqliteDestinations
 
@@ -57,6 +58,7 @@ class SqliteStore:
         self._sealed = SqliteSealedValues(worker)
         self._users = SqliteUsers(worker)
         self._notes = SqliteNotes(worker, sealer)
+        self._activity: SqliteActivity | None = None
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -89,6 +91,14 @@ class SqliteStore:
 
             self._deliveries = SqliteDeliveries(self._worker, self._sealer)
         return self._deliveries
+
+    @property
+    def activity(self) -> SqliteActivity:
+        if self._activity is None:
+            from intake.adapters.sqlite.activity import SqliteActivity  # noqa: PLC0415
+
+            self._activity = SqliteActivity(self._worker)
+        return self._activity
 
     @property
     def secrets(self) -> SqliteSecrets:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from intake.service.admin.activity import ActivityAdmin
 from intake.service.admin.chat_destinations import ChatAdmin
 from intake.service.admin.consent import ConsentAdmin
 from intake.service.admin.destinations import DestinationAdmin
@@ -29,6 +30,7 @@ class Admin(
     OwnershipAdmin,
     ErasureAdmin,
     FormLifecycleAdmin,
+    ActivityAdmin,
 ):
     """Workspaces, forms, API keys, submissions, and where submissions are delivered.
     Each part is in the module of its concern; all of them share `AdminBase`'s store,

@@ -1,9 +1,11 @@
 """The dashboard's first page: the invitations waiting for the user, to accept or decline;
-then the forms of each of their workspaces, a page of each, with this month's counts.
+then the forms of each of their workspaces, a page of each, with this month's counts
+and a chart of each form's last 30 days (every listed form's counts in one query).
 `?workspace=ID&cursor=C` pages through one workspace's forms."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -11,6 +13,7 @@ from starlette.responses import Response
 
 from intake.domain.users import Membership
 from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.charts import list_charts
 from intake.service.accounts import SignedIn
 from intake.service.admin import Admin, AdminError
 
@@ -31,6 +34,11 @@ async def home(request: Request, signed: SignedIn) -> Response:
     except AdminError:  # a cursor this page did not make: its first page, saying so
         entries = [await _entry(admin, membership, None) for membership in chosen]
         error, status = "That page of forms is not one this list gave; showing the first.", 422
+    listed = [row["form"].form_id for entry in entries for row in _rows(entry)]
+    charts = await list_charts(request, listed)  # every workspace's forms in one query
+    for entry in entries:
+        for row in _rows(entry):
+            row["chart"] = charts[row["form"].form_id]
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
@@ -38,11 +46,17 @@ async def home(request: Request, signed: SignedIn) -> Response:
         "workspaces": entries,
         "paged": cursor is not None and error is None,
         "error": error,
+        "chart_zone": web.runtime(request).settings.dashboard_timezone.key,
     }
     return web.page(request, "home.html", context, status=status)
 
 
-async def _entry(admin: Admin, membership: Membership, cursor: str | None) -> dict[str, object]:
+def _rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = entry["forms"]
+    return rows
+
+
+async def _entry(admin: Admin, membership: Membership, cursor: str | None) -> dict[str, Any]:
     workspace_id = membership.workspace_id
     page = await admin.form_page(workspace_id, FORMS_PER_PAGE, cursor)
     month = await admin.month_counts(workspace_id)

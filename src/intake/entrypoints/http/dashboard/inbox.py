@@ -15,6 +15,7 @@ from starlette.responses import Response
 from intake.domain.listing import MAX_TEXT, SubmissionFilter
 from intake.domain.model import Form, Submission, SubmissionStatus
 from intake.entrypoints.http.dashboard import web
+from intake.entrypoints.http.dashboard.charts import form_chart
 from intake.entrypoints.http.exports import EXPORT_TYPES, export_response
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, NotFoundError, submission_filter
@@ -226,6 +227,7 @@ async def render(
         "page_sizes": PAGE_SIZES,
         "kept": query.params(),
         "spam_days": web.runtime(request).settings.spam_retention_days,  # 0: forever
+        "chart": await form_chart(request, form.form_id),
     }
     return web.page(request, "inbox.html", context, status=422 if errors else 200)
 
