@@ -422,3 +422,12 @@ def test_the_snippet_offers_intake_js_pinned_by_its_integrity(pages: FormSetting
     ) in with_files
     served = pages.dash.svc.client.get(script.path)
     assert served.status_code == 200
+    # No redirect URL, no _next; with one, the client follows it as _next.
+    assert 'name="_next"' not in plain
+    pages.save(redirect_url="https://shop.example/thanks?a=1&b=2")
+    redirected = pages.dash.client.get(pages.path).text
+    assert (
+        "&lt;input type=&#34;hidden&#34; name=&#34;_next&#34;"
+        " value=&#34;https://shop.example/thanks?a=1&amp;amp;b=2&#34;&gt;"
+    ) in redirected
+    assert redirected.count("name=&#34;_next&#34;") == 2  # the <pre> and the <textarea>

@@ -97,6 +97,7 @@ def form_snippet(base_url: str, form: Form, *, client: bool = False) -> str:
     lines += [
         '  <!-- Names starting with "_" are instructions to intake, never stored as data. -->',
         '  <input type="hidden" name="_subject" value="New message from the contact form">',
+        *_client_next(form, client),
         "  <!-- The honeypot: hidden from people, filled in by bots. Leave it empty. -->",
         # `hidden` rather than a style attribute under intake.js: a page with a strict
         # Content-Security-Policy ignores style attributes and would show the field.
@@ -107,6 +108,15 @@ def form_snippet(base_url: str, form: Form, *, client: bool = False) -> str:
         "</form>",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _client_next(form: Form, client: bool) -> list[str]:
+    """intake.js is answered in JSON, which carries no redirect: the form's redirect URL
+    goes in as `_next`, which it follows after a success."""
+    if not client or form.redirect_url is None:
+        return []
+    url = escape(form.redirect_url, quote=True)
+    return [f'  <input type="hidden" name="_next" value="{url}">']
 
 
 def _widget(provider: ChallengeProvider | None) -> list[str]:
