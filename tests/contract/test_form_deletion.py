@@ -11,6 +11,7 @@ import pytest
 from attrs import evolve
 
 from intake.adapters.memory import FakeClock, SeededIdSource
+from intake.domain.errors import ErrorCode
 from intake.domain.model import EventType
 from intake.ports.store import Store
 from intake.ports.submissions import FormCheck, FormRefused, HoneypotHit
@@ -77,10 +78,13 @@ async def test_a_commit_to_a_marked_form_is_refused(store: Store) -> None:
     await seed(store)
     await store.forms.mark_deleted(FORM_ID, NOW)
 
-    checked = evolve(plan(submission(1)), check=FormCheck(FORM_ID, form().public_form_key))
-    result = await store.submissions.commit(checked)
+    public = evolve(plan(submission(1)), check=FormCheck(FORM_ID, form().public_form_key))
+    server = evolve(plan(submission(2)), check=FormCheck(FORM_ID))
 
-    assert isinstance(result, FormRefused)
+    refused = await store.submissions.commit(public)
+    assert isinstance(refused, FormRefused)
+    assert refused.code is ErrorCode.FORM_NOT_FOUND, "its public key is gone"
+    assert isinstance(await store.submissions.commit(server), FormRefused)
     assert await stored(store) == []
 
 

@@ -154,10 +154,11 @@ SELECT_CONTEXT = """
 RESOLVE_PUBLIC_KEY = SELECT_CONTEXT + " WHERE f.public_form_key = ? AND f.deleted_at IS NULL"
 RESOLVE_ID = SELECT_CONTEXT + " WHERE f.form_id = ? AND f.deleted_at IS NULL"
 # A form's deletion (FormRepository.mark_deleted, .remove_deleted): marked and disabled
-# at once, so that no lookup finds it and a commit under way is refused; removed once
-# nothing of it is left to erase or to deliver.
+# at once, so that no lookup finds it, and its public key replaced by one no request
+# can carry, so that a commit under way on a lookup kept a moment longer is refused as
+# `form_not_found`; removed once nothing of it is left to erase or to deliver.
 MARK_FORM_DELETED = """
-    UPDATE forms SET deleted_at = ?, enabled = ?
+    UPDATE forms SET deleted_at = ?, enabled = ?, public_form_key = 'deleted:' || form_id
     WHERE form_id = ? AND deleted_at IS NULL
 """
 DELETED_FORMS = """

@@ -35,9 +35,10 @@ class FormRepository(Protocol):
     async def resolve_id(self, form_id: str) -> FormContext | None: ...
 
     async def mark_deleted(self, form_id: str, at: datetime) -> bool:
-        """Marks the form deleted at `at` and disables it, in one statement: from then on
-        no lookup finds it, and a submission's commit under way is refused. False: no
-        such live form (deleted already, or never there)."""
+        """Marks the form deleted at `at`, disables it and replaces its public key by
+        one no request can carry, in one statement: from then on no lookup finds it, and
+        a submission's commit under way is refused (`form_not_found` on the public
+        route). False: no such live form (deleted already, or never there)."""
         ...
 
     async def deleted(self, after: str, limit: int) -> Sequence[str]:

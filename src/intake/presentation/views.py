@@ -73,6 +73,17 @@ def form_view(form: Form) -> dict[str, object]:
     }
 
 
+def form_deletion_view(form_id: str, erased: int, waiting: bool) -> dict[str, object]:
+    """A form deleted: how many of its submissions were erased, and whether its
+    destinations wait for their `submission.deleted` events to be delivered."""
+    return {
+        "form_id": form_id,
+        "deleted": True,
+        "erased_submissions": erased,
+        "waiting_for_deliveries": waiting,
+    }
+
+
 def mail_preview_view(kind: str, parts: MailParts) -> dict[str, object]:
     """A mail as a form's templates make it of a sample submission."""
     return {"kind": kind, "subject": parts.subject, "text": parts.text, "html": parts.html}

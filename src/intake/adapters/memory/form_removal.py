@@ -31,7 +31,9 @@ def mark_deleted(tables: Tables, form_id: str, at: datetime) -> bool:
     if form is None or form_id in tables.deleted_forms:
         return False
     tables.deleted_forms[form_id] = utc(at)
-    tables.forms[form_id] = evolve(form, enabled=False)
+    del tables.form_by_key[form.public_form_key]
+    # As the SQL stores: a key no request can carry.
+    tables.forms[form_id] = evolve(form, enabled=False, public_form_key=f"deleted:{form_id}")
     return True
 
 

@@ -1,4 +1,5 @@
-"""`intake form ...`: create, show, update, pause, resume, rotate-key and list forms."""
+"""`intake form ...`: create, show, update, pause, resume, rotate-key and list forms;
+duplicate and delete are form_lifecycle.py's."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from intake.admin_runtime import AdminRuntime
 from intake.domain.model import Challenge, ChallengeProvider, Form, FormMode
 from intake.domain.privacy import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
+from intake.entrypoints.cli import form_lifecycle
 from intake.entrypoints.cli.form_messages import (
     message_arguments,
     message_changes,
@@ -91,6 +93,7 @@ def register(commands: Subparsers) -> None:
 
     listing = add_command(group, "list", help="list forms", handler=read_only(_list))
     listing.add_argument("--workspace", metavar="ID", help="only this workspace's forms")
+    form_lifecycle.register(group)
 
 
 def _settings_arguments(parser: Parser, *, replacing: bool = False) -> None:
