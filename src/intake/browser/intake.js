@@ -237,7 +237,7 @@ export function enhance(form, options = {}) {
       const retryable = result.status === 0 || (result.status >= 502 && result.status <= 504);
       const delay = retryable ? retryDelay(attempt, result.wait) : null;
       if (delay == null) break;
-      show("sending", "Connection lost. Trying again…");
+      show("sending", "Not sent yet. Trying again…");
       await sleep(delay);
     }
     busy = false;
