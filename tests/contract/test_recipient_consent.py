@@ -4,13 +4,24 @@ the fan-out mails confirmed recipients only, and the claim gives the relay the s
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, RecipientStatus
+from intake.domain.destination_limits import SendThrottled
+from intake.domain.recipient_consent import consent_event
 from intake.ports.store import Store
-from tests.contract.builders import FORM_ID, T0, form, plan, recipient, seed, submission
+from tests.contract.builders import (
+    FORM_ID,
+    T0,
+    WORKSPACE_ID,
+    form,
+    plan,
+    recipient,
+    seed,
+    submission,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -79,3 +90,25 @@ async def test_the_fan_out_mails_confirmed_recipients_only(seeded: Store) -> Non
     mailed = [c for c in claim.leased if c.delivery.kind is DestinationKind.EMAIL]
     assert [c.delivery.destination_id for c in mailed] == ["rcp_ok"]
     assert [c.recipient.status for c in mailed if c.recipient] == [RecipientStatus.CONFIRMED]
+
+
+async def test_a_workspace_asks_ten_addresses_an_hour_then_waits(seeded: Store) -> None:
+    """Removing an address that never answered and adding it again asks again: the
+    workspace's consent mails are counted, so that cannot mail anyone over and over."""
+
+    async def ask(n: int, at: datetime) -> None:
+        asked = pending(f"rcp_{n}", f"{n:064x}")
+        await seeded.destinations.add_recipient(asked)
+        event = consent_event(f"evt_c{n}", asked, WORKSPACE_ID, token=f"t{n}", added_by="", now=at)
+        await seeded.deliveries.queue_direct(
+            event, DestinationKind.EMAIL, asked.recipient_id, at, throttled=True
+        )
+
+    for n in range(10):
+        await ask(n, NOW + timedelta(minutes=n))
+
+    with pytest.raises(SendThrottled) as refused:
+        await ask(10, NOW + timedelta(minutes=30))
+
+    assert refused.value.retry_after == 30 * 60
+    await ask(11, NOW + timedelta(hours=1, seconds=1))

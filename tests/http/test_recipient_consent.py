@@ -174,3 +174,22 @@ def test_a_signed_in_owners_own_address_is_confirmed_at_once(
     assert "Waiting for the address to confirm" in page.text
     # One mail queued, asking the stranger; none for the owner.
     assert len(svc.run(svc.store.deliveries.list_deliveries)) == 1
+
+
+def test_adding_and_removing_one_address_again_and_again_stops_at_ten_an_hour(
+    owner: Owner,
+) -> None:
+    for _ in range(10):
+        added = owner.add()
+        removed = owner.request("DELETE", f"/v1/notifications/{added['recipient_id']}")
+        assert removed.status_code == 204
+
+    refused = owner.request(
+        "POST", f"/v1/forms/{owner.form.form_id}/notifications", json={"email": STRANGER}
+    )
+    listed = owner.request("GET", f"/v1/forms/{owner.form.form_id}/notifications")
+
+    assert refused.status_code == 429, refused.text
+    assert int(refused.headers["retry-after"]) > 0
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert listed.json()["data"] == []  # the refused add left nothing behind

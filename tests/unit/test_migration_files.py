@@ -37,6 +37,7 @@ PG_RELEASED = {
     "0018_session_notes": "afa40a9c4cb425db0ff96c822ee4ff3021591d39fd4929ff1150c18650297608",
     "0019_recipient_consent": "cb50cc53fb49728da3d64425e2c0334a5e0a0addbd55cf80eaae392b3a0c8a2b",
     "0020_form_deletion": "16f7fcd32f80b53bd2d961ca063e8278b3be4b9dc8a802c76ccc57ec8159184d",
+    "0021_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -58,6 +59,7 @@ SQLITE_RELEASED = {
     "0016_session_notes": "1d950b2d72fddb272430997bc8f11e2d5fc96eab0f75a9fd62f4b976f3787f3c",
     "0017_recipient_consent": "e89e352e7452153acb91768c334769d27396ac4e2d90fd2fe8d64aabf7831848",
     "0018_form_deletion": "05d5cbafaef59b2924225afe4bc12366ef974b7774076825b21ca613af6d410e",
+    "0019_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
 }
 
 

@@ -56,6 +56,12 @@ RECENT_DIRECT = """
     WHERE d.destination_id = ? AND d.kind = ? AND d.created_at > ?
         AND o.event_type IN ('webhook.test', 'mail.test', 'chat.test')
 """
+# When each consent mail of a workspace was queued since a time (the outbox_consent
+# index): what the workspace's consent windows count.
+RECENT_CONSENTS = """
+    SELECT created_at FROM outbox
+    WHERE workspace_id = ? AND event_type = 'mail.confirm' AND created_at > ?
+"""
 INSERT_PUBLISHED_EVENT = """
     INSERT INTO outbox (
         event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,

@@ -51,13 +51,21 @@ TEST_WINDOWS: tuple[Window, ...] = (
     Window(5, timedelta(hours=1)),
 )
 TEST_LOOKBACK = max(window.length for window in TEST_WINDOWS)
+# A workspace asks at most ten addresses an hour to confirm (as many as a form may
+# have): removing an address that never answered and adding it again asks again, and
+# must not become a way to mail someone over and over.
+CONSENT_WINDOWS: tuple[Window, ...] = (Window(10, timedelta(hours=1)),)
+CONSENT_LOOKBACK = max(window.length for window in CONSENT_WINDOWS)
 
 
-def wait_for_test(sent: Sequence[datetime], now: datetime) -> int | None:
-    """Whole seconds (at least 1) until one more test may go, given the times of the
-    tests queued to the destination within TEST_LOOKBACK; None: it may go now."""
+def wait_for_test(
+    sent: Sequence[datetime], now: datetime, windows: Sequence[Window] = TEST_WINDOWS
+) -> int | None:
+    """Whole seconds (at least 1) until one more may go, given the times of those queued
+    within the longest of `windows` (the tests to one destination, by default); None: it
+    may go now."""
     wait = 0.0
-    for window in TEST_WINDOWS:
+    for window in windows:
         inside = sorted(at for at in sent if at > now - window.length)
         if len(inside) >= window.count:
             # The oldest of the last `count` leaves the window first.

@@ -29,6 +29,8 @@ from intake.domain.deliveries import (
     DestinationKind,
 )
 from intake.domain.destination_limits import (
+    CONSENT_LOOKBACK,
+    CONSENT_WINDOWS,
     TEST_LOOKBACK,
     SendThrottled,
     wait_for_test,
@@ -315,6 +317,15 @@ class InMemoryDeliveries(InMemoryDeliveryRetries):
         at = utc(now)
         if throttled:  # no await: counted and queued as one step on the loop
             wait = wait_for_test(self._recent_tests(kind, destination_id, at), at)
+            if wait is None and event.event_type is EventType.MAIL_CONFIRM:
+                consents = [
+                    row.event.created_at
+                    for row in tables.outbox.values()
+                    if row.event.event_type is EventType.MAIL_CONFIRM
+                    and row.event.workspace_id == event.workspace_id
+                    and row.event.created_at > at - CONSENT_LOOKBACK
+                ]
+                wait = wait_for_test(consents, at, CONSENT_WINDOWS)
             if wait is not None:
                 raise SendThrottled(wait)
         stored = evolve(event, created_at=utc(event.created_at))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from intake.adapters import delivery_records as sql
@@ -16,8 +17,14 @@ from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.deliveries import Delivery, DeliveryPosition, DeliveryState, DestinationKind
-from intake.domain.destination_limits import TEST_LOOKBACK, SendThrottled, wait_for_test
-from intake.domain.model import OutboxEvent
+from intake.domain.destination_limits import (
+    CONSENT_LOOKBACK,
+    CONSENT_WINDOWS,
+    TEST_LOOKBACK,
+    SendThrottled,
+    wait_for_test,
+)
+from intake.domain.model import EventType, OutboxEvent
 from intake.ports.deliveries import DeliveryRecord
 
 
@@ -58,7 +65,20 @@ _RETRY_ONE_PENDING = for_psycopg(sql.RETRY_ONE_PENDING) + " RETURNING *"
 _RETRY_DEAD_TO = for_psycopg(sql.RETRY_DEAD_TO)
 _SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = %s"
 _RECENT_DIRECT = for_psycopg(sql.RECENT_DIRECT)
+_RECENT_CONSENTS = for_psycopg(sql.RECENT_CONSENTS)
+_LOCK_CONSENTS = "SELECT pg_advisory_xact_lock(hashtextextended('intake consent ' || %s, 0))"
 _LOCK_DESTINATION = "SELECT pg_advisory_xact_lock(hashtextextended('intake tests ' || %s, 0))"
+
+
+async def _consent_wait(
+    conn: AsyncConnection[DictRow], workspace_id: str, now: datetime
+) -> int | None:
+    """The workspace's consent mails counted under its own lock: two at once, in turn."""
+    await conn.execute(_LOCK_CONSENTS, (workspace_id,))
+    since = mapping.moment(now - CONSENT_LOOKBACK)
+    cursor = await conn.execute(_RECENT_CONSENTS, (workspace_id, since))
+    sent = [ROW_MAPPER.codec.read_time(row["created_at"]) for row in await cursor.fetchall()]
+    return wait_for_test(sent, now, CONSENT_WINDOWS)
 
 
 class PostgresDeliveryRecords:
@@ -119,6 +139,8 @@ class PostgresDeliveryRecords:
                     ROW_MAPPER.codec.read_time(row["created_at"]) for row in await cursor.fetchall()
                 ]
                 wait = wait_for_test(sent, now)
+                if wait is None and event.event_type is EventType.MAIL_CONFIRM:
+                    wait = await _consent_wait(conn, event.workspace_id, now)
                 if wait is not None:
                     raise SendThrottled(wait)
             await conn.execute(_INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))

@@ -23,8 +23,14 @@ from intake.domain.deliveries import (
     DestinationKind,
     NotificationRecipient,
 )
-from intake.domain.destination_limits import TEST_LOOKBACK, SendThrottled, wait_for_test
-from intake.domain.model import OutboxEvent
+from intake.domain.destination_limits import (
+    CONSENT_LOOKBACK,
+    CONSENT_WINDOWS,
+    TEST_LOOKBACK,
+    SendThrottled,
+    wait_for_test,
+)
+from intake.domain.model import EventType, OutboxEvent
 from intake.ports.deliveries import DeliveryRecord
 
 _SELECT_DELIVERY = "SELECT * FROM deliveries WHERE delivery_id = ?"
@@ -112,17 +118,33 @@ def queue_direct(
     new = make_delivery_id(event.event_id, kind, destination_id)
     with transaction(conn):  # the write lock: two tests at once are counted in turn
         if throttled:
-            since = mapping.time_text(now - TEST_LOOKBACK)
-            rows = conn.execute(sql.RECENT_DIRECT, (destination_id, kind.value, since))
-            wait = wait_for_test(
-                [ROW_MAPPER.codec.read_time(row["created_at"]) for row in rows], now
-            )
-            if wait is not None:
-                raise SendThrottled(wait)
+            _check_throttle(conn, event, kind, destination_id, now)
         conn.execute(sql.INSERT_PUBLISHED_EVENT, ROW_MAPPER.event_params(event))
         conn.execute(_INSERT_PENDING, (new, event.event_id, kind.value, destination_id, at, at))
         row = conn.execute(_SELECT_DELIVERY, (new,)).fetchone()
     return ROW_MAPPER.delivery_from_row(row)
+
+
+def _check_throttle(
+    conn: sqlite3.Connection,
+    event: OutboxEvent,
+    kind: DestinationKind,
+    destination_id: str,
+    now: datetime,
+) -> None:
+    """SendThrottled when the destination had its tests, or (for a consent mail) the
+    workspace its consent mails, for now."""
+    since = mapping.time_text(now - TEST_LOOKBACK)
+    rows = conn.execute(sql.RECENT_DIRECT, (destination_id, kind.value, since))
+    waits = [wait_for_test([ROW_MAPPER.codec.read_time(row["created_at"]) for row in rows], now)]
+    if event.event_type is EventType.MAIL_CONFIRM:
+        since = mapping.time_text(now - CONSENT_LOOKBACK)
+        rows = conn.execute(sql.RECENT_CONSENTS, (event.workspace_id, since))
+        sent = [ROW_MAPPER.codec.read_time(row["created_at"]) for row in rows]
+        waits.append(wait_for_test(sent, now, CONSENT_WINDOWS))
+    wait = max((each for each in waits if each is not None), default=None)
+    if wait is not None:
+        raise SendThrottled(wait)
 
 
 def retry_one(conn: sqlite3.Connection, delivery_id: str, now: datetime) -> Delivery | None:

@@ -1,9 +1,10 @@
 """A notification recipient's consent. An address an owner adds (over the API or in the
 dashboard) is pending: it gets one mail, asking it to confirm or decline, and nothing
-else (no submission, no test) until it confirms. An address of a member of the
-workspace who has signed in (set a password through a link sent to it) is confirmed at
-once: it proved it is theirs. The operator's `intake notify add` adds confirmed
-recipients: the operator vouches."""
+else (no submission, no test) until it confirms. A workspace asks at most ten addresses
+an hour, so removing and adding an address again cannot mail it over and over. An
+address of a member of the workspace who has signed in (set a password through a link
+sent to it) is confirmed at once: it proved it is theirs. The operator's `intake notify
+add` adds confirmed recipients: the operator vouches."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from attrs import frozen
 
 from intake.domain import ids
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, RecipientStatus
+from intake.domain.destination_limits import CONSENT_WINDOWS
 from intake.domain.model import Form, Workspace
 from intake.domain.recipient_consent import consent_event, link_hash
 from intake.domain.users import InvalidEmail, normalise_email
 from intake.service.admin.destinations import DestinationAdmin
+from intake.service.admin.errors import TooSoon
 from intake.service.admin.ownership import OwnershipAdmin
 from intake.service.admin.queued_tests import QueuedTestAdmin
 
 _TOKEN_BYTES = 24
+CONSENTS_PER_HOUR = CONSENT_WINDOWS[0].count
 MAX_TOKEN = 100  # far longer than any link intake makes
 
 
@@ -53,9 +57,16 @@ class ConsentAdmin(DestinationAdmin, OwnershipAdmin, QueuedTestAdmin):
         )
         try:
             await self._queue(event, DestinationKind.EMAIL, recipient.recipient_id)
-        except BaseException:
+        except BaseException as failed:
             # Nothing half-made: a pending recipient that was never asked stays nowhere.
             await self._store.destinations.remove_recipient(recipient.recipient_id)
+            if isinstance(failed, TooSoon):
+                raise TooSoon(
+                    "this workspace asked as many addresses to confirm as it may in an hour "
+                    f"({CONSENTS_PER_HOUR}): try again in {failed.retry_after} s",
+                    field="email",
+                    retry_after=failed.retry_after,
+                ) from None
             raise
         return recipient
 

@@ -83,7 +83,8 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
         )
     except AdminError as error:
         message = f"Email: {error}."
-        return await _page(request, signed, form, address=address, error=message, status=422)
+        status = 429 if isinstance(error, TooSoon) else 422
+        return await _page(request, signed, form, address=address, error=message, status=status)
     return web.see_other(settings_path(form, "mail"))
 
 
