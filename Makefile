@@ -90,7 +90,7 @@ screenshots: install browser
 	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
 	  tests/browser/test_dashboard_accessibility.py -k test_the_docs_screenshots
 	INTAKE_DOCS_SCREENSHOTS=docs/images/browsers $(BIN)/pytest -q \
-	  tests/browser/test_client_form.py -k sqlite
+	  tests/browser/test_client_form.py tests/browser/test_plain_form_states.py -k "sqlite or states"
 
 # The inner loop, in under a minute: the unit, property and contract tests and the
 # in-process HTTP suite, on the memory and SQLite backends. What needs PostgreSQL or Redis,
