@@ -1,7 +1,8 @@
 """intake.js in Chromium, on the SQLite service that has a stand-in for Turnstile's
 siteverify: a challenge's token picked up as intake reads it, a challenge_failed asking
-for the check again (and resetting the widget), and a 503 retried under the same key
-after its Retry-After. The store plays no part here: test_client_form.py walks both."""
+for the check again (and resetting the widget), a 503 retried under the same key after
+its Retry-After, and a 413 naming the limit. The store plays no part here:
+test_client_form.py walks both."""
 
 from __future__ import annotations
 
@@ -118,3 +119,20 @@ def test_a_503_is_retried_after_its_retry_after_under_the_same_key(
     # Retry-After: 2, not the first back-off step of one second (a lower bound only).
     assert tries[1][0] - tries[0][0] >= 1.9
     assert len(service.submissions(form_id)) == 1
+
+
+def test_a_submission_too_large_names_the_limit(
+    page: Page, site: Site, service: Service, workspace_id: str
+) -> None:
+    form_id = _open(page, site, service, workspace_id)
+    # Over the 20 KB a field may hold: intake answers 413 payload_too_large.
+    page.fill("textarea[name=message]", "x" * (21 * 1024))
+
+    _send(page, "error")
+
+    assert page.get_attribute("form", "data-intake-code") == "payload_too_large"
+    assert (
+        page.inner_text(".intake-status")
+        == "That submission is too large: each answer may be up to 20 KB."
+    )
+    assert service.submissions(form_id) == []
