@@ -67,12 +67,21 @@ def test_an_owner_sees_what_would_go_then_erases_it(dash: Dashboard) -> None:
     assert 'name="confirm" value="yes"' in shown.text
     assert _stored(dash) == ada | {bob}
 
-    done = _erase(dash, ADA, confirm=True)
+    posted = _erase(dash, ADA, confirm=True)
 
+    # Post, redirect, get: the receipt once; a reload erases nothing and shows none.
+    assert posted.status_code == 303, posted.text
+    assert ADA not in posted.headers["location"]
+    done = dash.client.get(posted.headers["location"])
     assert done.status_code == 200, done.text
     assert "Erased 2 submissions" in done.text
     assert "private words" not in done.text
     assert _stored(dash) == {bob}
+    later = _send(dash, email=ADA)
+    reloaded = dash.client.get(posted.headers["location"])
+    assert reloaded.status_code == 303
+    assert reloaded.headers["location"].startswith(SETTINGS)
+    assert _stored(dash) == {bob, later}
 
 
 def test_a_post_without_the_csrf_token_erases_nothing(dash: Dashboard) -> None:

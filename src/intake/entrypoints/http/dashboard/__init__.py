@@ -68,6 +68,7 @@ def routes() -> list[Route]:
         Route(settings.PATH + "/keys", settings.create_key, methods=["POST"]),
         Route(settings.PATH + "/keys/revoke", settings.revoke_key, methods=["POST"]),
         Route(erasure.PATH, erasure.erase, methods=["POST"]),
+        Route(erasure.PATH, erasure.receipt_page, methods=["GET"]),
         Route(submission.PATH, submission.submission_page, methods=["GET"]),
         Route(submission.PATH + "/release", submission.release, methods=["POST"]),
         Route(submission.PATH + "/spam", submission.mark_spam, methods=["POST"]),
