@@ -250,6 +250,34 @@ def test_the_relay_delivers_new_submissions_and_stops_gracefully_on_sigterm(
     assert "relay stopping after the sends in flight" in errors
 
 
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_relay_starts_stops_it_cleanly_before_any_send(
+    env: dict[str, str],
+    form: dict[str, str],
+    receiver: Receiver,
+    tmp_path: Path,
+    stop_signal: signal.Signals,
+) -> None:
+    _submit(env, form["public_form_key"])
+    process, out = _start_relay(env, tmp_path)
+    errors = tmp_path / "relay.err"
+    try:
+        # Its first line (the store it uses) comes before it loads its senders and opens
+        # the store, long before it watches for signals itself.
+        wait_for(lambda: errors.read_text() != "", DEADLINE, "the relay's first log line")
+        process.send_signal(stop_signal)
+        code = _exit_code(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    assert code == 0, errors.read_text()
+    assert json.loads(out.read_text()) == {"delivered": 0, "failed": 0, "dead": 0, "fanned_out": 0}
+    assert receiver.requests == []
+    assert "relay stopped" in errors.read_text()
+
+
 def test_a_second_signal_stops_the_relay_at_once(
     env: dict[str, str], form: dict[str, str], receiver: Receiver, tmp_path: Path
 ) -> None:

@@ -63,6 +63,7 @@ def test_the_running_relay_erases_what_is_past_its_forms_retention(
     relay = IntakeProcess(env, tmp_path / "relay.log", ["relay"], stop_signal=signal.SIGTERM)
 
     with relay:
+        wait_for(lambda: "relay started" in relay.log_text(), DEADLINE, "the start", relay.describe)
         if interval == "0":
             time.sleep(2)  # as long as a sweep every second would have needed
         else:

@@ -11,11 +11,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import anyio
-from anyio import CancelScope
+from anyio import TASK_STATUS_IGNORED, CancelScope
+from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.process_collector import ProcessCollector
 
 from intake.domain.errors import StorageUnavailable
+from intake.entrypoints.cli.early import HELD, STOP_SIGNALS
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
 from intake.entrypoints.cli.runner import CommandError, with_relay
@@ -87,7 +89,8 @@ async def _deliver(runtime: RelayRuntime, args: argparse.Namespace, out: Output)
     stop = _Stop()
     totals: RelayRound | None = None
     async with anyio.create_task_group() as group:
-        group.start_soon(_watch_signals, stop, group.cancel_scope)
+        # Watching before the first send: a signal held while starting stops it first.
+        await group.start(_watch_signals, stop, group.cancel_scope)
         interval = runtime.settings.retention_sweep_interval
         if interval:
             group.start_soon(_sweep_retention, runtime, interval)
@@ -123,20 +126,33 @@ class _Stop:
         self.forced = False
 
 
-async def _watch_signals(stop: _Stop, scope: CancelScope) -> None:
+async def _watch_signals(
+    stop: _Stop, scope: CancelScope, *, task_status: TaskStatus[None] = TASK_STATUS_IGNORED
+) -> None:
     """The first signal stops the relay after the sends in flight; a second one stops
-    it at once (their deliveries come round again when their leases expire)."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            if stop.event.is_set():
-                stop.forced = True
-                scope.cancel()
-                return
-            log.info(
-                "relay stopping after the sends in flight",
-                extra={"signal": signal.Signals(signum).name},
-            )
-            stop.event.set()
+    it at once (their deliveries come round again when their leases expire). A signal
+    that came while the relay started (held by early.py) stops it before it sends
+    anything; one that comes once it stops is held again, so that it closes cleanly."""
+    try:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            if HELD.received:
+                _stopping(stop, HELD.received[0])
+            task_status.started()
+            async for signum in signals:
+                if stop.event.is_set():
+                    stop.forced = True
+                    scope.cancel()
+                    return
+                _stopping(stop, signum)
+    finally:
+        HELD.hold()
+
+
+def _stopping(stop: _Stop, signum: int) -> None:
+    log.info(
+        "relay stopping after the sends in flight", extra={"signal": signal.Signals(signum).name}
+    )
+    stop.event.set()
 
 
 def _print(out: Output, totals: RelayRound, prefix: str) -> None:
