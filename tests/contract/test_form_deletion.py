@@ -15,6 +15,7 @@ from intake.domain.errors import ErrorCode
 from intake.domain.model import EventType
 from intake.ports.store import Store
 from intake.ports.submissions import FormCheck, FormRefused, HoneypotHit
+from intake.ports.workspaces import WorkspaceSetup
 from intake.service.admin import Admin, NotFoundError
 from tests.contract.builders import (
     FORM_ID,
@@ -29,7 +30,9 @@ from tests.contract.builders import (
     seed,
     stored,
     submission,
+    workspace,
 )
+from tests.contract.test_chat_destinations import chat
 
 pytestmark = pytest.mark.anyio
 
@@ -200,3 +203,32 @@ async def test_a_duplicate_copies_the_settings_and_nothing_else(store: Store) ->
     )
     assert await stored(store, copy.form_id) == []
     assert await store.destinations.list_endpoints(copy.form_id) == []
+
+
+async def test_a_workspaces_setup_is_read_through_its_live_forms(store: Store) -> None:
+    await store.workspaces.add(workspace())
+    assert await store.workspaces.setup(WORKSPACE_ID) == WorkspaceSetup(False, False, False)
+    await store.forms.add(form())
+    assert await store.workspaces.setup(WORKSPACE_ID) == WorkspaceSetup(True, False, False)
+    await store.submissions.commit(plan(submission(1)))
+    assert await store.workspaces.setup(WORKSPACE_ID) == WorkspaceSetup(True, True, False)
+    await store.destinations.add_recipient(recipient())
+    assert await store.workspaces.setup(WORKSPACE_ID) == WorkspaceSetup(True, True, True)
+
+    await store.forms.mark_deleted(FORM_ID, NOW)
+
+    assert await store.workspaces.setup(WORKSPACE_ID) == WorkspaceSetup(False, False, False)
+    assert await store.workspaces.setup("ws_other") == WorkspaceSetup(False, False, False)
+
+
+@pytest.mark.parametrize("destination", ["webhook", "chat"])
+async def test_a_webhook_or_a_chat_is_a_destination_of_the_setup(
+    store: Store, destination: str
+) -> None:
+    await seed(store)
+    if destination == "webhook":
+        await store.destinations.add_endpoint(endpoint())
+    else:
+        await store.destinations.add_chat(chat())
+
+    assert (await store.workspaces.setup(WORKSPACE_ID)).has_destination

@@ -95,6 +95,24 @@ STATUS_COUNTS = """
 """
 
 
+# A workspace's setup (WorkspaceRepository.setup), each part reached through its live
+# forms, along the indexes by form.
+WORKSPACE_SETUP = """
+    SELECT
+        EXISTS (SELECT 1 FROM forms AS f
+            WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL) AS has_form,
+        EXISTS (SELECT 1 FROM forms AS f JOIN submissions AS s ON s.form_id = f.form_id
+            WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL) AS has_submission,
+        (EXISTS (SELECT 1 FROM forms AS f JOIN webhook_endpoints AS e ON e.form_id = f.form_id
+            WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL)
+        OR EXISTS (SELECT 1 FROM forms AS f
+            JOIN notification_recipients AS r ON r.form_id = f.form_id
+            WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL)
+        OR EXISTS (SELECT 1 FROM forms AS f JOIN chat_destinations AS c ON c.form_id = f.form_id
+            WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL)) AS has_destination
+"""
+
+
 def form_usage_params(workspace_id: str, period: str) -> dict[str, str]:
     """FORM_USAGE's parameters: the period and its days (a day past the month's last
     matches no row, so the 31st bounds every month)."""

@@ -30,6 +30,17 @@ class FormStatusCounts:
     unverified: int = 0
 
 
+@frozen
+class WorkspaceSetup:
+    """How far a workspace's owner has come in setting it up (the dashboard's first-steps
+    checklist): it has a form, one of its forms has received a submission, and one has
+    a destination (a webhook endpoint, a mail recipient or a chat destination)."""
+
+    has_form: bool
+    has_submission: bool
+    has_destination: bool
+
+
 class WorkspaceRepository(Protocol):
     async def add(self, workspace: Workspace) -> None: ...
 
@@ -59,6 +70,10 @@ class WorkspaceRepository(Protocol):
     ) -> Sequence[FormStatusCounts]:
         """Every form of the workspace, by form id, with its submissions received in
         [since, until) by status; one query, whatever the number of forms."""
+        ...
+
+    async def setup(self, workspace_id: str) -> WorkspaceSetup:
+        """The workspace's setup (WorkspaceSetup), its deleted forms left out: one query."""
         ...
 
     async def storage_used(self, workspace_id: str) -> int:

@@ -8,7 +8,13 @@ from datetime import datetime, timedelta
 
 from attrs import evolve
 
-from intake.adapters.memory import file_storage, form_messages, form_removal, triage
+from intake.adapters.memory import (
+    file_storage,
+    form_messages,
+    form_removal,
+    triage,
+    workspace_setup,
+)
 from intake.adapters.memory.tables import Repository, Tables, utc
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.submission_pages import each_submission
@@ -38,7 +44,7 @@ from intake.ports.submissions import (
     TruncatedBatch,
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
-from intake.ports.workspaces import FormStatusCounts, FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage, WorkspaceSetup
 
 # FormStatusCounts' fields, in order.
 COUNTED = (SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM, SubmissionStatus.UNVERIFIED)
@@ -76,6 +82,9 @@ class InMemoryWorkspaces(Repository):
 
     async def storage_used(self, workspace_id: str) -> int:
         return self._t.storage.get(workspace_id, 0)
+
+    async def setup(self, workspace_id: str) -> WorkspaceSetup:
+        return workspace_setup.setup(self._t, workspace_id)
 
     async def form_usage(self, workspace_id: str, period: str) -> Sequence[FormUsage]:
         tables = self._t

@@ -17,7 +17,7 @@ from intake.adapters.sql_statements import for_psycopg
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.sealer import Sealer
-from intake.ports.workspaces import FormStatusCounts, FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage, WorkspaceSetup
 
 # Workspaces
 
@@ -33,6 +33,7 @@ _USAGE = """
 _USAGE_IN_PERIOD = for_psycopg(sql.USAGE_IN_PERIOD)
 _FORM_USAGE = for_psycopg(sql.FORM_USAGE)
 _STATUS_COUNTS = for_psycopg(sql.STATUS_COUNTS)
+_WORKSPACE_SETUP = for_psycopg(sql.WORKSPACE_SETUP)
 
 
 class PostgresWorkspaces:
@@ -83,6 +84,11 @@ class PostgresWorkspaces:
 
     async def storage_used(self, workspace_id: str) -> int:
         return await file_storage.storage_used(self._db, workspace_id)
+
+    async def setup(self, workspace_id: str) -> WorkspaceSetup:
+        row = await self._db.fetch_one(_WORKSPACE_SETUP, {"workspace_id": workspace_id})
+        assert row is not None  # a SELECT without FROM gives one row
+        return WorkspaceSetup(row["has_form"], row["has_submission"], row["has_destination"])
 
 
 # Forms

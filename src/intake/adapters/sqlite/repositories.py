@@ -16,7 +16,7 @@ from intake.adapters.sqlite.worker import Worker
 from intake.domain.model import ApiKey, Form, Workspace
 from intake.ports.forms import FormContext
 from intake.ports.sealer import Sealer
-from intake.ports.workspaces import FormStatusCounts, FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage, WorkspaceSetup
 
 # The statements are the ones PostgreSQL sends too (adapters/sql_statements.py), in
 # sqlite3's own placeholder styles: sent as written.
@@ -114,6 +114,16 @@ class SqliteWorkspaces:
 
     async def storage_used(self, workspace_id: str) -> int:
         return await self._worker.run(file_storage.storage_used, workspace_id)
+
+    async def setup(self, workspace_id: str) -> WorkspaceSetup:
+        return await self._worker.run(_setup, workspace_id)
+
+
+def _setup(conn: sqlite3.Connection, workspace_id: str) -> WorkspaceSetup:
+    row = conn.execute(sql.WORKSPACE_SETUP, {"workspace_id": workspace_id}).fetchone()
+    return WorkspaceSetup(
+        bool(row["has_form"]), bool(row["has_submission"]), bool(row["has_destination"])
+    )
 
 
 # Forms

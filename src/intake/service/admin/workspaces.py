@@ -8,7 +8,7 @@ from attrs import evolve, frozen
 
 from intake.domain.model import Plan, Workspace
 from intake.domain.quota import ceiling, month_span, monthly_limit, period
-from intake.ports.workspaces import FormStatusCounts, FormUsage
+from intake.ports.workspaces import FormStatusCounts, FormUsage, WorkspaceSetup
 from intake.service.admin.base import AdminBase
 from intake.service.admin.changes import WorkspaceChanges
 from intake.service.admin.errors import AdminError, NotFoundError, WorkspaceSuspended
@@ -84,6 +84,10 @@ class WorkspaceAdmin(AdminBase):
         workspace = changes.apply(await self.workspace(workspace_id))
         await self._store.workspaces.update(workspace)
         return workspace
+
+    async def setup(self, workspace_id: str) -> WorkspaceSetup:
+        """How far the workspace is set up (the dashboard's first steps), in one query."""
+        return await self._store.workspaces.setup(workspace_id)
 
     async def month_counts(self, workspace_id: str) -> MonthCounts:
         """Each form's submissions received this calendar month (UTC), by status now."""

@@ -77,6 +77,8 @@ def _render(
         # What the last post did, as its redirect says (?saved=1, ?rotated=1).
         "saved": not errors and request.query_params.get("saved") == "1",
         "rotated": not errors and request.query_params.get("rotated") == "1",
+        "created": not errors and request.query_params.get("created") == "1",
+        "duplicated": not errors and request.query_params.get("duplicated") == "1",
     }
     return web.page(request, "form_settings.html", context, status=422 if errors else 200)
 

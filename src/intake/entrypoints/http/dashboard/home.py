@@ -1,17 +1,22 @@
 """The dashboard's first page: the invitations waiting for the user, to accept or decline;
 then the forms of each of their workspaces, a page of each, with this month's counts
 and a chart of each form's last 30 days (every listed form's counts in one query).
-`?workspace=ID&cursor=C` pages through one workspace's forms."""
+`?workspace=ID&cursor=C` pages through one workspace's forms. An owner also finds a
+way to make a new form, and, until a workspace is set up, its first steps ticked off
+as they are done (one query per workspace, WorkspaceRepository.setup)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
+from attrs import frozen
 from starlette.requests import Request
 from starlette.responses import Response
 
-from intake.domain.users import Membership
+from intake.domain.model import Form
+from intake.domain.users import Membership, Role
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.charts import list_charts
 from intake.service.accounts import SignedIn
@@ -20,15 +25,31 @@ from intake.service.admin import Admin, AdminError
 FORMS_PER_PAGE = 50
 
 
+@frozen
+class NewFormAttempt:
+    """A new form refused: the workspace, the name typed and why, shown by its control."""
+
+    workspace_id: str
+    name: str
+    error: str
+
+
 @web.requires_sign_in
 async def home(request: Request, signed: SignedIn) -> Response:
+    return await render(request, signed)
+
+
+async def render(
+    request: Request, signed: SignedIn, attempt: NewFormAttempt | None = None, status: int = 200
+) -> Response:
+    """The page; `attempt`, a new form refused, shown by its workspace's control."""
     wanted = request.query_params.get("workspace", "")
     cursor = request.query_params.get("cursor") or None
     chosen = [m for m in signed.memberships if not wanted or m.workspace_id == wanted]
     if wanted and not chosen:
         return web.page(request, "not_found.html", {}, status=404)
     admin = web.runtime(request).admin
-    error, status = None, 200
+    error = None
     try:
         entries = [await _entry(admin, membership, cursor) for membership in chosen]
     except AdminError:  # a cursor this page did not make: its first page, saying so
@@ -47,6 +68,9 @@ async def home(request: Request, signed: SignedIn) -> Response:
         "paged": cursor is not None and error is None,
         "error": error,
         "chart_zone": web.runtime(request).settings.dashboard_timezone.key,
+        "attempt": attempt,
+        # What the last post did, as its redirect says.
+        "deleted": attempt is None and request.query_params.get("deleted") == "1",
     }
     return web.page(request, "home.html", context, status=status)
 
@@ -71,4 +95,32 @@ async def _entry(admin: Admin, membership: Membership, cursor: str | None) -> di
         "forms": [{"form": form, "month": month.forms.get(form.form_id)} for form in page.items],
         "month_start": month.since.date().isoformat(),
         "next_url": next_url,
+        "first_steps": await _first_steps(admin, membership, page.items),
     }
+
+
+async def _first_steps(
+    admin: Admin, membership: Membership, forms: Sequence[Form]
+) -> list[dict[str, Any]] | None:
+    """An owner's checklist for a workspace not yet set up (None once every step is
+    done, and for a member): each step ticked from what the store holds. A submission
+    is the sign that a page posts to the form: intake never fetches the owner's site."""
+    if membership.role is not Role.OWNER:
+        return None
+    setup = await admin.setup(membership.workspace_id)
+    if setup.has_form and setup.has_submission and setup.has_destination:
+        return None
+    settings = f"{web.PREFIX}/forms/{quote(forms[0].form_id, safe='')}/settings" if forms else ""
+    return [
+        {"text": "Create a form", "done": setup.has_form, "href": ""},
+        {
+            "text": "Put its HTML on your site and send a test submission",
+            "done": setup.has_submission,
+            "href": settings + "#snippet-title" if settings else "",
+        },
+        {
+            "text": "Add a notification: a mail recipient, a webhook or a chat",
+            "done": setup.has_destination,
+            "href": settings + "/mail" if settings else "",
+        },
+    ]
