@@ -76,7 +76,11 @@ class ServeRuntime:
 
 
 @asynccontextmanager
-async def rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter]:
+async def rate_limiter_resource(
+    settings: Settings, *, check_redis: bool = True
+) -> AsyncIterator[RateLimiter]:
+    """`check_redis`: ask Redis at once whether it answers, as a serving process does
+    (False: the URL is checked, and nothing is asked of Redis)."""
     if settings.redis_url is None:
         yield InProcessRateLimiter()
         return
@@ -89,7 +93,8 @@ async def rate_limiter_resource(settings: Settings) -> AsyncIterator[RateLimiter
             raise ConfigError(f"{REDIS_URL.name}: {error}") from None
         limiter = FallbackRateLimiter(shared, InProcessRateLimiter())
         # A Redis down from the start is logged now, not at the first submission.
-        await limiter.check_primary(shared.ping)
+        if check_redis:
+            await limiter.check_primary(shared.ping)
         yield limiter
 
 

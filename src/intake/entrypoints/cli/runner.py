@@ -85,11 +85,17 @@ def with_relay(command: RelayCommand) -> Handler:
 
 @asynccontextmanager
 async def opened_serve_runtime(settings: Settings) -> AsyncIterator[ServeRuntime]:
-    """What a serving worker opens (`open_serve_runtime`)."""
+    """What a serving worker opens (`open_serve_runtime`), for `intake serve` to check
+    its settings before the workers start. Redis's URL is checked, but Redis is not
+    asked whether it answers: each worker asks as it starts, and says it is down for
+    itself (it is the one that limits on its own meanwhile)."""
     # It loads the HTTP clients and Redis: only `intake serve` imports it.
-    from intake.serve_runtime import open_serve_runtime  # noqa: PLC0415
+    from intake.serve_runtime import open_serve_runtime, rate_limiter_resource  # noqa: PLC0415
 
-    async with open_serve_runtime(settings) as runtime:
+    async with (
+        rate_limiter_resource(settings, check_redis=False) as limiter,
+        open_serve_runtime(settings, rate_limiter=limiter) as runtime,
+    ):
         yield runtime
 
 
