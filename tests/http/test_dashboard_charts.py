@@ -171,4 +171,4 @@ def test_the_days_are_those_of_the_dashboards_time_zone(make_service: ServiceFac
     assert "<title>15 Jan: 1 accepted, 0 flagged</title>" in page.text
     assert "days from midnight to midnight in Pacific/Auckland" in page.text
     listed = charts.dash.client.get("/dashboard")
-    assert "(days in Pacific/Auckland)" in listed.text
+    assert "days in Pacific/Auckland." in listed.text

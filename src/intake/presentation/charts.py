@@ -94,7 +94,8 @@ def chart_svg(activity: Activity, label_id: str, size: ChartSize) -> Markup:
     width = len(activity.counts) * size.slot
     total_height = size.height + 1 + size.failed
     parts = [
-        f'<svg class="chart" viewBox="0 0 {width} {total_height}" role="img"'
+        f'<svg class="chart" viewBox="0 0 {width} {total_height}" preserveAspectRatio="none"'
+        ' role="img"'
         f' aria-labelledby="{escape(label_id)}" focusable="false"'
         ' xmlns="http://www.w3.org/2000/svg">',
     ]
