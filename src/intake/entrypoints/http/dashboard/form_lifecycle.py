@@ -57,7 +57,7 @@ async def create(request: Request, signed: SignedIn) -> Response:
     except AdminError as failed:
         attempt = home.NewFormAttempt(workspace_id, name, str(failed))
         return await home.render(request, signed, attempt, status=422)
-    return web.see_other(settings_path(form) + "?created=1#snippet-title")
+    return web.see_other(settings_path(form) + "?created=1")
 
 
 @for_owners
