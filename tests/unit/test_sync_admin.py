@@ -9,6 +9,7 @@ import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, cast
+from zoneinfo import ZoneInfo
 
 import pytest
 from anyio.from_thread import start_blocking_portal
@@ -140,6 +141,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     ),
     "usage": (lambda w: w.admin.usage(w.workspace_id), VALUE),
     "month_counts": (lambda w: w.admin.month_counts(w.workspace_id), VALUE),
+    "activity": (lambda w: w.admin.activity([w.form_id], 7, ZoneInfo("UTC")), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
     # The one rule of every owner-side door (a suspended workspace acts on nothing):
@@ -212,6 +214,15 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         VALUE,
     ),
     "rotate_owned_key": (lambda w: w.admin.rotate_owned_key(w.workspace_id, w.form_id), VALUE),
+    # A form duplicated, or deleted (its submission erased, its row kept for the relay).
+    "duplicate_form": (lambda w: w.admin.duplicate_form(w.form_id), VALUE),
+    "duplicate_owned_form": (
+        lambda w: w.admin.duplicate_owned_form(w.workspace_id, w.form_id),
+        VALUE,
+    ),
+    "delete_form": (lambda w: w.admin.delete_form(w.form_id), VALUE),
+    "delete_owned_form": (lambda w: w.admin.delete_owned_form(w.workspace_id, w.form_id), VALUE),
+    "finish_form_deletions": (lambda w: w.admin.finish_form_deletions(), VALUE),
     # Triage: a submission by its id, or through the key's workspace.
     "submission": (lambda w: w.admin.submission(w.submission.submission_id), VALUE),
     "owned_submission": (
