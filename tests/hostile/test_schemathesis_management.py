@@ -16,7 +16,8 @@ be reached: some answer of each is not a refusal of the key or the id.
 The operations run are those of the management API's table (CONTRACT, which
 test_management_openapi.py holds the document and the routes to), each once. They run in
 one order, erasures last, so that the deletions of the seeded objects come after every
-other operation has had them.
+other operation has had them, and the form's deletion, which takes the rest with it,
+last of all.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ EXAMPLES = 25
 # The key's rate limit (100 requests in 10 s) would answer most cases with a 429; each
 # case picks one of several keys, so the windows of each stay well short of it.
 MANAGE_KEYS = 6
+FORM_DELETION = ("DELETE", "/v1/forms/{form_id}")
 # Answers that do not tell whether the operation itself ran.
 REFUSALS = {401, 403, 404, 429}
 # Bodies a generator would almost never come upon: a URL the webhook rule takes, an
@@ -165,8 +167,17 @@ def _management_operations(schema: schemathesis.BaseSchema) -> list[Operation]:
     managed = [
         op for op in operations if op.definition.raw.get("x-scopes", ["submit"]) != ["submit"]
     ]
-    # Erasures last, so that every other operation has had the seeded objects.
-    return sorted(managed, key=lambda op: (op.method.upper() == "DELETE", op.path, op.method))
+    # Erasures last, so that every other operation has had the seeded objects; the
+    # form's last of all, as it takes its submissions and destinations with it.
+    return sorted(
+        managed,
+        key=lambda op: (
+            op.method.upper() == "DELETE",
+            (op.method.upper(), op.path) == FORM_DELETION,
+            op.path,
+            op.method,
+        ),
+    )
 
 
 def _cases(operation: Operation, ids: dict[str, str]) -> st.SearchStrategy[AnyCase]:
