@@ -141,6 +141,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     ),
     "usage": (lambda w: w.admin.usage(w.workspace_id), VALUE),
     "month_counts": (lambda w: w.admin.month_counts(w.workspace_id), VALUE),
+    "setup": (lambda w: w.admin.setup(w.workspace_id), VALUE),
     "activity": (lambda w: w.admin.activity([w.form_id], 7, ZoneInfo("UTC")), VALUE),
     "webhooks": (lambda w: w.admin.webhooks(w.form_id), VALUE),
     "workspace": (lambda w: w.admin.workspace(w.workspace_id), VALUE),
