@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cli_startup, client_size, keepalive, listing, machine, round_trips
+from bench import charts, cli_startup, client_size, keepalive, listing, machine, round_trips
 from bench.figures import figures_of
 from bench.options import Options
 from bench.report import report
@@ -279,6 +279,7 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
         results["production_prefilled"]["stored"] = results.pop("prefilled_stored")
     results["production_statuses"] = empty_db.statuses()
     listing.measure(options, production_env, bench.workdir, results)
+    charts.measure(options, production_env, results)
 
 
 def run(options: Options, say: Callable[[str], None] = print) -> int:
@@ -321,6 +322,7 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
     say(report(figures, checks))
     say("")
     listing_met = listing.say_figures(results, say)
+    listing_met = charts.say_figures(results, say) and listing_met
     others = results["machine_during_measurement"]["others"]
     if others > BUSY_CORES:
         say(

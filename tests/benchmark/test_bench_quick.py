@@ -524,6 +524,11 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(
     # The listing figures: every seeded row came back through the export.
     assert results["listing"]["export_csv"]["rows"] == results["listing"]["rows"]
     assert "listing and search" in done.stdout
+    # The charts' figures: both pages' query, on as many rows as the listing's.
+    assert results["charts"]["rows"] == results["listing"]["rows"]
+    assert results["charts"]["form_page_90_days"]["p95_ms"] > 0
+    assert results["charts"]["forms_list_30_days"]["p95_ms"] > 0
+    assert "charts, " in done.stdout
     # The run's databases are dropped and its rate-limit windows deleted.
     made = results["databases"].values()
     assert {made["database"] for made in made}.isdisjoint(_bench_databases(admin))
