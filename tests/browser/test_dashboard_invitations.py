@@ -171,3 +171,41 @@ def test_a_used_invitation_link_says_so(mailing_service: Service, browser: Brows
     assert answer.status == 410
     assert page.get_by_role("heading", name="This invitation cannot be used").is_visible()
     _no_violation(page)
+
+
+def _mails_to(smtp: SmtpServer, address: str) -> int:
+    return sum(address in mail.rcpt_tos for mail in smtp.messages)
+
+
+def test_reloading_after_an_invitation_sends_no_second_one(
+    mailing_service: Service, smtp: SmtpServer, browser: Browser
+) -> None:
+    service = mailing_service
+    workspace_id = service.intake("workspace", "create", "--name", "Reload Space")["workspace_id"]
+    lead = service.intake(
+        "user", "create", "--email", "reload.lead@team.example", "--workspace", workspace_id,
+        "--role", "owner",
+    )  # fmt: skip
+    owner = _browser_page(browser)
+    set_password_by_link(service, owner, lead["sign_in_link"])
+    owner.goto(service.base + MEMBERS)
+
+    told = _invite(owner, "once@team.example")
+    assert "Invitation sent to ADDRESS" in told
+    assert "sent=" in owner.url
+    assert "once@team.example" not in owner.url
+    wait_for(lambda: _mails_to(smtp, "once@team.example") == 1, MAIL_TIMEOUT, "the invitation", str)
+
+    # A reload, or Back then Forward, of the page the invitation led to sends nothing
+    # (the mail goes out before the post is answered) and says it no more.
+    owner.reload()
+    owner.wait_for_load_state()
+    assert owner.locator(".notice").count() == 0
+    owner.go_back()
+    owner.go_forward()
+    owner.wait_for_load_state()
+    assert owner.locator(".notice").count() == 0
+    assert owner.get_by_role("button", name="Revoke the invitation to once@team.example").count()
+    assert _mails_to(smtp, "once@team.example") == 1
+    (pending,) = owner.locator("table[aria-labelledby='pending-1'] tbody tr").all()
+    assert "once@team.example" in pending.inner_text()

@@ -25,10 +25,24 @@ def dash(make_service: ServiceFactory) -> Dashboard:
 
 
 def _invite(dash: Dashboard, email: str, workspace: str, role: str = "member") -> httpx2.Response:
+    return _followed(dash, _post_invite(dash, email, workspace, role))
+
+
+def _post_invite(
+    dash: Dashboard, email: str, workspace: str, role: str = "member"
+) -> httpx2.Response:
     return dash.client.post(
         MEMBERS + "/invite",
         data={"csrf": dash.csrf(MEMBERS), "workspace": workspace, "email": email, "role": role},
     )
+
+
+def _followed(dash: Dashboard, posted: httpx2.Response) -> httpx2.Response:
+    """As a browser does: a post's 303 followed, once, to the members page it names."""
+    if posted.status_code != 303:
+        return posted
+    assert posted.headers["location"].startswith(MEMBERS + "?sent=inv_"), posted.headers
+    return dash.client.get(posted.headers["location"])
 
 
 def test_an_owner_of_another_workspace_cannot_take_over_a_user_by_inviting_them(
@@ -167,7 +181,7 @@ def test_owners_revoke_and_resend_and_an_invitation_expires(dash: Dashboard) -> 
     dash.new_browser()
     assert dash.sign_in("owner@example.com", PASSWORD).status_code == 303
     listed = dash.client.get(MEMBERS)
-    resent = dash.post(MEMBERS + "/invitations/resend", invitation=carol_id)
+    resent = _followed(dash, dash.post(MEMBERS + "/invitations/resend", invitation=carol_id))
 
     assert _invitation_ids(listed) == [carol_id]
     assert "expired" in listed.text
@@ -379,3 +393,44 @@ def test_a_suspended_workspace_sends_no_invitation(dash: Dashboard) -> None:
     listed = dash.svc.run(dash.svc.store.users.workspace_invitations, workspace)
     assert [i.email for i in listed] == ["bob@example.com"]
     assert dash.post(MEMBERS + "/invitations/revoke", invitation=pending).status_code == 303
+
+
+def test_reloading_the_page_an_invitation_leads_to_sends_nothing_more(
+    dash: Dashboard, mailing: MailingDashboard
+) -> None:
+    _owner_of_the_workspace(dash)
+    workspace = dash.workspace.workspace_id
+
+    posted = _post_invite(dash, "new@example.com", workspace)
+    shown = dash.client.get(posted.headers["location"])
+    reloaded = dash.client.get(posted.headers["location"])
+
+    assert posted.status_code == 303
+    assert "new@example.com" not in posted.headers["location"]
+    assert "Invitation sent to " + isolated("new@example.com") in shown.text
+    assert reloaded.status_code == 200
+    assert 'class="notice"' not in reloaded.text  # said once
+    assert [mail["To"] for mail in mailing.mailer.sent] == ["new@example.com"]
+    pending = dash.svc.run(dash.svc.store.users.workspace_invitations, workspace)
+    assert [i.email for i in pending] == ["new@example.com"]
+
+
+def test_reloading_the_page_a_resend_leads_to_sends_nothing_more(
+    dash: Dashboard, mailing: MailingDashboard
+) -> None:
+    _owner_of_the_workspace(dash)
+    workspace = dash.workspace.workspace_id
+    _invite(dash, "new@example.com", workspace)
+    (invitation_id,) = _invitation_ids(dash.client.get(MEMBERS))
+
+    posted = dash.post(MEMBERS + "/invitations/resend", invitation=invitation_id)
+    shown = dash.client.get(posted.headers["location"])
+    reloaded = dash.client.get(posted.headers["location"])
+
+    assert posted.status_code == 303
+    assert "Invitation sent to " + isolated("new@example.com") in shown.text
+    assert reloaded.status_code == 200
+    assert 'class="notice"' not in reloaded.text
+    assert [mail["To"] for mail in mailing.mailer.sent] == ["new@example.com"] * 2
+    pending = dash.svc.run(dash.svc.store.users.workspace_invitations, workspace)
+    assert [i.email for i in pending] == ["new@example.com"]

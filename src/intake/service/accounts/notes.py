@@ -1,7 +1,8 @@
 """What a post shows once, on the page it leads to (post, redirect, get): a new API key,
-a new webhook endpoint's signing secret. The post keeps it for its session; the page
-takes it, so a reload, Back or Forward shows it no more and posts nothing again. Never
-in a URL: the page's address names only what was made (an id, shown anyway)."""
+a new webhook endpoint's signing secret, an erasure's receipt, what an invitation sent.
+The post keeps it for its session; the page takes it, so a reload, Back or Forward shows
+it no more and posts nothing again. Never in a URL: the page's address names only what
+was made (an id, shown anyway)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,13 @@
 """Settings, members: every member of the user's workspaces; owners invite (the same
 answer whoever the address is: an invitation is accepted by its invitee), see, resend and
 revoke pending invitations, change a member's role and remove members, whose sessions
-end at once; anyone leaves a workspace that keeps an owner."""
+end at once; anyone leaves a workspace that keeps an owner. An invitation or a resend
+leads (post, redirect, get) to the members page, which says once what was sent: a reload
+sends nothing again."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -18,6 +21,7 @@ from intake.service.admin import AdminError, NotFoundError
 
 PATH = web.PREFIX + "/settings/members"
 MEMBERS_PER_PAGE = 50
+_NOTE = "invitation sent"  # what an invitation or a resend keeps for the page it leads to
 
 
 @web.requires_sign_in
@@ -28,7 +32,35 @@ async def members_page(request: Request, signed: SignedIn) -> Response:
     if wanted and signed.role_in(wanted) is None:
         return web.page(request, "not_found.html", {}, status=404)
     cursor = request.query_params.get("cursor") or None
-    return await _page(request, signed, only=wanted or None, cursor=cursor)
+    sent = await _sent(request, signed, request.query_params.get("sent", ""))
+    return await _page(request, signed, only=wanted or None, cursor=cursor, sent=sent)
+
+
+async def _to_sent(request: Request, signed: SignedIn, sent: Sent) -> Response:
+    """Post, redirect, get: what was sent waits for the page, for this session alone;
+    the page's address names only the invitation (its id, shown on the page anyway)."""
+    invitation_id = sent.invitation.invitation_id
+    told = json.dumps({"mailed": sent.mailed, "mail_set_up": sent.mail_set_up})
+    await web.accounts(request).keep_secret(signed, _NOTE, invitation_id, told)
+    return web.see_other(f"{PATH}?{urlencode({'sent': invitation_id})}")
+
+
+async def _sent(request: Request, signed: SignedIn, invitation_id: str) -> Sent | None:
+    """What the post that led here sent, once; None on a reload, Back or Forward, or
+    when the invitation was revoked or answered meanwhile."""
+    if not invitation_id:
+        return None
+    accounts = web.accounts(request)
+    told = await accounts.take_secret(signed, _NOTE, invitation_id)
+    if told is None:
+        return None
+    try:
+        invitation = await accounts.owned_invitation(signed, invitation_id)
+    except (NotFoundError, NotAllowed):
+        return None
+    shown = json.loads(told)
+    mailed, mail_set_up = shown["mailed"] is True, shown["mail_set_up"] is True
+    return Sent(invitation, mailed=mailed, mail_set_up=mail_set_up)
 
 
 async def _page(
@@ -100,7 +132,7 @@ async def invite(request: Request, signed: SignedIn) -> Response:
         return await _page(request, signed, error=message, status=422)
     except TooManyInvitations as refused:
         return await _too_many(request, signed, refused)
-    return await _page(request, signed, sent=sent)
+    return await _to_sent(request, signed, sent)
 
 
 async def _too_many(request: Request, signed: SignedIn, refused: TooManyInvitations) -> Response:
@@ -125,7 +157,7 @@ async def resend(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "not_found.html", {}, status=404)
     except TooManyInvitations as refused:
         return await _too_many(request, signed, refused)
-    return await _page(request, signed, sent=sent)
+    return await _to_sent(request, signed, sent)
 
 
 @web.requires_sign_in
