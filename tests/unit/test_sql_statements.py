@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from intake.adapters import sql_statements
 from intake.adapters.sql_statements import for_psycopg
+
+LITERALS_AND_COMMENTS = re.compile(r"'(?:[^']|'')*'|--[^\n]*")
+NAMED = re.compile(r"(?<!:):[A-Za-z_]")
+RENDERED_NAMED = re.compile(r"%\((\w+)\)s")
 
 
 def test_placeholders_are_rendered_in_psycopg_styles() -> None:
@@ -33,5 +39,13 @@ def test_a_percent_sign_is_refused() -> None:
 def test_every_shared_statement_renders(name: str) -> None:
     statement = getattr(sql_statements, name)
     rendered = for_psycopg(statement)
-    assert "?" not in rendered
-    assert rendered.count("%(") == statement.count(":") - 2 * statement.count("::")
+
+    # No placeholder is left in the code (a literal may hold `?` or `:` as it likes)...
+    code = LITERALS_AND_COMMENTS.sub("''", rendered)
+    assert "?" not in code, rendered
+    assert NAMED.search(code) is None, rendered
+    # ...each `:name` of the code is one (a cast's `::` none)...
+    named = NAMED.findall(LITERALS_AND_COMMENTS.sub("''", statement))
+    assert rendered.count("%(") == len(named), rendered
+    # ...and nothing but the placeholders moved.
+    assert RENDERED_NAMED.sub(r":\1", rendered).replace("%s", "?") == statement
