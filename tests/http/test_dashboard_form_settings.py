@@ -431,3 +431,15 @@ def test_the_snippet_offers_intake_js_pinned_by_its_integrity(pages: FormSetting
         " value=&#34;https://shop.example/thanks?a=1&amp;amp;b=2&#34;&gt;"
     ) in redirected
     assert redirected.count("name=&#34;_next&#34;") == 2  # the <pre> and the <textarea>
+
+
+def test_no_snippet_hides_its_honeypot_with_a_style_attribute(pages: FormSettings) -> None:
+    """A site with a strict CSP ignores style attributes: a honeypot hidden by one would
+    show, and a person who filled it in would be taken for a bot and stored nowhere."""
+    pages.owner()
+    page = html.unescape(pages.dash.client.get(pages.path).text)
+
+    honeypots = [line for line in page.splitlines() if 'name="_gotcha"' in line]
+    assert honeypots  # the plain form and the intake.js form, each wherever shown
+    assert all(line.rstrip().endswith(" hidden>") for line in honeypots)
+    assert all("style=" not in line for line in honeypots)

@@ -99,10 +99,10 @@ def form_snippet(base_url: str, form: Form, *, client: bool = False) -> str:
         '  <input type="hidden" name="_subject" value="New message from the contact form">',
         *_client_next(form, client),
         "  <!-- The honeypot: hidden from people, filled in by bots. Leave it empty. -->",
-        # `hidden` rather than a style attribute under intake.js: a page with a strict
-        # Content-Security-Policy ignores style attributes and would show the field.
-        '  <input type="text" name="_gotcha" tabindex="-1" autocomplete="off"'
-        + (" hidden>" if client else ' style="display:none">'),
+        # `hidden` rather than a style attribute: a page with a strict
+        # Content-Security-Policy ignores style attributes and would show the field, and a
+        # person who filled it in would have their submission taken for a bot's.
+        '  <input type="text" name="_gotcha" tabindex="-1" autocomplete="off" hidden>',
         *_widget(provider),
         '  <button type="submit">Send</button>',
         "</form>",
