@@ -112,3 +112,29 @@ logging._srcfile
 logging.logThreads
 logging.logProcesses
 logging.logMultiprocessing
+
+# The learning filter while its stores and wiring land (issue in progress): removed once
+# the pipeline and the triage call them.
+from intake.domain.spam import classifier as _spam_classifier  # noqa: E402
+from intake.domain.spam import hashing as _spam_hashing  # noqa: E402
+from intake.domain.spam import lessons as _spam_lessons  # noqa: E402
+from intake.domain.spam import model as _spam_model  # noqa: E402
+from intake.ports import spam_statistics as _spam_port  # noqa: E402
+
+_spam_classifier.judge
+_spam_hashing.KEY_NAME
+_spam_lessons.lesson_of
+_spam_model.INSTANCE
+_spam_model.pack
+_spam_model.Statistics.generation
+_spam_model.Evidence
+_spam_model.Evidence.instance
+_spam_port.StatisticsChange.statistics
+_spam_port.Settlement.lesson
+_spam_port.SpamSummary.instance_spam_messages
+_spam_port.SpamSummary.instance_ham_messages
+_spam_port.SpamSummary.instance_tokens
+_spam_port.SpamStatisticsRepository
+_spam_port.SpamStatisticsRepository.untaught
+_spam_port.SpamStatisticsRepository.taught
+_spam_port.settlements  # the stores' parameter name

@@ -148,6 +148,11 @@ def _phrases_and_words(text: str) -> tuple[set[str], list[str]]:
     return phrases, _WORD.findall(text)
 
 
+def findings(data: FieldData, subject: str | None = None) -> tuple[str, ...]:
+    """The heuristics' reasons alone: what the learning filter reads of them."""
+    return score(data, subject).reasons
+
+
 def score(data: FieldData, subject: str | None = None) -> Score:
     texts = [t for value in data.values() for t in _texts(value)]
     if subject:

@@ -1,0 +1,71 @@
+"""What the learning filter knows and what one submission teaches it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+
+from attrs import field, frozen
+
+# The instance-wide layer's scope: every workspace's teaching summed (docs/scoring.md,
+# "The instance layer"). No workspace id is empty.
+INSTANCE = ""
+
+
+class Label(Enum):
+    """What an owner (or the rule for untouched submissions) says a submission is."""
+
+    SPAM = "spam"
+    HAM = "ham"
+
+    @property
+    def other(self) -> Label:
+        return Label.HAM if self is Label.SPAM else Label.SPAM
+
+
+def pack(spam: int, ham: int) -> int:
+    """A token's two counts in one int: a process holds many of them."""
+    return (spam << 32) | ham
+
+
+def unpack(packed: int) -> tuple[int, int]:
+    return packed >> 32, packed & 0xFFFFFFFF
+
+
+@frozen
+class Lesson:
+    """What one submission (or one seeded message) teaches: the keyed hashes of its
+    distinct tokens, sorted, and its label. Each token counts once per message, as in
+    bogofilter's and SpamBayes's statistics."""
+
+    workspace_id: str
+    label: Label
+    hashes: tuple[int, ...]
+
+
+@frozen
+class Statistics:
+    """One scope's statistics (a workspace's, or the instance's): how many messages were
+    taught as spam and as ham, and for each token hash its packed counts (`pack`).
+    `generation` grows with every change, so that a process can ask for what changed."""
+
+    spam_messages: int = 0
+    ham_messages: int = 0
+    tokens: Mapping[int, int] = field(factory=dict)
+    generation: int = 0
+
+    @property
+    def messages(self) -> int:
+        return self.spam_messages + self.ham_messages
+
+
+EMPTY = Statistics()
+
+
+@frozen
+class Evidence:
+    """What scoring one workspace's submission reads: its own statistics and the
+    instance's (which include the workspace's own: the classifier takes them out)."""
+
+    own: Statistics = EMPTY
+    instance: Statistics = EMPTY
