@@ -126,6 +126,7 @@ _spam_hashing.KEY_NAME
 _spam_lessons.lesson_of
 _spam_model.INSTANCE
 _spam_model.pack
+_spam_model.unpack
 _spam_model.Statistics.generation
 _spam_model.Evidence
 _spam_model.Evidence.instance

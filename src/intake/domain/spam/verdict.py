@@ -1,0 +1,103 @@
+"""The one number a form's threshold compares (docs/scoring.md, "The score").
+
+A workspace whose owners have taught nothing is scored by the heuristics alone, in their
+points, exactly as before the filter learned. As its owners teach both kinds, the
+learned filter takes over: once CONFIDENT_AFTER messages of each kind are taught, the
+score is the filter's evidence on the points' scale,
+    points = MIDPOINT + (evidence - BOUNDARY) × POINTS_PER_EVIDENCE,
+so that the default threshold (5) sits where the filter is BOUNDARY natural-log units sure
+of spam. The heuristics then count through the tokens they add (`heuristic:links`, ...),
+weighted by what owners taught. Before that the two are blended by how much was taught.
+
+The instance's layer (what the other workspaces of the instance taught) speaks only where
+the workspace's own evidence is thin, and never for more than INSTANCE_SHARE of the form's
+threshold: another workspace's teaching cannot on its own make this one's mail spam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from intake.domain.model import FieldData
+from intake.domain.scoring import Score, score
+from intake.domain.spam.classifier import Judgement, judge
+from intake.domain.spam.hashing import TokenHasher
+from intake.domain.spam.model import Evidence, Statistics
+from intake.domain.spam.tokens import tokens
+
+MIDPOINT = 5.0
+BOUNDARY = 1.5
+POINTS_PER_EVIDENCE = 0.5
+CONFIDENT_AFTER = 10
+INSTANCE_SHARE = 0.5
+MAX_REASONS = 12
+MAX_REASON_CHARS = 80
+_CLUE_CHARS = 60
+
+
+class _Others:
+    """The instance's counts less the workspace's own: what the other workspaces taught.
+    Packed counts subtract as pairs (no borrow while each part of the instance's is at
+    least the workspace's); a cache that read the two apart may see less, taken as none."""
+
+    def __init__(self, instance: Statistics, own: Statistics) -> None:
+        self._instance = instance.tokens
+        self._own = own.tokens
+
+    def get(self, token: int) -> int | None:
+        total = self._instance.get(token)
+        if not total:
+            return None
+        mine = self._own.get(token, 0)
+        spam, ham = (total >> 32) - (mine >> 32), (total & 0xFFFFFFFF) - (mine & 0xFFFFFFFF)
+        return (spam << 32) | ham if spam >= 0 and ham >= 0 else None
+
+
+def confidence(statistics: Statistics) -> float:
+    """0 with nothing taught, 1 once CONFIDENT_AFTER messages of each kind are."""
+    return min(1.0, min(statistics.spam_messages, statistics.ham_messages) / CONFIDENT_AFTER)
+
+
+def learned_points(evidence: float) -> float:
+    return MIDPOINT + (evidence - BOUNDARY) * POINTS_PER_EVIDENCE
+
+
+def _clue_reasons(words: Sequence[str], judgement: Judgement) -> list[str]:
+    return [f"{words[index][:_CLUE_CHARS]}={f:.2f}" for index, f in judgement.clues]
+
+
+def spam_score(
+    data: FieldData,
+    subject: str | None,
+    reply_to: str | None,
+    *,
+    hasher: TokenHasher,
+    evidence: Evidence,
+    threshold: float,
+) -> Score:
+    heuristic = score(data, subject)
+    own, instance = evidence.own, evidence.instance
+    trust = confidence(own)
+    others = Statistics(
+        instance.spam_messages - own.spam_messages, instance.ham_messages - own.ham_messages
+    )
+    others_trust = 0.0 if trust >= 1.0 else confidence(others)
+    if trust == 0.0 and others_trust == 0.0:
+        return heuristic
+    words = tokens(data, subject, reply_to, heuristic.reasons)
+    hashes = [hasher.hash(word) for word in words]
+    reasons = list(heuristic.reasons)
+    points = heuristic.points
+    if others_trust > 0.0:
+        said = judge(hashes, _Others(instance, own), others.spam_messages, others.ham_messages)
+        shift = min((said.evidence - BOUNDARY) * POINTS_PER_EVIDENCE, INSTANCE_SHARE * threshold)
+        points += others_trust * shift
+        reasons.append(f"instance:{said.evidence:+.1f}")
+        if trust == 0.0:
+            reasons.extend(_clue_reasons(words, said))
+    if trust > 0.0:
+        said = judge(hashes, own.tokens, own.spam_messages, own.ham_messages)
+        points = (1.0 - trust) * points + trust * learned_points(said.evidence)
+        reasons.append(f"filter:{said.evidence:+.1f}")
+        reasons.extend(_clue_reasons(words, said))
+    return Score(points=points, reasons=tuple(r[:MAX_REASON_CHARS] for r in reasons[:MAX_REASONS]))

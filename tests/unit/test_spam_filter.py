@@ -1,0 +1,138 @@
+"""The learning filter's domain: tokens, keyed hashes, the classifier and the score."""
+
+from __future__ import annotations
+
+import itertools
+
+from intake.domain.model import FieldData
+from intake.domain.scoring import score
+from intake.domain.spam.classifier import judge, log_chi2_tail
+from intake.domain.spam.hashing import TokenHasher
+from intake.domain.spam.lessons import token_hashes
+from intake.domain.spam.model import Evidence, Label, Statistics, pack, unpack
+from intake.domain.spam.tokens import MAX_TOKENS, tokens
+from intake.domain.spam.verdict import INSTANCE_SHARE, spam_score
+
+KEY = b"k" * 32
+SPAM: FieldData = {"message": "Cheap pills, best casino bonus, click http://pills.example.ru now"}
+HAM: FieldData = {"message": "Hello, could we move Thursday's meeting to Friday afternoon? Thanks"}
+
+
+def _taught(hasher: TokenHasher, lessons: list[tuple[FieldData, Label]]) -> Statistics:
+    counts: dict[int, int] = {}
+    spam = ham = 0
+    for data, label in lessons:
+        for token in token_hashes(hasher, data, None, None):
+            s, h = unpack(counts.get(token, 0))
+            counts[token] = pack(s + (label is Label.SPAM), h + (label is Label.HAM))
+        spam += label is Label.SPAM
+        ham += label is Label.HAM
+    return Statistics(spam, ham, counts)
+
+
+def _variant(data: FieldData, n: int) -> FieldData:
+    return {"message": f"{data['message']} ref{n}"}
+
+
+def test_tokens_are_the_same_whatever_the_order_of_the_fields() -> None:
+    one = tokens({"b": "second words", "a": "first words"}, "Hi there", "x@mail.example")
+    two = tokens({"a": "first words", "b": "second words"}, "Hi there", "x@mail.example")
+    assert one == two
+    assert "field:a" in one
+    assert "subject:there" in one
+    assert "from:mail.example" in one
+
+
+def test_tokens_read_link_hosts_and_the_shape_of_the_data() -> None:
+    found = tokens({"message": "see https://www.shop.example.com/x and more"})
+    assert {"host:www.shop.example.com", "host:example.com", "tld:com"} <= set(found)
+    assert "shape:links:1" in found
+    assert "shape:fields:1" in found
+
+
+def test_tokens_are_bounded_whatever_the_submission_holds() -> None:
+    huge: FieldData = {f"f{i}": " ".join(f"w{i}x{j}" for j in range(2000)) for i in range(50)}
+    assert len(tokens(huge)) <= MAX_TOKENS + 20 + 30  # words, plus field names and shape
+
+
+def test_long_runs_become_a_token_of_their_start_and_size() -> None:
+    assert "long:a6" in tokens({"m": "a" * 40})
+
+
+def test_hashes_are_keyed_and_stable() -> None:
+    one, again, other = TokenHasher(KEY), TokenHasher(KEY), TokenHasher(b"o" * 32)
+    assert one.hash("viagra") == again.hash("viagra")
+    assert one.hash("viagra") != other.hash("viagra")
+    assert one.hashes(["b", "a", "b"]) == tuple(sorted({one.hash("a"), one.hash("b")}))
+
+
+def test_nothing_known_says_nothing() -> None:
+    assert judge([1, 2, 3], {}, 0, 0).evidence == 0.0
+    assert judge([1, 2, 3], {1: pack(3, 0)}, 3, 0).evidence == 0.0  # one kind only
+
+
+def test_chi2_tail_is_a_log_probability_that_falls_with_the_statistic() -> None:
+    tails = [log_chi2_tail(x, 20) for x in (0.0, 10.0, 40.0, 400.0, 4000.0)]
+    assert tails[0] == 0.0
+    assert all(a > b for a, b in itertools.pairwise(tails))
+
+
+def test_an_untaught_workspace_is_scored_by_the_heuristics_alone() -> None:
+    got = spam_score(SPAM, "Win", None, hasher=TokenHasher(KEY), evidence=Evidence(), threshold=5.0)
+    assert got == score(SPAM, "Win")
+
+
+def test_taught_statistics_tell_spam_from_ham() -> None:
+    hasher = TokenHasher(KEY)
+    lessons = [(_variant(SPAM, i), Label.SPAM) for i in range(12)]
+    lessons += [(_variant(HAM, i), Label.HAM) for i in range(12)]
+    own = _taught(hasher, lessons)
+    evidence = Evidence(own=own, instance=own)
+    spam = spam_score(SPAM, None, None, hasher=hasher, evidence=evidence, threshold=5.0)
+    ham = spam_score(HAM, None, None, hasher=hasher, evidence=evidence, threshold=5.0)
+    assert spam.is_spam(5.0)
+    assert not ham.is_spam(5.0)
+    assert any(r.startswith("filter:+") for r in spam.reasons)
+    assert any(r.startswith("casino=") for r in spam.reasons)
+
+
+def test_another_workspace_cannot_on_its_own_make_mail_spam() -> None:
+    hasher = TokenHasher(KEY)
+    # Another workspace taught the visitor's plain words as spam, many times over.
+    plain: FieldData = {"message": "Hello, I would like a quote for the kitchen"}
+    others = _taught(
+        hasher,
+        [(_variant(plain, i), Label.SPAM) for i in range(500)]
+        + [(_variant(HAM, i), Label.HAM) for i in range(500)],
+    )
+    for threshold in (1.0, 5.0, 9.0):
+        got = spam_score(
+            plain,
+            None,
+            None,
+            hasher=hasher,
+            evidence=Evidence(instance=others),
+            threshold=threshold,
+        )
+        assert got.points <= score(plain).points + INSTANCE_SHARE * threshold
+        assert not got.is_spam(threshold)
+
+
+def test_a_workspaces_own_evidence_wins_over_the_instance() -> None:
+    hasher = TokenHasher(KEY)
+    plain: FieldData = {"message": "Hello, I would like a quote for the kitchen"}
+    others = _taught(hasher, [(_variant(plain, i), Label.SPAM) for i in range(50)])
+    own = _taught(
+        hasher,
+        [(_variant(plain, i), Label.HAM) for i in range(12)]
+        + [(_variant(SPAM, i), Label.SPAM) for i in range(12)],
+    )
+    instance = Statistics(
+        others.spam_messages + own.spam_messages,
+        others.ham_messages + own.ham_messages,
+        {t: others.tokens.get(t, 0) + own.tokens.get(t, 0) for t in {*others.tokens, *own.tokens}},
+    )
+    got = spam_score(
+        plain, None, None, hasher=hasher, evidence=Evidence(own, instance), threshold=5.0
+    )
+    assert not got.is_spam(5.0)
