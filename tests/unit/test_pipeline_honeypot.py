@@ -128,7 +128,7 @@ async def test_a_honeypot_runs_validation_and_scoring_and_ignores_their_verdict(
         return score(*args, **kwargs)
 
     monkeypatch.setattr(validation, "validate", counting_validate)
-    monkeypatch.setattr("intake.service.pipeline.score", counting_score)
+    monkeypatch.setattr("intake.service.spam_scoring.score", counting_score)
 
     outcome = await world.submit(request(public(form), BOT))  # `phone` is missing
 

@@ -33,7 +33,7 @@ from intake.domain.payload import ContentKind, ContentType, ParsedBody, check_fi
 from intake.domain.privacy import ClientIpStorage, stored_client_ip
 from intake.domain.quota import DEFAULT_PLANS, DEFAULT_STORAGE_LIMIT, PlanTerms
 from intake.domain.ratelimit import RateLimits, public_windows, server_windows
-from intake.domain.scoring import Score, score
+from intake.domain.scoring import Score
 from intake.domain.signing import DownloadSigner
 from intake.domain.steps import Step
 from intake.domain.uploads import StoredFile
@@ -58,6 +58,7 @@ from intake.service.messages import (
     Refused,
     SubmitRequest,
 )
+from intake.service.spam_scoring import SpamScoring
 from intake.service.step_refusal import StepRefusal, step
 from intake.service.uploads import UploadSink
 
@@ -144,8 +145,10 @@ class SubmissionPipeline:
         blobs: BlobStore | None = None,
         signer: DownloadSigner | None = None,
         commit_timing: CommitTiming | None = None,
+        spam_scoring: SpamScoring | None = None,
     ) -> None:
         self._commit_timing = commit_timing or CommitTiming()
+        self._spam_scoring = spam_scoring or SpamScoring()
         self._blobs = blobs
         self._signer = signer
         self._store = store
@@ -213,7 +216,7 @@ class SubmissionPipeline:
         with step(Step.VALIDATE):
             _validate(form, data, controls, parsed, files, decoy=decoy)
         with step(Step.SCORE):
-            spam = score(data, controls.subject)
+            spam = await self._spam_scoring.score(form, data, controls)
             if status is SubmissionStatus.ACCEPTED and spam.is_spam(form.spam_threshold):
                 status = SubmissionStatus.SPAM
         with step(Step.QUOTA):
