@@ -77,3 +77,9 @@ def assert_accessible(page: Page) -> None:
         f"axe-core found {len(failing)} serious or critical accessibility violation(s) "
         f"on {page.url}:\n{describe(failing)}"
     )
+
+
+def assert_no_violations(page: Page) -> None:
+    """Fails when axe finds anything at all on the page as it is now, whatever its impact."""
+    found = axe_violations(page)
+    assert not found, f"axe-core found {len(found)} violation(s) on {page.url}:\n{describe(found)}"

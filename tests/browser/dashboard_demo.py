@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -90,10 +91,20 @@ class Demo:
     def url(self, path: str) -> str:
         return self.service.base + path
 
-    def new_page(self, browser: Browser, width: int, height: int, *, signed_in: bool) -> Page:
+    def new_page(
+        self,
+        browser: Browser,
+        width: int,
+        height: int,
+        *,
+        signed_in: bool,
+        scheme: Literal["light", "dark"] = "light",
+    ) -> Page:
+        """A fresh browser context's page, `scheme` the colour scheme the system prefers."""
         context = browser.new_context(
             viewport={"width": width, "height": height},
             storage_state=self.owner if signed_in else None,
+            color_scheme=scheme,
         )
         context.set_default_timeout(BROWSER_TIMEOUT_MS)
         return context.new_page()

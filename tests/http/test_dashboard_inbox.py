@@ -26,7 +26,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 ID = re.compile(r'name="id" value="([^"]+)"')
-FORM_LINK = re.compile(r'<td><a href="/dashboard/forms/(frm_\w+)">')
+FORM_LINK = re.compile(r'<td[^>]*><a href="/dashboard/forms/(frm_\w+)">')
 SITE = "https://example.com/"  # a link: scores above a threshold of 0.001
 
 

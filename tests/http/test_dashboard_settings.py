@@ -223,7 +223,7 @@ def test_usage_shows_the_plan_the_month_and_each_form(dash: Dashboard) -> None:
     width = round(3 * 100 / usage.ceiling) if usage.ceiling else 100
     assert f'<rect x="0" y="4" width="{width}" height="16"' in page
     assert "style=" not in page  # the CSP forbids inline style
-    assert f"<code>{dash.form.form_id}</code></td><td>3</td>" in page
+    assert f'<code>{dash.form.form_id}</code></td><td data-label="Used">3</td>' in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the form's name, escaped
     assert "<script>" not in page
     assert "javascript:alert(1)" in page  # shown, as text

@@ -20,7 +20,7 @@ from tests.http.dashboard_support import Dashboard
 
 RLO = "\u202e"
 SPOOF = {"name": f"Invoice {RLO}gnp.exe", "note": "after"}
-ROW_LINK = re.compile(r'<td><a href="/dashboard/submissions/[^"]+">(.*?)</a></td>', re.DOTALL)
+ROW_LINK = re.compile(r'<td[^>]*><a href="/dashboard/submissions/[^"]+">(.*?)</a></td>', re.DOTALL)
 
 
 # Templates and filters only: the stores are not what these pages test here.

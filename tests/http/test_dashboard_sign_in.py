@@ -4,6 +4,7 @@ password change and removal; on every store."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -271,6 +272,25 @@ def test_the_stylesheet_is_served_from_the_package(dash: Dashboard) -> None:
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/css")
     assert ":focus-visible" in answer.text
+    assert answer.headers["cache-control"] == "public, max-age=300"
+
+
+def test_pages_link_the_stylesheet_at_its_content_address(dash: Dashboard) -> None:
+    page = dash.client.get("/dashboard/sign-in")
+    linked = re.search(r'<link rel="stylesheet" href="([^"]+)">', page.text)
+    assert linked is not None
+    address = linked.group(1)
+    body = dash.client.get("/dashboard/static/dashboard.css").content
+    digest = hashlib.sha256(body).hexdigest()[:16]
+
+    answer = dash.client.get(address)
+    stale = dash.client.get("/dashboard/static/dashboard.0123456789abcdef.css")
+
+    assert address == f"/dashboard/static/dashboard.{digest}.css"
+    assert answer.status_code == 200
+    assert answer.content == body
+    assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert stale.status_code == 404
 
 
 def test_unreadable_or_oversized_posts_are_refused_not_failed(dash: Dashboard) -> None:

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 from intake.entrypoints.http.dashboard import (
@@ -25,20 +21,10 @@ from intake.entrypoints.http.dashboard import (
     members,
     pages,
     settings,
+    stylesheet,
     submission,
 )
 from intake.entrypoints.http.dashboard.web import PREFIX
-
-_STYLESHEET = Path(__file__).parent / "static" / "dashboard.css"
-
-
-async def stylesheet(request: Request) -> Response:
-    """The one stylesheet, from the package: the policy allows nothing from elsewhere."""
-    return Response(
-        _STYLESHEET.read_bytes(),
-        media_type="text/css",
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
 
 
 def routes() -> list[Route]:
@@ -111,5 +97,5 @@ def routes() -> list[Route]:
         Route(form_webhooks.ENDPOINT + "/test", form_webhooks.send_test, methods=["POST"]),
         Route(form_webhooks.ENDPOINT + "/retry", form_webhooks.retry, methods=["POST"]),
         Route(form_webhooks.ENDPOINT + "/retry-dead", form_webhooks.retry_dead, methods=["POST"]),
-        Route(PREFIX + "/static/dashboard.css", stylesheet, methods=["GET"]),
+        *stylesheet.routes(),
     ]

@@ -21,6 +21,7 @@ from intake.domain.client_network import client_network
 from intake.domain.users import same_token
 from intake.entrypoints.http.client_ip import client_ip
 from intake.entrypoints.http.dashboard.shown_text import isolated, revealed
+from intake.entrypoints.http.dashboard.stylesheet import stylesheet_path
 from intake.serve_runtime import ServeRuntime
 from intake.service.accounts import Accounts, SignedIn
 from intake.service.admin import WorkspaceSuspended
@@ -88,6 +89,7 @@ _ENVIRONMENT.filters["when"] = when
 # invisible and control characters in it), see shown_text.py.
 _ENVIRONMENT.filters["isolated"] = isolated
 _ENVIRONMENT.filters["revealed"] = revealed
+_ENVIRONMENT.globals["stylesheet"] = stylesheet_path
 _TEMPLATES = Jinja2Templates(env=_ENVIRONMENT)
 
 
