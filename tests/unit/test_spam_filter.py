@@ -93,7 +93,10 @@ def test_taught_statistics_tell_spam_from_ham() -> None:
     assert spam.is_spam(5.0)
     assert not ham.is_spam(5.0)
     assert any(r.startswith("filter:+") for r in spam.reasons)
-    assert any(r.startswith("casino=") for r in spam.reasons)
+    clues = [r.rsplit("=", 1) for r in spam.reasons if "=" in r]
+    assert clues
+    assert all(float(f) > 0.9 for _, f in clues)
+    assert {word for word, _ in clues} <= set(tokens(SPAM, findings=score(SPAM).reasons))
 
 
 def test_another_workspace_cannot_on_its_own_make_mail_spam() -> None:

@@ -84,8 +84,9 @@ _PHRASES = _phrase_pattern(boundary=r"(?<!\w)", flags=re.IGNORECASE)
 # Most texts are ASCII, where case folding and letters are plain: they are read lowered,
 # with patterns that need no Unicode tables, and give what the patterns above would
 # (before a phrase's first character, a word character, \b is (?<!\w)).
-_ASCII_PHRASES = _phrase_pattern(boundary=r"\b", flags=re.NOFLAG)
-_ASCII_WORD = re.compile(r"[A-Za-z]{12,}")
+_ASCII_PHRASE_STARTS = {phrase: re.compile(r"\b" + re.escape(phrase)) for phrase in SPAM_PHRASES}
+_LONG_WORD = 12
+_ASCII_WORD = re.compile(r"[A-Za-z]{12,}")  # _LONG_WORD letters or more
 _ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
 _ASCII_CAPITALS = bytes(range(ord("A"), ord("Z") + 1))
 # Every match of _LINK holds one of these in lower case: most texts hold neither.
@@ -143,7 +144,18 @@ def _links(text: str) -> int:
 def _phrases_and_words(text: str) -> tuple[set[str], list[str]]:
     """The distinct spam phrases (lowered) and the long words of `text`."""
     if text.isascii():
-        return set(_ASCII_PHRASES.findall(text.lower())), _ASCII_WORD.findall(text)
+        lowered = text.lower()
+        # A substring search per phrase is C's fast search; the pattern, which tries every
+        # position, runs only for the few found.
+        phrases = {
+            phrase
+            for phrase, starting in _ASCII_PHRASE_STARTS.items()
+            if phrase in lowered and starting.search(lowered)
+        }
+        # A run of 12 letters lies within one whitespace-separated word: the pattern reads
+        # only the long ones.
+        long_runs = " ".join(word for word in text.split() if len(word) >= _LONG_WORD)
+        return phrases, _ASCII_WORD.findall(long_runs) if long_runs else []
     phrases = {match.group(0).lower() for match in _PHRASES.finditer(text)}
     return phrases, _WORD.findall(text)
 

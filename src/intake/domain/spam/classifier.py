@@ -15,6 +15,7 @@ logarithms instead: the same order, without ties, on a scale of natural-log odds
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from typing import Protocol
@@ -26,7 +27,8 @@ UNKNOWN = 0.5  # X: what a token with no counts is taken to say
 MIN_DEVIATION = 0.1
 MAX_CLUES = 150
 _SHOWN_CLUES = 6
-_EPSILON = 1e-12
+_SPAMMY = UNKNOWN + MIN_DEVIATION
+_HAMMY = UNKNOWN - MIN_DEVIATION
 
 
 class TokenCounts(Protocol):
@@ -66,33 +68,47 @@ def judge(
     tokens: TokenCounts,
     spam_messages: int,
     ham_messages: int,
+    memo: dict[int, float] | None = None,
 ) -> Judgement:
     """What statistics (`tokens`: hash to packed counts, model.pack) say of a message's
-    token hashes."""
+    token hashes. `memo` keeps each known token's f for these counts (Statistics.memo):
+    a form's words repeat, and their f stays until the statistics change."""
     if spam_messages == 0 or ham_messages == 0:
         return NOTHING_KNOWN  # one side only: every known token would look like it
     found = tokens.get
-    clues: list[tuple[float, int, float]] = []
+    remembered = memo.get if memo is not None else None
+    clue_f: list[float] = []
+    where: list[int] = []
     for index, token in enumerate(hashes):
-        packed = found(token)
-        if not packed:
-            continue
-        spam, ham = packed >> 32, packed & 0xFFFFFFFF
-        spam_ratio = spam / spam_messages
-        ratio_sum = spam_ratio + ham / ham_messages
-        n = spam + ham
-        f = (STRENGTH * UNKNOWN + n * spam_ratio / ratio_sum) / (STRENGTH + n)
-        strength = f - 0.5 if f > 0.5 else 0.5 - f
-        if strength >= MIN_DEVIATION:
-            clues.append((strength, index, f))
-    if not clues:
+        f = remembered(token) if remembered is not None else None
+        if f is None:
+            packed = found(token)
+            if not packed:
+                continue
+            spam, ham = packed >> 32, packed & 0xFFFFFFFF
+            spam_ratio = spam / spam_messages
+            n = spam + ham
+            p = spam_ratio / (spam_ratio + ham / ham_messages)
+            f = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n)
+            if memo is not None:
+                memo[token] = f
+        if f >= _SPAMMY or f <= _HAMMY:
+            clue_f.append(f)
+            where.append(index)
+    if not clue_f:
         return NOTHING_KNOWN
-    clues.sort(reverse=True)
-    kept = clues[:MAX_CLUES]
-    freedom = 2 * len(kept)
-    ln_f = sum(math.log(max(f, _EPSILON)) for _, _, f in kept)
-    ln_not_f = sum(math.log(max(1.0 - f, _EPSILON)) for _, _, f in kept)
+    strengths = [abs(f - 0.5) for f in clue_f]
+    if len(clue_f) > MAX_CLUES:
+        kept = heapq.nlargest(MAX_CLUES, range(len(clue_f)), key=strengths.__getitem__)
+        clue_f = [clue_f[i] for i in kept]
+        where = [where[i] for i in kept]
+        strengths = [strengths[i] for i in kept]
+    freedom = 2 * len(clue_f)
+    # S > 0 keeps every f strictly between 0 and 1: both logarithms are finite.
+    ln_f = sum(map(math.log, clue_f))
+    ln_not_f = sum(map(math.log, [1.0 - f for f in clue_f]))
     # Low f everywhere makes Σ ln f far below chance: its tail is tiny, and the message
     # hammy. The spam side mirrors it.
     evidence = log_chi2_tail(-2.0 * ln_f, freedom) - log_chi2_tail(-2.0 * ln_not_f, freedom)
-    return Judgement(evidence, tuple((index, f) for _, index, f in kept[:_SHOWN_CLUES]))
+    shown = heapq.nlargest(_SHOWN_CLUES, range(len(clue_f)), key=strengths.__getitem__)
+    return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))

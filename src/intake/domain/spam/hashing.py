@@ -5,7 +5,7 @@ process counts a token under the same number; without it a hash says nothing of 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 KEY_NAME = "spam-token-key"
 KEY_BYTES = 32
@@ -34,6 +34,12 @@ class TokenHasher:
             self._known.clear()
         self._known[token] = value
         return value
+
+    def hash_all(self, tokens: Sequence[str]) -> list[int]:
+        """Each token's hash, in order: the remembered ones looked up in one pass."""
+        known = self._known.get
+        hashed = self.hash
+        return [h if (h := known(token)) is not None else hashed(token) for token in tokens]
 
     def hashes(self, tokens: Iterable[str]) -> tuple[int, ...]:
         """The distinct hashes of `tokens`, sorted: a lesson's form, and the order in which

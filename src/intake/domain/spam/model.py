@@ -53,6 +53,9 @@ class Statistics:
     ham_messages: int = 0
     tokens: Mapping[int, int] = field(factory=dict)
     generation: int = 0
+    # Each known token's probability for these counts, worked out once (classifier.judge):
+    # right for as long as this object lives, so a change makes a new Statistics.
+    memo: dict[int, float] = field(factory=dict, eq=False, repr=False)
 
     @property
     def messages(self) -> int:

@@ -101,7 +101,8 @@ def tokens(
     for name in sorted(data)[:20]:
         out["field:" + name.lower()[:MAX_FIELD_NAME]] = None
     body = "\n".join(_bounded_texts(data))
-    links = _LINK.findall(body)
+    lowered = body.lower()
+    links = _LINK.findall(body) if "http" in lowered or "www." in lowered else []
     for host in links[:20]:
         _host_tokens(host, out)
     if reply_to and "@" in reply_to:
@@ -109,7 +110,7 @@ def tokens(
     out[f"shape:fields:{min(len(data), 12)}"] = None
     out[f"shape:length:{_bucket(len(body))}"] = None
     out[f"shape:links:{min(len(links), 6)}"] = None
-    if _MARKUP.search(body):
+    if "<" in body and _MARKUP.search(body):
         out["shape:markup"] = None
     if not body.isascii():
         # How much of it is outside ASCII, in eighths: UTF-8's extra bytes, counted in C.
@@ -119,5 +120,5 @@ def tokens(
         out["heuristic:" + finding.split(":", 1)[0]] = None
     if subject:
         _word_tokens(subject[:400].lower(), "subject:", out)
-    _word_tokens(body.lower(), "", out)
+    _word_tokens(lowered, "", out)
     return list(out)

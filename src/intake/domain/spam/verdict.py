@@ -85,7 +85,7 @@ def spam_score(
     if trust == 0.0 and others_trust == 0.0:
         return heuristic
     words = tokens(data, subject, reply_to, heuristic.reasons)
-    hashes = [hasher.hash(word) for word in words]
+    hashes = hasher.hash_all(words)
     reasons = list(heuristic.reasons)
     points = heuristic.points
     if others_trust > 0.0:
@@ -96,7 +96,7 @@ def spam_score(
         if trust == 0.0:
             reasons.extend(_clue_reasons(words, said))
     if trust > 0.0:
-        said = judge(hashes, own.tokens, own.spam_messages, own.ham_messages)
+        said = judge(hashes, own.tokens, own.spam_messages, own.ham_messages, own.memo)
         points = (1.0 - trust) * points + trust * learned_points(said.evidence)
         reasons.append(f"filter:{said.evidence:+.1f}")
         reasons.extend(_clue_reasons(words, said))
