@@ -131,3 +131,22 @@ async def test_dead_deliveries_count_on_the_day_they_were_made(store: Store) -> 
         DayCounts("frm_1", 1, accepted=1),
         DayCounts("frm_1", 2, accepted=1, failed=1),
     ]
+
+
+async def test_a_day_with_a_dead_delivery_alone_and_a_form_named_twice(store: Store) -> None:
+    await seed(store, form())
+    await store.destinations.add_endpoint(endpoint(created_at=at("2026-01-01T00:00:00+00:00")))
+    # Received before the grid; its delivery made, and dead, on the grid's first day.
+    await received(store, ("2026-01-12T23:00:00+00:00", ACCEPTED))
+    await store.deliveries.fan_out(at("2026-01-13T09:00:00+00:00"), 100)
+    claimed = await store.deliveries.claim_due(at("2026-01-13T09:00:00+00:00"), LEASE, 10)
+    for lease in claimed.leased:
+        await store.deliveries.record_failure(
+            lease.delivery.delivery_id, at("2026-01-13T09:00:00+00:00"), "503", None
+        )
+    await received(store, ("2026-01-14T10:00:00+00:00", SPAM))
+    grid = DayGrid.ending_today(at("2026-01-14T20:00:00+00:00"), 2, ZoneInfo("UTC"))
+
+    counts = await store.activity.daily_counts(["frm_1", "frm_1"], grid)
+
+    assert list(counts) == [DayCounts("frm_1", 0, failed=1), DayCounts("frm_1", 1, spam=1)]

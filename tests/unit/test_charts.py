@@ -108,12 +108,4 @@ def test_a_day_is_its_time_zones_day_across_daylight_saving_changes() -> None:
     assert grid.index_of(datetime(2026, 10, 25, 22, 59, tzinfo=UTC)) == 1
     assert grid.index_of(datetime(2026, 10, 25, 23, 0, tzinfo=UTC)) == 2
     assert grid.index_of(grid.end) is None
-    assert grid.grain() == timedelta(hours=1)
-
-
-def test_the_grain_divides_every_day_exactly() -> None:
-    utc = DayGrid.ending_today(NOW, 30, ZoneInfo("UTC"))
-    kathmandu = DayGrid.ending_today(NOW, 30, ZoneInfo("Asia/Kathmandu"))  # UTC+05:45
-
-    assert utc.grain() == timedelta(days=1)
-    assert kathmandu.grain() == timedelta(minutes=15)
+    assert grid.ends == (*grid.starts[1:], grid.end)

@@ -38,6 +38,7 @@ PG_RELEASED = {
     "0019_recipient_consent": "cb50cc53fb49728da3d64425e2c0334a5e0a0addbd55cf80eaae392b3a0c8a2b",
     "0020_form_deletion": "16f7fcd32f80b53bd2d961ca063e8278b3be4b9dc8a802c76ccc57ec8159184d",
     "0021_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
+    "0022_form_created_status": "b394d1efe06947667ca7a824931a44f246f1674432829c47a9320a95ab9aa933",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -60,6 +61,7 @@ SQLITE_RELEASED = {
     "0017_recipient_consent": "e89e352e7452153acb91768c334769d27396ac4e2d90fd2fe8d64aabf7831848",
     "0018_form_deletion": "05d5cbafaef59b2924225afe4bc12366ef974b7774076825b21ca613af6d410e",
     "0019_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
+    "0020_form_created_status": "2e5ed7bfb396ea84847eec0de9c915041b3099f2d439fd69734ad0f83cd36529",
 }
 
 

@@ -4,7 +4,6 @@ dashboard's charts, docs/dashboard.md#charts)."""
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
@@ -30,14 +29,10 @@ class DayGrid:
         days = tuple(today - timedelta(days=back) for back in range(count - 1, -1, -1))
         return cls(days, tuple(_start(day, zone) for day in days), _start(today + _DAY, zone))
 
-    def grain(self) -> timedelta:
-        """The longest span, up to a day, that every day's start is a whole number of
-        from GRAIN_ORIGIN: counts in bins of it so aligned add up exactly to days. An
-        hour for most time zones, 15 minutes for the few whose offset has minutes."""
-        offsets = (
-            int((start - GRAIN_ORIGIN).total_seconds()) for start in (*self.starts, self.end)
-        )
-        return timedelta(seconds=math.gcd(DAY_SECONDS, *offsets))
+    @property
+    def ends(self) -> tuple[datetime, ...]:
+        """Where each day ends: the next day's start, the last day's `end`."""
+        return (*self.starts[1:], self.end)
 
     def index_of(self, moment: datetime) -> int | None:
         """The day `moment` falls on, by its place in `days`; None outside the grid."""
@@ -47,8 +42,6 @@ class DayGrid:
 
 
 _DAY = timedelta(days=1)
-DAY_SECONDS = 86_400
-GRAIN_ORIGIN = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def _start(day: date, zone: ZoneInfo) -> datetime:

@@ -46,10 +46,9 @@ _DAILY_COUNTS = """
 def _daily_counts(
     conn: sqlite3.Connection, form_ids: Sequence[str], grid: DayGrid
 ) -> list[DayCounts]:
-    bounds = [*grid.starts[1:], grid.end]
     days = [
         [mapping.time_text(start), mapping.time_text(end)]
-        for start, end in zip(grid.starts, bounds, strict=True)
+        for start, end in zip(grid.starts, grid.ends, strict=True)
     ]
     params = {
         "days": json.dumps(days),
