@@ -32,6 +32,8 @@ class Options:
     quick: bool
     listing_rows: int = 1_000_000
     listing_only: bool = False
+    dashboard_rows: int = 100_000
+    dashboard_only: bool = False
 
 
 def _positive(text: str) -> int:
@@ -115,6 +117,17 @@ def parser() -> argparse.ArgumentParser:
         help="measure only the listing, search and export of a large form",
     )
     p.add_argument(
+        "--dashboard-rows",
+        type=_not_negative,
+        help="submissions seeded in one form for the dashboard's pages "
+        "(default 100,000; --quick 5,000; 0 skips them)",
+    )
+    p.add_argument(
+        "--dashboard-only",
+        action="store_true",
+        help="measure only the dashboard's pages with a large form",
+    )
+    p.add_argument(
         "--profile",
         action="store_true",
         help="also sample the production worker with py-spy under load",
@@ -170,4 +183,6 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         quick=quick,
         listing_rows=int(pick(args.listing_rows, 1_000_000, 20_000)),
         listing_only=args.listing_only,
+        dashboard_rows=int(pick(args.dashboard_rows, 100_000, 5_000)),
+        dashboard_only=args.dashboard_only,
     )

@@ -31,7 +31,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import charts, cli_startup, client_size, keepalive, listing, machine, round_trips
+from bench import (
+    cli_startup,
+    client_size,
+    dashboard,
+    keepalive,
+    listing,
+    machine,
+    round_trips,
+)
 from bench.figures import figures_of
 from bench.options import Options
 from bench.report import report
@@ -279,12 +287,14 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
         results["production_prefilled"]["stored"] = results.pop("prefilled_stored")
     results["production_statuses"] = empty_db.statuses()
     listing.measure(options, production_env, bench.workdir, results)
-    charts.measure(options, production_env, results)
+    dashboard.measure(options, production_env, bench.workdir, results)
 
 
 def run(options: Options, say: Callable[[str], None] = print) -> int:
     if options.listing_only:
         return listing.alone(options, production_env, say)
+    if options.dashboard_only:
+        return dashboard.alone(options, production_env, say)
     started = time.monotonic()
     wrk = find_wrk()
     results: dict[str, Any] = {
@@ -322,7 +332,7 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
     say(report(figures, checks))
     say("")
     listing_met = listing.say_figures(results, say)
-    listing_met = charts.say_figures(results, say) and listing_met
+    listing_met = dashboard.say_figures(results, say) and listing_met
     others = results["machine_during_measurement"]["others"]
     if others > BUSY_CORES:
         say(

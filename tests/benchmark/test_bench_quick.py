@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from bench import client_size, profiling, report, storage, targets, wrk
+from bench import client_size, dashboard, profiling, report, storage, targets, wrk
 from bench.figures import figures_of
 from bench.options import parse
 
@@ -442,6 +442,8 @@ def test_quick_defaults_are_short_and_full_defaults_meet_the_targets_preconditio
     assert parse(["--quick", "--prefill", "0"]).prefill == 0
     assert (quick.listing_rows, full.listing_rows) == (20_000, 1_000_000)
     assert parse(["--listing-rows", "0"]).listing_rows == 0
+    assert (quick.dashboard_rows, full.dashboard_rows) == (5_000, 100_000)
+    assert parse(["--dashboard-rows", "0"]).dashboard_rows == 0
 
 
 def _postgres() -> str:
@@ -524,11 +526,11 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(
     # The listing figures: every seeded row came back through the export.
     assert results["listing"]["export_csv"]["rows"] == results["listing"]["rows"]
     assert "listing and search" in done.stdout
-    # The charts' figures: both pages' query, on as many rows as the listing's.
-    assert results["charts"]["rows"] == results["listing"]["rows"]
-    assert results["charts"]["form_page_90_days"]["p95_ms"] > 0
-    assert results["charts"]["forms_list_30_days"]["p95_ms"] > 0
-    assert "charts, " in done.stdout
+    # The dashboard's pages, each fetched over HTTP and found to show what it should.
+    assert results["dashboard"]["rows"] == 5_000
+    for page in dashboard.pages("", ""):
+        assert results["dashboard"][page]["p95_ms"] > 0, page
+    assert "dashboard pages over HTTP" in done.stdout
     # The run's databases are dropped and its rate-limit windows deleted.
     made = results["databases"].values()
     assert {made["database"] for made in made}.isdisjoint(_bench_databases(admin))
