@@ -15,7 +15,7 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 endif
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install run test test-js test-fast test-faults fuzz bench browser screenshots lint typecheck format clean
+.PHONY: install run test test-js test-fast test-faults fuzz bench bench-spam browser screenshots lint typecheck format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ fuzz: install
 
 bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The learning spam filter against bogofilter, online over the SpamAssassin public corpus,
+# fetched once into ~/.cache/intake-bench/spam (docs/scoring.md, "Measured").
+bench-spam: install
+	$(BIN)/python -m bench.spam $(BENCH_SPAM_ARGS)
 
 # Debian's Chromium for the browser tests; no browser is ever downloaded by a test tool.
 browser:

@@ -1,0 +1,133 @@
+"""intake's side of the run, in process: each mail submitted to a form with the default
+threshold through the real pipeline (Intake.open, the library), its status and spam score
+read back, then taught through the owner-side service (bench/spam/owner.py).
+
+Time is simulated: the corpus arrives at a fixed rate a day on a fake clock, and in the
+errors mode the sweep that settles untouched submissions runs once a simulated day."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from attrs import frozen
+
+from bench.spam import owner, timing
+from bench.spam.corpus import Mail
+from bench.spam.metrics import Scored
+from bench.spam.modes import Mode
+from intake.adapters.memory import FakeClock, InMemoryStore
+from intake.config import Settings
+from intake.domain.model import Plan, Submission, SubmissionStatus
+from intake.entrypoints.library import Intake
+from intake.service.admin import Admin
+
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+DAY = 86_400.0
+# Nothing of the run may be refused: the windows are still counted and checked, but none
+# can fill, and a mail of the corpus (up to 200 KB of text) fits.
+UNLIMITED_RATE = "1000000000/1"
+TEXT_BYTES = 4 * 1024 * 1024
+RUN_SETTINGS = {
+    "INTAKE_RATE_LIMIT_PUBLIC_BURST": UNLIMITED_RATE,
+    "INTAKE_RATE_LIMIT_PUBLIC_SUSTAINED": UNLIMITED_RATE,
+    "INTAKE_RATE_LIMIT_PUBLIC_FORM": UNLIMITED_RATE,
+    "INTAKE_MAX_BODY_BYTES": str(TEXT_BYTES),
+    "INTAKE_MAX_FIELD_VALUE_BYTES": str(TEXT_BYTES),
+    "INTAKE_MAX_TOTAL_TEXT_BYTES": str(TEXT_BYTES),
+}
+MONTHLY_LIMIT = 1_000_000_000
+CLIENT_IP = "198.18.0.1"  # RFC 2544's benchmarking range: no one's address
+
+
+class RunError(RuntimeError):
+    """intake refused a mail of the corpus, or answered something the run cannot read."""
+
+
+def settings() -> Settings:
+    return Settings.from_env({"INTAKE_DATABASE_URL": "sqlite:///:memory:", **RUN_SETTINGS})
+
+
+@asynccontextmanager
+async def _opened(store: str, clock: FakeClock) -> AsyncIterator[Intake]:
+    if store == "sqlite":
+        async with Intake.open(settings(), clock=clock) as intake:
+            yield intake
+        return
+    memory = InMemoryStore()
+    try:
+        async with Intake.open(settings(), clock=clock, store=memory) as intake:
+            yield intake
+    finally:
+        await memory.close()
+
+
+@frozen
+class IntakeRun:
+    """intake's verdicts on the corpus, in order, and what the run saw of its parts."""
+
+    results: list[Scored]
+    threshold: float
+    corrections: int  # owner triage that changed a status
+    settled: int | None  # taught by the rule for untouched submissions (None: no rule)
+    scoring_us: list[float]  # the domain scoring call, one per mail (full mode only)
+
+
+@frozen
+class _Form:
+    admin: Admin
+    key: str
+    workspace_id: str
+    threshold: float
+
+
+async def _form(intake: Intake) -> _Form:
+    admin = intake.admin
+    workspace = await admin.create_workspace(
+        "Spam bench", Plan.BUSINESS, monthly_limit=MONTHLY_LIMIT
+    )
+    form = await admin.create_form(workspace.workspace_id, name="Contact")
+    return _Form(admin, form.public_form_key, workspace.workspace_id, form.spam_threshold)
+
+
+async def _submit(intake: Intake, form: _Form, mail: Mail) -> tuple[Scored, Submission]:
+    result = await intake.submit(form.key, mail.fields, client_ip=CLIENT_IP)
+    if not result.ok or result.submission_id is None:
+        raise RunError(f"{mail.name} was refused: {result.status} {result.error_code}")
+    submission = await form.admin.submission(result.submission_id)
+    if submission.status not in (SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM):
+        raise RunError(f"{mail.name} was kept as {submission.status.value}")
+    flagged = submission.status is SubmissionStatus.SPAM
+    return Scored(mail.spam, submission.spam_score, flagged), submission
+
+
+async def run(
+    mails: Sequence[Mail],
+    mode: Mode,
+    *,
+    store: str,
+    per_day: int,
+    progress: Callable[[int], None],
+) -> IntakeRun:
+    clock = FakeClock(START)
+    results: list[Scored] = []
+    corrections = 0
+    settled: int | None = 0
+    async with _opened(store, clock) as intake:
+        form = await _form(intake)
+        for index, mail in enumerate(mails):
+            scored, submission = await _submit(intake, form, mail)
+            results.append(scored)
+            if mode is Mode.FULL or scored.flagged != mail.spam:
+                await owner.teach(form.admin, submission, spam=mail.spam)
+                corrections += scored.flagged != mail.spam
+            clock.advance(DAY / per_day)
+            if mode is Mode.ERRORS and (index + 1) % per_day == 0 and settled is not None:
+                taught = await owner.settle_untouched(form.admin)
+                settled = None if taught is None else settled + taught
+            progress(index + 1)
+        scoring_us: list[float] = []
+        if mode is Mode.FULL:
+            scoring_us = await timing.scoring_times(intake, form.workspace_id, mails)
+    return IntakeRun(results, form.threshold, corrections, settled, scoring_us)

@@ -1,0 +1,24 @@
+"""What an owner does to a submission in the run, through the owner-side service the
+management API's PATCH calls: releasing teaches ham, marking spam teaches spam, and the
+status it already has confirms it (teaches it, changes nothing else)."""
+
+from __future__ import annotations
+
+from intake.domain.model import Submission
+from intake.domain.triage import TriageStatus
+from intake.service.admin import Admin
+
+
+async def teach(admin: Admin, submission: Submission, *, spam: bool) -> None:
+    """Sets the submission's true status, as `PATCH /v1/submissions/{id}` would."""
+    await admin.set_status(submission, TriageStatus.SPAM if spam else TriageStatus.ACCEPTED)
+
+
+async def settle_untouched(admin: Admin) -> int | None:
+    """The rule for submissions nobody touched, as the daily sweep applies it at the
+    clock's present time: how many it taught; None where this build has no such rule."""
+    sweep = getattr(admin, "settle_untouched", None)
+    if sweep is None:
+        return None
+    taught: int = await sweep()
+    return taught
