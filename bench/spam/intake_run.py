@@ -20,6 +20,7 @@ from bench.spam.modes import Mode
 from intake.adapters.memory import FakeClock, InMemoryStore
 from intake.config import Settings
 from intake.domain.model import Plan, Submission, SubmissionStatus
+from intake.domain.spam.model import EMPTY, Statistics
 from intake.entrypoints.library import Intake
 from intake.service.admin import Admin
 
@@ -72,6 +73,7 @@ class IntakeRun:
     corrections: int  # owner triage that changed a status
     settled: int | None  # taught by the rule for untouched submissions (None: no rule)
     scoring_us: list[float]  # the domain scoring call, one per mail (full mode only)
+    timed_on: Statistics  # the workspace's statistics the scoring call was timed on
 
 
 @frozen
@@ -128,6 +130,10 @@ async def run(
                 settled = None if taught is None else settled + taught
             progress(index + 1)
         scoring_us: list[float] = []
+        timed_on = EMPTY
         if mode is Mode.FULL:
-            scoring_us = await timing.scoring_times(intake, form.workspace_id, mails)
-    return IntakeRun(results, form.threshold, corrections, settled, scoring_us)
+            evidence, scoring_us = await timing.scoring_times(
+                intake, form.workspace_id, form.threshold, mails
+            )
+            timed_on = evidence.own
+    return IntakeRun(results, form.threshold, corrections, settled, scoring_us, timed_on)

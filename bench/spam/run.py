@@ -87,7 +87,12 @@ def run(options: Options) -> int:
     half = len(mails) - len(mails) // 2
     print(f"\nover the second half ({half} mails), intake's form at threshold {full.threshold:g}:")
     print(report.table(rows))
-    print(f"\nscoring µs per submission: p50 {p50:.1f}, p90 {p90:.1f} ({timing.HOW})")
+    trained = full.timed_on
+    print(
+        f"\nscoring µs per submission: p50 {p50:.1f}, p90 {p90:.1f} ({timing.HOW}: "
+        f"{trained.spam_messages} spam, {trained.ham_messages} ham, "
+        f"{len(trained.tokens)} tokens)"
+    )
     settled = "no rule on this build" if errors.settled is None else str(errors.settled)
     print(
         f"mistakes corrected: intake {errors.corrections} by triage, settled untouched: "
