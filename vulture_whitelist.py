@@ -27,6 +27,8 @@ from intake.domain.errors import Rejection
 from intake.domain.form_messages import Templates
 from intake.entrypoints.http.app import served_app
 from intake.entrypoints.http.dashboard.charts import Chart
+from intake.entrypoints.http.dashboard.inbox import InboxQuery
+from intake.entrypoints.http.dashboard.submission_view import ShownValue
 from intake.entrypoints.http.httptools_protocol import IntakeHttpToolsProtocol
 from intake.entrypoints.http.protocol import IntakeH11Protocol
 from intake.entrypoints.library import Intake, SubmissionResult
@@ -102,6 +104,8 @@ FormStatusCounts.unverified
 Chart.svg
 Chart.first_day
 Chart.last_day
+InboxQuery.filtered
+ShownValue.length
 
 # uvicorn imports the serving factory by its name (`intake serve`).
 served_app

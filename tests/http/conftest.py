@@ -64,7 +64,7 @@ from intake.config import Settings
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Form, Submission, Workspace
+from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
 from intake.entrypoints.http import create_app
 from intake.ports.activity import ActivityRepository
 from intake.ports.api_keys import ApiKeyRepository
@@ -181,6 +181,11 @@ class FailingCommits:
 
     async def page(self, query: SubmissionQuery) -> SubmissionPage:
         return await self.inner.page(query)
+
+    async def status_counts(
+        self, form_id: str, chosen: SubmissionFilter, limit: int
+    ) -> dict[SubmissionStatus, int]:
+        return await self.inner.status_counts(form_id, chosen, limit)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return await self.inner.outbox(limit)

@@ -159,7 +159,7 @@ def test_a_member_sees_the_keys_but_cannot_create_or_revoke(dash: Dashboard) -> 
 def test_refusals_without_session_or_csrf(dash: Dashboard) -> None:
     anonymous = dash.client.get(SETTINGS)
     assert anonymous.status_code == 303
-    assert anonymous.headers["location"] == "/dashboard/sign-in"
+    assert anonymous.headers["location"] == "/dashboard/sign-in?next=/dashboard/settings"
     assert dash.client.post(SETTINGS + "/keys", data={}).status_code == 303
     _owner(dash)
 

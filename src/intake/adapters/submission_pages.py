@@ -39,9 +39,26 @@ def page_statement(
 ) -> tuple[str, list[object]]:
     """The statement, with `?` placeholders, and its parameters: one more row than the
     page holds, which tells whether more follow."""
+    conditions, params = filter_conditions(query.form_id, query.filter, time, search)
+    if query.after is not None:
+        conditions.append("submission_id > ?" if query.oldest_first else "submission_id < ?")
+        params.append(query.after)
+    order = "ASC" if query.oldest_first else "DESC"
+    statement = (
+        f"{sql.SELECT_SUBMISSION} WHERE {' AND '.join(conditions)}"
+        f" ORDER BY submission_id {order} LIMIT ?"
+    )
+    params.append(query.limit + 1)
+    return statement, params
+
+
+def filter_conditions(
+    form_id: str, chosen: SubmissionFilter, time: Callable[[datetime], object], search: Search
+) -> tuple[list[str], list[object]]:
+    """The conditions (to join with AND) that pick the form's submissions `chosen` matches,
+    and their parameters, in order."""
     conditions = ["form_id = ?"]
-    params: list[object] = [query.form_id]
-    chosen = query.filter
+    params: list[object] = [form_id]
     if chosen.statuses:
         statuses = sorted(status.value for status in chosen.statuses)
         conditions.append(f"status IN ({', '.join('?' * len(statuses))})")
@@ -55,16 +72,7 @@ def page_statement(
     if chosen.text is not None:
         conditions.append(search.condition)
         params.append(search.parameter(chosen.text))
-    if query.after is not None:
-        conditions.append("submission_id > ?" if query.oldest_first else "submission_id < ?")
-        params.append(query.after)
-    order = "ASC" if query.oldest_first else "DESC"
-    statement = (
-        f"{sql.SELECT_SUBMISSION} WHERE {' AND '.join(conditions)}"
-        f" ORDER BY submission_id {order} LIMIT ?"
-    )
-    params.append(query.limit + 1)
-    return statement, params
+    return conditions, params
 
 
 async def each_submission(

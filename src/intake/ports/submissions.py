@@ -10,7 +10,7 @@ from intake.domain.errors import ErrorCode
 from intake.domain.form_messages import AUTORESPONSE_RECORDS_KEPT
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import FormMode, OutboxEvent, Submission
+from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
 from intake.ports.triage import Erased, Erasure, Release, Released
 
 # Ids per call of `SubmissionRepository.existing`, in every store alike: the caller
@@ -231,6 +231,14 @@ class SubmissionRepository(Protocol):
         """Up to `query.limit` submissions of the form that `query.filter` matches
         (SubmissionFilter.matches is the rule), in the query's order after `query.after`,
         and whether more follow. One query, led by the form's id index."""
+        ...
+
+    async def status_counts(
+        self, form_id: str, chosen: SubmissionFilter, limit: int
+    ) -> dict[SubmissionStatus, int]:
+        """How many of the form's submissions `chosen` matches (its statuses aside), for
+        each status, each counted up to `limit` (ValueError below 1): one query, a status
+        reading at most `limit` entries of the form's status index."""
         ...
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]: ...

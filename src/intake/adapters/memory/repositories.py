@@ -21,7 +21,13 @@ from intake.adapters.submission_pages import each_submission
 from intake.domain.deliveries import DeliveryState
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
-from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
+from intake.domain.listing import (
+    ALL,
+    SubmissionFilter,
+    SubmissionPage,
+    SubmissionQuery,
+    count_by_status,
+)
 from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
 from intake.domain.quota import period as quota_period
 from intake.ports.forms import FormContext
@@ -312,6 +318,11 @@ class InMemorySubmissions(Repository):
             reverse=not query.oldest_first,
         )
         return SubmissionPage(tuple(rows[: query.limit]), more=len(rows) > query.limit)
+
+    async def status_counts(
+        self, form_id: str, chosen: SubmissionFilter, limit: int
+    ) -> dict[SubmissionStatus, int]:
+        return count_by_status(self._t.submissions.values(), form_id, chosen, limit)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return sorted(self._t.outbox.values(), key=lambda r: r.event.event_id)[:limit]

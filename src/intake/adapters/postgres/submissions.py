@@ -26,6 +26,7 @@ from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
 from intake.adapters.sql_rows import Params, existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
+from intake.adapters.submission_counts import count_statement, counts_from_row
 from intake.adapters.submission_pages import (
     Search,
     each_submission,
@@ -35,7 +36,7 @@ from intake.adapters.submission_pages import (
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -242,6 +243,14 @@ class PostgresSubmissions:
         rows = await self._db.fetch_all(for_psycopg(statement), params)
         found = [ROW_MAPPER.submission_from_row(row) for row in rows]
         return SubmissionPage(tuple(found[: query.limit]), more=len(found) > query.limit)
+
+    async def status_counts(
+        self, form_id: str, chosen: SubmissionFilter, limit: int
+    ) -> dict[SubmissionStatus, int]:
+        statement, params = count_statement(form_id, chosen, limit, mapping.moment, _SEARCH)
+        row = await self._db.fetch_one(for_psycopg(statement), params)
+        assert row is not None
+        return counts_from_row([row[status.value] for status in SubmissionStatus])
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return [

@@ -24,11 +24,12 @@ from intake.adapters.sqlite import (
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
+from intake.adapters.submission_counts import count_statement, counts_from_row
 from intake.adapters.submission_pages import Search, each_submission, page_statement
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -93,6 +94,13 @@ def _page(conn: sqlite3.Connection, query: SubmissionQuery) -> SubmissionPage:
     return SubmissionPage(tuple(rows[: query.limit]), more=len(rows) > query.limit)
 
 
+def _status_counts(
+    conn: sqlite3.Connection, form_id: str, chosen: SubmissionFilter, limit: int
+) -> dict[SubmissionStatus, int]:
+    statement, params = count_statement(form_id, chosen, limit, mapping.time_text, _SEARCH)
+    return counts_from_row(list(conn.execute(statement, params).fetchone()))
+
+
 def _outbox(conn: sqlite3.Connection, limit: int) -> list[OutboxRow]:
     return [ROW_MAPPER.outbox_row_from_row(row) for row in conn.execute(_OUTBOX, (limit,))]
 
@@ -147,6 +155,11 @@ class SqliteSubmissions:
 
     async def page(self, query: SubmissionQuery) -> SubmissionPage:
         return await self._worker.run(_page, query)
+
+    async def status_counts(
+        self, form_id: str, chosen: SubmissionFilter, limit: int
+    ) -> dict[SubmissionStatus, int]:
+        return await self._worker.run(_status_counts, form_id, chosen, limit)
 
     async def outbox(self, limit: int = 100) -> list[OutboxRow]:
         return await self._worker.run(_outbox, limit)

@@ -13,6 +13,7 @@ from intake.service.admin.changes import (
     WorkspaceChanges,
 )
 from intake.service.admin.chat_destinations import ChatRequest
+from intake.service.admin.delivery_targets import DeliveryTargets
 from intake.service.admin.destinations import CreatedEndpoint
 from intake.service.admin.erasure import ErasedSubmission, ErasureReceipt
 from intake.service.admin.errors import AdminError, NotFoundError, WorkspaceSuspended
@@ -23,7 +24,7 @@ from intake.service.admin.inputs import (
     parse_rule,
 )
 from intake.service.admin.keys import CreatedKey
-from intake.service.admin.listing import Listed, submission_filter
+from intake.service.admin.listing import COUNT_LIMIT, InboxPage, Listed, submission_filter
 from intake.service.admin.outbox import Outbox
 from intake.service.admin.service import Admin
 from intake.service.admin.submissions import CsvRow
@@ -31,6 +32,7 @@ from intake.service.admin.webhooks import DeliveryPage, SubmissionDetail
 from intake.service.admin.workspaces import WorkspaceUsage
 
 __all__ = [
+    "COUNT_LIMIT",
     "DEFAULT_FORM_NAME",
     "MAX_FORM_NAME",
     "UNSET",
@@ -41,9 +43,11 @@ __all__ = [
     "CreatedKey",
     "CsvRow",
     "DeliveryPage",
+    "DeliveryTargets",
     "ErasedSubmission",
     "ErasureReceipt",
     "FormChanges",
+    "InboxPage",
     "Listed",
     "NotFoundError",
     "Outbox",

@@ -34,6 +34,21 @@ class Listed:
     next_cursor: str | None
 
 
+# Tab counts stop here: past it the inbox says "10,000+", and a count costs no more.
+COUNT_LIMIT = 10_000
+
+
+@frozen
+class InboxPage:
+    """A page of the inbox: the listing, the cursor of the page before it (None: it is
+    the first), and the counts by status (each at most COUNT_LIMIT + 1: more than
+    COUNT_LIMIT is all it says then)."""
+
+    listed: Listed
+    previous_cursor: str | None
+    counts: dict[SubmissionStatus, int]
+
+
 def submission_filter(
     statuses: Iterable[str] = (),
     since: datetime | None = None,
@@ -78,3 +93,41 @@ class ListingAdmin(SubmissionAdmin, OwnershipAdmin):
         page = await self._store.submissions.page(query)
         last = page.submissions[-1].submission_id if page.more else None
         return Listed(page.submissions, encode_cursor(last) if last is not None else None)
+
+    async def inbox_page(
+        self,
+        workspace_id: str,
+        form_id: str,
+        chosen: SubmissionFilter,
+        *,
+        cursor: str | None = None,
+        before: str | None = None,
+        limit: int = DEFAULT_PAGE,
+    ) -> InboxPage:
+        """`submission_page` with what the dashboard's inbox shows around it: the page
+        before it (`before`: a `previous_cursor`, the newer rows next to it), and the
+        form's submissions under `chosen`'s dates and search counted by status, each up
+        to COUNT_LIMIT + 1 (one query). Going back past the newest rows gives the first
+        page, full."""
+        check_page_limit(limit)
+        after = page_after(cursor, decode_cursor, CursorError)
+        newer_than = page_after(before, decode_cursor, CursorError)
+        await self.owned_form(workspace_id, form_id)
+        counts = await self._store.submissions.status_counts(form_id, chosen, COUNT_LIMIT + 1)
+        if newer_than is not None:
+            back = await self._store.submissions.page(
+                SubmissionQuery(form_id, chosen, after=newer_than, limit=limit, oldest_first=True)
+            )
+            if back.more:
+                rows = tuple(reversed(back.submissions))
+                listed = Listed(rows, encode_cursor(rows[-1].submission_id))
+                return InboxPage(listed, encode_cursor(rows[0].submission_id), counts)
+            after = None
+        page = await self._store.submissions.page(
+            SubmissionQuery(form_id, chosen, after=after, limit=limit)
+        )
+        rows = page.submissions
+        last = rows[-1].submission_id if page.more else None
+        listed = Listed(rows, encode_cursor(last) if last is not None else None)
+        previous = encode_cursor(rows[0].submission_id) if after is not None and rows else None
+        return InboxPage(listed, previous, counts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from intake.service.admin.activity import ActivityAdmin
 from intake.service.admin.chat_destinations import ChatAdmin
 from intake.service.admin.consent import ConsentAdmin
+from intake.service.admin.delivery_targets import DeliveryTargetAdmin
 from intake.service.admin.destinations import DestinationAdmin
 from intake.service.admin.erasure import ErasureAdmin
 from intake.service.admin.form_lifecycle import FormLifecycleAdmin
@@ -21,6 +22,7 @@ class Admin(
     ConsentAdmin,
     ChatAdmin,
     WebhookAdmin,
+    DeliveryTargetAdmin,
     ListingAdmin,
     SubmissionAdmin,
     DestinationAdmin,

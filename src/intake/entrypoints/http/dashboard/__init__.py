@@ -22,6 +22,7 @@ from intake.entrypoints.http.dashboard import (
     pages,
     settings,
     stylesheet,
+    static_files,
     submission,
 )
 from intake.entrypoints.http.dashboard.web import PREFIX
@@ -57,6 +58,8 @@ def routes() -> list[Route]:
         Route(erasure.PATH, erasure.erase, methods=["POST"]),
         Route(erasure.PATH, erasure.receipt_page, methods=["GET"]),
         Route(submission.PATH, submission.submission_page, methods=["GET"]),
+        Route(submission.PATH + "/json", submission.submission_json, methods=["GET"]),
+        Route(submission.PATH + "/retry", submission.retry, methods=["POST"]),
         Route(submission.PATH + "/release", submission.release, methods=["POST"]),
         Route(submission.PATH + "/spam", submission.mark_spam, methods=["POST"]),
         Route(submission.PATH + "/delete", submission.delete_form, methods=["GET"]),
@@ -98,4 +101,5 @@ def routes() -> list[Route]:
         Route(form_webhooks.ENDPOINT + "/retry", form_webhooks.retry, methods=["POST"]),
         Route(form_webhooks.ENDPOINT + "/retry-dead", form_webhooks.retry_dead, methods=["POST"]),
         *stylesheet.routes(),
+        *static_files.routes(),
     ]

@@ -18,6 +18,7 @@ from intake.entrypoints.http.dashboard.inbox import (
     read_query,
     render,
 )
+from intake.entrypoints.http.dashboard.told import tell
 from intake.service.accounts import SignedIn
 from intake.service.admin import Admin, NotFoundError
 
@@ -48,6 +49,7 @@ async def bulk(request: Request, signed: SignedIn) -> Response:
         context = {
             "csrf": signed.csrf,
             "email": signed.user.email,
+            "form": form,
             "path": f"{FORMS}/{form.form_id}",
             "ids": [s.submission_id for s in chosen],
             "kept": query.params(),
@@ -55,7 +57,15 @@ async def bulk(request: Request, signed: SignedIn) -> Response:
         }
         return web.page(request, "bulk_confirm.html", context)
     await _apply(admin, action, chosen)
-    return web.see_other(back)
+    return await tell(request, signed, back, _done(action, len(chosen)))
+
+
+_DONE = {"release": "released (accepted)", "spam": "marked as spam", "delete": "deleted"}
+
+
+def _done(action: str, count: int) -> str:
+    """What the inbox says once the action is done, e.g. 2 submissions marked as spam."""
+    return f"{count} submission{'' if count == 1 else 's'} {_DONE[action]}."
 
 
 def _refusal(action: str, selected: int) -> str:

@@ -16,9 +16,10 @@ from intake.domain.listing import MAX_TEXT, SubmissionFilter
 from intake.domain.model import Form, Submission, SubmissionStatus
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.charts import form_chart
+from intake.entrypoints.http.dashboard.told import told
 from intake.entrypoints.http.exports import EXPORT_TYPES, export_response
 from intake.service.accounts import SignedIn
-from intake.service.admin import AdminError, NotFoundError, submission_filter
+from intake.service.admin import AdminError, InboxPage, NotFoundError, submission_filter
 
 FORMS = web.PREFIX + "/forms"
 KEPT = ("status", "q", "since", "until", "per_page")  # the filter, kept across pages
@@ -46,6 +47,7 @@ class InboxQuery:
     until: str
     per_page: int
     cursor: str | None
+    before: str | None = None  # a previous page: the cursor of the page after it
 
     def params(self, **changed: str | int) -> dict[str, str | int]:
         kept: dict[str, str | int] = {"status": self.status}
@@ -59,6 +61,15 @@ class InboxQuery:
 
     def url(self, path: str, **changed: str | int) -> str:
         return f"{path}?{urlencode(self.params(**changed))}"
+
+    def here(self, path: str, **changed: str | int) -> str:
+        """This very page's address (its cursor kept), with `changed`."""
+        where = {"cursor": self.cursor, "before": self.before}
+        return self.url(path, **{k: v for k, v in where.items() if v}, **changed)
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.q or self.since or self.until)
 
     def chosen(self) -> SubmissionFilter:
         try:
@@ -87,6 +98,7 @@ def read_query(params: Mapping[str, str]) -> InboxQuery:
         until=params.get("until", "").strip()[:40],
         per_page=int(size) if size in {str(n) for n in PAGE_SIZES} else PAGE_SIZES[0],
         cursor=params.get("cursor") or None,
+        before=None if params.get("cursor") else params.get("before") or None,
     )
 
 
@@ -188,15 +200,15 @@ async def render(
     request: Request, signed: SignedIn, form: Form, query: InboxQuery, errors: list[str]
 ) -> Response:
     admin = web.runtime(request).admin
-    rows: list[dict[str, object]] = []
-    next_url = None
+    listed: InboxPage | None = None
     if not errors:
         try:
-            listed = await admin.submission_page(
+            listed = await admin.inbox_page(
                 form.workspace_id,
                 form.form_id,
                 query.chosen(),
                 cursor=query.cursor,
+                before=query.before,
                 limit=query.per_page,
             )
         except BadQueryError as error:
@@ -206,10 +218,7 @@ async def render(
         except AdminError as error:
             stale = error.field == "cursor"
             errors.append(_STALE if stale else f"{error}.")
-        else:
-            rows = [_row(s) for s in listed.submissions]
-            if listed.next_cursor is not None:
-                next_url = query.url(_path(form), cursor=listed.next_cursor)
+    rows = [_row(s) for s in listed.listed.submissions] if listed else []
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
@@ -218,18 +227,51 @@ async def render(
         "current": "inbox",
         "query": query,
         "path": _path(form),
-        "tabs": [(s, query.url(_path(form), status=s)) for s in STATUSES],
+        "tabs": _tabs(query, _path(form), listed),
+        "total": listed.counts[SubmissionStatus(query.status)] if listed else None,
         "rows": rows,
         "errors": errors,
-        "next_url": next_url,
-        "first_url": query.url(_path(form)) if query.cursor else None,
+        **_page_links(query, _path(form), listed),
+        "select_all": request.query_params.get("select") == "page",
         "exports": [(f, query.url(_path(form) + "/export", format=f)) for f in EXPORT_TYPES],
         "page_sizes": PAGE_SIZES,
         "kept": query.params(),
         "spam_days": web.runtime(request).settings.spam_retention_days,  # 0: forever
         "chart": await form_chart(request, form.form_id),
+        "told": await told(request, signed),
     }
     return web.page(request, "inbox.html", context, status=422 if errors else 200)
+
+
+def _tabs(query: InboxQuery, path: str, listed: InboxPage | None) -> list[dict[str, object]]:
+    """Each status's tab: its link (the filter kept, from the first page) and its count
+    under the same dates and search (None when the page could not be read)."""
+    return [
+        {
+            "status": status,
+            "url": query.url(path, status=status),
+            "count": listed.counts[SubmissionStatus(status)] if listed else None,
+        }
+        for status in STATUSES
+    ]
+
+
+_LINKS = ("first_url", "previous_url", "next_url", "select_url", "unselect_url")
+
+
+def _page_links(query: InboxQuery, path: str, listed: InboxPage | None) -> dict[str, str | None]:
+    if listed is None:
+        return dict.fromkeys(
+            ("first_url", "previous_url", "next_url", "select_url", "unselect_url")
+        )
+    previous, following = listed.previous_cursor, listed.listed.next_cursor
+    return {
+        "first_url": query.url(path) if previous else None,
+        "previous_url": query.url(path, before=previous) if previous else None,
+        "next_url": query.url(path, cursor=following) if following else None,
+        "select_url": query.here(path, select="page") + "#submissions",
+        "unselect_url": query.here(path) + "#submissions",
+    }
 
 
 def _path(form: Form) -> str:
@@ -242,9 +284,26 @@ def _row(submission: Submission) -> dict[str, object]:
         "time": submission.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "preview": preview(submission),
         "files": len(submission.files),
+        "about": _about(submission),
         "status": submission.status.value,
         "url": f"{web.PREFIX}/submissions/{submission.submission_id}",
     }
+
+
+LABEL_PART = 60  # characters of a sender or subject in a row's checkbox label
+
+
+def _about(submission: Submission) -> list[str]:
+    """What tells a row apart to a screen reader, beside its time: its sender and subject
+    when it has them, else the start of its first value."""
+    parts = [
+        _one_line(text)[:LABEL_PART]
+        for text in (submission.reply_to, submission.subject)
+        if isinstance(text, str) and text.strip()
+    ]
+    if not parts and submission.data:
+        parts.append(_one_line(_joined(next(iter(submission.data.values()))))[:LABEL_PART])
+    return parts
 
 
 @web.requires_sign_in

@@ -16,7 +16,7 @@ from intake.service.accounts import (
 )
 from intake.service.admin import AdminError
 
-SIGN_IN = web.PREFIX + "/sign-in"
+SIGN_IN = web.SIGN_IN
 HOME = web.PREFIX
 REFUSED = "Wrong email address or password."
 
@@ -26,18 +26,26 @@ def _refused_form(request: Request) -> Response:
 
 
 def _sign_in_page(
-    request: Request, *, email: str = "", error: str | None = None, status: int = 200
+    request: Request,
+    *,
+    email: str = "",
+    back: str | None = None,
+    error: str | None = None,
+    status: int = 200,
 ) -> Response:
     token = web.form_token(request)
-    context = {"csrf": token, "email": email, "error": error}
+    context = {"csrf": token, "email": email, "error": error, "next": back}
     response = web.page(request, "sign_in.html", context, status=status)
     return web.with_form_cookie(response, request, token)
 
 
 async def sign_in_form(request: Request) -> Response:
+    """`next`: the page asked for before sign-in, where signing in leads (a path of the
+    dashboard only: `web.return_path`)."""
+    back = web.return_path(request.query_params.get("next"))
     if await web.signed_in(request) is not None:
-        return web.see_other(HOME)
-    return _sign_in_page(request)
+        return web.see_other(back or HOME)
+    return _sign_in_page(request, back=back)
 
 
 async def sign_in(request: Request) -> Response:
@@ -46,17 +54,18 @@ async def sign_in(request: Request) -> Response:
     except BadFormError:
         return _refused_form(request)
     email = text(form, "email")
+    back = web.return_path(text(form, "next"))
     try:
         signed = await web.accounts(request).sign_in(
             email, text(form, "password"), web.client(request)
         )
     except SignInRefused:
-        return _sign_in_page(request, email=email, error=REFUSED, status=401)
+        return _sign_in_page(request, email=email, back=back, error=REFUSED, status=401)
     except SignInThrottled as throttled:
         message = f"Too many attempts: try again in {web.wait_words(throttled.retry_after)}."
-        response = _sign_in_page(request, email=email, error=message, status=429)
+        response = _sign_in_page(request, email=email, back=back, error=message, status=429)
         return web.throttled(response, throttled.retry_after)
-    return web.start_session(web.see_other(HOME), request, signed)
+    return web.start_session(web.see_other(back or HOME), request, signed)
 
 
 def _password_page(

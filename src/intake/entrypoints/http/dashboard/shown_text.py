@@ -59,3 +59,11 @@ def revealed(value: object) -> Markup:
     marker, in a direction isolate of its own. The characters the markers replace are
     left out: none of them can act on the page."""
     return _isolate(_INVISIBLE.sub(_marker, _escaped(value)))
+
+
+def titled(name: object) -> str:
+    """A name for a page's `<title>`, which holds text only (no isolate): its invisible
+    and control characters dropped, so none reorders the title around it; "(unnamed)"
+    for an empty one. Jinja escapes it as any text."""
+    kept = " ".join(_INVISIBLE.sub("", str(name or "")).split())
+    return kept or "(unnamed)"

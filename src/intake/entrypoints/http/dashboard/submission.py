@@ -1,6 +1,7 @@
-"""One submission in the dashboard: its fields in their order, files with fresh download
-links, the reply address, spam score, status and every delivery with its attempts; and
-triage (release, mark as spam, delete after a confirmation). Members and owners alike."""
+"""One submission in the dashboard: its fields in their order (long values folded), files
+with fresh download links, the reply address, spam score, status, every delivery named by
+where it goes, with its attempts, and the same as JSON; triage (release, mark as spam,
+delete after a confirmation) by members and owners; a delivery retried by owners."""
 
 from __future__ import annotations
 
@@ -8,15 +9,22 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from intake.domain.model import Submission
 from intake.domain.validation import is_email
 from intake.entrypoints.http.dashboard import web
-from intake.entrypoints.http.dashboard.forms import BadFormError, read_form
+from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.submission_view import (
+    KIND_NAMES,
+    fields,
+    target_name,
+    timeline,
+)
+from intake.entrypoints.http.dashboard.told import tell, told
 from intake.presentation.views import submission_detail_view
 from intake.service.accounts import SignedIn
-from intake.service.admin import Admin, NotFoundError
+from intake.service.admin import Admin, AdminError, DeliveryTargets, NotFoundError
 
 PATH = web.PREFIX + "/submissions/{submission_id}"
 
@@ -43,14 +51,6 @@ async def _find(admin: Admin, signed: SignedIn, submission_id: str) -> Submissio
     raise NotFoundError(f"no submission {submission_id!r}")
 
 
-def _fields(data: dict[str, object]) -> list[dict[str, object]]:
-    # In the order the visitor sent them; a repeated field's values stay a list.
-    return [
-        {"name": name, "values": value if isinstance(value, list) else None, "value": value}
-        for name, value in data.items()
-    ]
-
-
 def _reply_link(reply_to: object) -> str | None:
     """A `mailto:` link only for an address that passes the same check as at intake."""
     if not isinstance(reply_to, str) or not is_email(reply_to):
@@ -64,40 +64,71 @@ async def submission_page(request: Request, signed: SignedIn) -> Response:
     try:
         found = await _find(admin, signed, request.path_params["submission_id"])
         detail = await admin.submission_detail(found.workspace_id, found.submission_id)
+        form = await admin.owned_form(found.workspace_id, found.form_id)
+        kinds = {d.delivery.kind for d in detail.deliveries}
+        targets = (
+            await admin.delivery_targets(found.workspace_id, found.form_id, kinds)
+            if kinds
+            else DeliveryTargets()
+        )
     except NotFoundError:
         return _not_found(request)
     view = submission_detail_view(detail)
-    data = view["data"]
+    deliveries = view["deliveries"]
+    may_retry = signed.configures(found.workspace_id)
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
+        "form": form,
         "submission": view,
-        "fields": _fields(data if isinstance(data, dict) else {}),
+        "fields": fields(view["data"]),
+        "deliveries": timeline(
+            deliveries if isinstance(deliveries, list) else [], targets, may_retry=may_retry
+        ),
         "reply_link": _reply_link(view["reply_to"]),
         "path": _path(found.submission_id),
+        "json_url": _path(found.submission_id) + "/json",
         "inbox": _inbox(found.form_id),
+        "told": await told(request, signed),
     }
     return web.page(request, "submission.html", context)
 
 
 @web.requires_sign_in
-async def delete_form(request: Request, signed: SignedIn) -> Response:
+async def submission_json(request: Request, signed: SignedIn) -> Response:
+    """The submission as `GET /v1/submissions/{id}` gives it, from the same service and
+    view: what "Copy as JSON" copies."""
+    admin = web.runtime(request).admin
     try:
-        found = await _find(
-            web.runtime(request).admin, signed, request.path_params["submission_id"]
-        )
+        found = await _find(admin, signed, request.path_params["submission_id"])
+        detail = await admin.submission_detail(found.workspace_id, found.submission_id)
+    except NotFoundError:
+        return _not_found(request)
+    response = JSONResponse(submission_detail_view(detail))
+    response.headers.update(web.SECURITY_HEADERS)
+    return response
+
+
+@web.requires_sign_in
+async def delete_form(request: Request, signed: SignedIn) -> Response:
+    admin = web.runtime(request).admin
+    try:
+        found = await _find(admin, signed, request.path_params["submission_id"])
+        form = await admin.owned_form(found.workspace_id, found.form_id)
     except NotFoundError:
         return _not_found(request)
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
+        "form": form,
         "submission_id": found.submission_id,
         "path": _path(found.submission_id),
     }
     return web.page(request, "submission_delete.html", context)
 
 
-Triage = Callable[[Admin, Submission], Awaitable[str]]
+# Where a triage leads, and what it says there.
+Triage = Callable[[Admin, Submission], Awaitable[tuple[str, str]]]
 
 
 async def _triage(request: Request, signed: SignedIn, act: Triage) -> Response:
@@ -107,26 +138,27 @@ async def _triage(request: Request, signed: SignedIn, act: Triage) -> Response:
         await read_form(request, signed.csrf)
         found = await _find(admin, signed, request.path_params["submission_id"])
         await admin.acting_workspace(found.workspace_id)
-        return web.see_other(await act(admin, found))
+        where, message = await act(admin, found)
+        return await tell(request, signed, where, message)
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return _not_found(request)
 
 
-async def _release(admin: Admin, submission: Submission) -> str:
+async def _release(admin: Admin, submission: Submission) -> tuple[str, str]:
     await admin.release(submission)
-    return _path(submission.submission_id)
+    return _path(submission.submission_id), "Released: the submission is accepted."
 
 
-async def _mark_spam(admin: Admin, submission: Submission) -> str:
+async def _mark_spam(admin: Admin, submission: Submission) -> tuple[str, str]:
     await admin.mark_spam(submission)
-    return _path(submission.submission_id)
+    return _path(submission.submission_id), "Marked as spam."
 
 
-async def _delete(admin: Admin, submission: Submission) -> str:
+async def _delete(admin: Admin, submission: Submission) -> tuple[str, str]:
     await admin.delete_submission(submission)
-    return _inbox(submission.form_id)
+    return _inbox(submission.form_id), "Submission deleted, with its files."
 
 
 @web.requires_sign_in
@@ -142,3 +174,34 @@ async def mark_spam(request: Request, signed: SignedIn) -> Response:
 @web.requires_sign_in
 async def delete(request: Request, signed: SignedIn) -> Response:
     return await _triage(request, signed, _delete)
+
+
+@web.requires_sign_in
+async def retry(request: Request, signed: SignedIn) -> Response:
+    """One delivery of this submission due now (an owner's, as the API's `manage`
+    retry), through the same service call; then the page says what was done."""
+    admin = web.runtime(request).admin
+    try:
+        form_data = await read_form(request, signed.csrf)
+        found = await _find(admin, signed, request.path_params["submission_id"])
+        if not signed.configures(found.workspace_id):
+            return web.page(request, "refused.html", {}, status=403)
+        record = await admin.owned_delivery(found.workspace_id, text(form_data, "delivery"))
+        if record.submission_id != found.submission_id:
+            raise NotFoundError("not a delivery of this submission")
+    except BadFormError:
+        return web.page(request, "refused.html", {}, status=403)
+    except (NotFoundError, AdminError):
+        return _not_found(request)
+    delivery = record.delivery
+    kind = delivery.kind.value
+    targets = await admin.delivery_targets(found.workspace_id, found.form_id, {delivery.kind})
+    where = target_name(kind, delivery.destination_id, targets) or "a removed destination"
+    named = f"The {KIND_NAMES.get(kind, kind).lower()} delivery to {where}"
+    try:
+        await admin.retry_owned_delivery(found.workspace_id, delivery.delivery_id)
+    except AdminError:  # delivered meanwhile
+        message = f"{named} was delivered already: nothing to retry."
+    else:
+        message = f"{named} is due again: the relay sends it on its next round."
+    return await tell(request, signed, _path(found.submission_id) + "#deliveries", message)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import jinja2
 from starlette.requests import Request
@@ -20,8 +20,10 @@ from intake.accounts_runtime import serving_accounts
 from intake.domain.client_network import client_network
 from intake.domain.users import same_token
 from intake.entrypoints.http.client_ip import client_ip
-from intake.entrypoints.http.dashboard.shown_text import isolated, revealed
+from intake.entrypoints.http.dashboard.shown_text import isolated, revealed, titled
 from intake.entrypoints.http.dashboard.stylesheet import stylesheet_path
+from intake.entrypoints.http.dashboard.static_files import static_url
+from intake.entrypoints.http.dashboard.wording import file_size, tab_count
 from intake.serve_runtime import ServeRuntime
 from intake.service.accounts import Accounts, SignedIn
 from intake.service.admin import WorkspaceSuspended
@@ -90,6 +92,10 @@ _ENVIRONMENT.filters["when"] = when
 _ENVIRONMENT.filters["isolated"] = isolated
 _ENVIRONMENT.filters["revealed"] = revealed
 _ENVIRONMENT.globals["stylesheet"] = stylesheet_path
+_ENVIRONMENT.filters["titled"] = titled
+_ENVIRONMENT.filters["file_size"] = file_size
+_ENVIRONMENT.filters["tab_count"] = tab_count
+_ENVIRONMENT.globals["static_url"] = static_url
 _TEMPLATES = Jinja2Templates(env=_ENVIRONMENT)
 
 
@@ -172,6 +178,40 @@ def start_session(response: Response, request: Request, signed: SignedIn) -> Res
     return response
 
 
+SIGN_IN = PREFIX + "/sign-in"
+_NOT_RETURNED_TO = (SIGN_IN, PREFIX + "/sign-out")
+MAX_RETURN_PATH = 2000
+
+
+def return_path(value: object) -> str | None:
+    """A page to come back to after sign-in: a path of this dashboard (a query may
+    follow), never an address elsewhere (a scheme, `//host`, a backslash, which browsers
+    read as a slash), nor a sign-in or sign-out page. None for anything else."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_RETURN_PATH:
+        return None
+    if not value.isprintable() or any(c in value for c in "\\ #"):
+        return None
+    path, _, _ = value.partition("?")
+    if path != PREFIX and not path.startswith(PREFIX + "/"):
+        return None
+    if "//" in path or "/./" in f"{path}/" or "/../" in f"{path}/":
+        return None
+    if any(path == p or path.startswith(p + "/") for p in _NOT_RETURNED_TO):
+        return None
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else None
+
+
+def sign_in_for(request: Request) -> str:
+    """The way to the sign-in page, which leads back to this page once signed in: a page
+    read (GET) only, since a post cannot be replayed by a redirect."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    back = return_path(here) if request.method == "GET" else None
+    if back is None or back == PREFIX:
+        return SIGN_IN
+    return f"{SIGN_IN}?{urlencode({'next': back}, safe='/')}"
+
+
 SignedInHandler = Callable[[Request, SignedIn], Awaitable[Response]]
 
 
@@ -183,7 +223,7 @@ def requires_sign_in(handler: SignedInHandler) -> Callable[[Request], Awaitable[
     async def route(request: Request) -> Response:
         signed = await signed_in(request)
         if signed is None:
-            return end_session(see_other(PREFIX + "/sign-in"), request)
+            return end_session(see_other(sign_in_for(request)), request)
         try:
             return await handler(request, signed)
         except WorkspaceSuspended:  # admin.acting_workspace: the one rule, said once here
