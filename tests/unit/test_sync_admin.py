@@ -16,6 +16,7 @@ from anyio.from_thread import start_blocking_portal
 from attrs import define
 
 from intake.config import Settings
+from intake.domain.deliveries import DestinationKind
 from intake.domain.listing import SubmissionFilter
 from intake.domain.triage import TriageStatus
 from intake.entrypoints.library import Intake, SyncIntake
@@ -206,6 +207,14 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
     "form_page": (lambda w: w.admin.form_page(w.workspace_id, 10, None), VALUE),
     "submission_page": (
         lambda w: w.admin.submission_page(w.workspace_id, w.form_id, SubmissionFilter()),
+        VALUE,
+    ),
+    "inbox_page": (
+        lambda w: w.admin.inbox_page(w.workspace_id, w.form_id, SubmissionFilter()),
+        VALUE,
+    ),
+    "delivery_targets": (
+        lambda w: w.admin.delivery_targets(w.workspace_id, w.form_id, set(DestinationKind)),
         VALUE,
     ),
     "workspace_form": (lambda w: w.admin.workspace_form(w.workspace_id, w.form_id), VALUE),
