@@ -21,8 +21,8 @@ from intake.entrypoints.http.dashboard import (
     members,
     pages,
     settings,
-    stylesheet,
     static_files,
+    stylesheet,
     submission,
 )
 from intake.entrypoints.http.dashboard.web import PREFIX

@@ -21,8 +21,8 @@ from intake.domain.client_network import client_network
 from intake.domain.users import same_token
 from intake.entrypoints.http.client_ip import client_ip
 from intake.entrypoints.http.dashboard.shown_text import isolated, revealed, titled
-from intake.entrypoints.http.dashboard.stylesheet import stylesheet_path
 from intake.entrypoints.http.dashboard.static_files import static_url
+from intake.entrypoints.http.dashboard.stylesheet import stylesheet_path
 from intake.entrypoints.http.dashboard.wording import file_size, tab_count
 from intake.serve_runtime import ServeRuntime
 from intake.service.accounts import Accounts, SignedIn
