@@ -128,18 +128,9 @@ from intake.ports import spam_statistics as _spam_port  # noqa: E402
 _spam_classifier.judge
 _spam_hashing.KEY_NAME
 _spam_lessons.lesson_of
-_spam_model.INSTANCE
-_spam_model.pack
-_spam_model.unpack
-_spam_model.Statistics.generation
 _spam_model.Evidence
 _spam_model.Evidence.instance
-_spam_port.StatisticsChange.statistics
-_spam_port.Settlement.lesson
 _spam_port.SpamSummary.instance_spam_messages
 _spam_port.SpamSummary.instance_ham_messages
 _spam_port.SpamSummary.instance_tokens
-_spam_port.SpamStatisticsRepository
 _spam_port.SpamStatisticsRepository.untaught
-_spam_port.SpamStatisticsRepository.taught
-_spam_port.settlements  # the stores' parameter name

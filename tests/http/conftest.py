@@ -65,6 +65,7 @@ from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
+from intake.domain.spam.model import Lesson
 from intake.entrypoints.http import create_app
 from intake.ports.activity import ActivityRepository
 from intake.ports.api_keys import ApiKeyRepository
@@ -78,6 +79,7 @@ from intake.ports.notes import NoteRepository
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
+from intake.ports.spam_statistics import SpamStatisticsRepository
 from intake.ports.store import Store
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -222,8 +224,10 @@ class FailingCommits:
     async def release(self, release: Release) -> Released | None:
         return await self.inner.release(release)
 
-    async def mark_spam(self, submission_id: str) -> Submission | None:
-        return await self.inner.mark_spam(submission_id)
+    async def mark_spam(
+        self, submission_id: str, lesson: Lesson | None = None
+    ) -> Submission | None:
+        return await self.inner.mark_spam(submission_id, lesson)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         return await self.inner.erase(erasure)
@@ -247,6 +251,7 @@ class HarnessStore:
         self.notes: NoteRepository = inner.notes
         self.new_events: NewEvents = inner.new_events
         self.activity: ActivityRepository = inner.activity
+        self.spam: SpamStatisticsRepository = inner.spam
 
     async def migrate(self) -> list[str]:
         return await self.inner.migrate()

@@ -39,6 +39,7 @@ PG_RELEASED = {
     "0020_form_deletion": "16f7fcd32f80b53bd2d961ca063e8278b3be4b9dc8a802c76ccc57ec8159184d",
     "0021_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
     "0022_form_created_status": "b394d1efe06947667ca7a824931a44f246f1674432829c47a9320a95ab9aa933",
+    "0023_spam_statistics": "1b877699b4d018b0275c3ba47e8a4ccd7f72228ff824aef6d6598d16f8b68a75",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -62,6 +63,7 @@ SQLITE_RELEASED = {
     "0018_form_deletion": "05d5cbafaef59b2924225afe4bc12366ef974b7774076825b21ca613af6d410e",
     "0019_consent_index": "0bd5e7be99c3ade5866803a236c707fce0882e7b6189085e4fbc3cdf1454ddf9",
     "0020_form_created_status": "2e5ed7bfb396ea84847eec0de9c915041b3099f2d439fd69734ad0f83cd36529",
+    "0021_spam_statistics": "c3f5023a8c21e618c0b1d8503b417de2033e1bb1866945adf6c813d4743259ad",
 }
 
 

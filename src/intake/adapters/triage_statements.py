@@ -5,8 +5,13 @@ send alike, written as SQLite takes it; PostgreSQL's module renders it for psyco
 from __future__ import annotations
 
 # Read first, under the row's lock (PostgreSQL) or the write lock (SQLite): a submission
-# charged already was accepted once, and its `submission.created` queued then.
-CHARGED_BEFORE = "SELECT charged_period FROM submissions WHERE submission_id = ?"
+# charged already was accepted once, and its `submission.created` queued then; what it
+# teaches, for the release's lesson.
+CHARGED_BEFORE = """
+    SELECT charged_period, workspace_id, taught FROM submissions WHERE submission_id = ?
+"""
+# What a submission teaches, read under the same locks before its lesson is taught.
+TAUGHT_BEFORE = "SELECT workspace_id, taught FROM submissions WHERE submission_id = ?"
 # The conditional update is what makes concurrent releases queue one event: only the
 # first finds the row not yet accepted; the others wait for its lock (PostgreSQL) or the
 # write lock (SQLite), then change nothing. A month charged already stays charged.

@@ -11,6 +11,7 @@ from intake.ports.new_events import NewEvents
 from intake.ports.notes import NoteRepository
 from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
+from intake.ports.spam_statistics import SpamStatisticsRepository
 from intake.ports.submissions import SubmissionRepository
 from intake.ports.users import UserRepository
 from intake.ports.workspaces import WorkspaceRepository
@@ -58,6 +59,11 @@ class Store(Protocol):
     @property
     def activity(self) -> ActivityRepository:
         """Each form's counts day by day, for the dashboard's charts."""
+        ...
+
+    @property
+    def spam(self) -> SpamStatisticsRepository:
+        """The learning filter's statistics, per workspace and instance-wide."""
         ...
 
     @property

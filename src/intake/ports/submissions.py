@@ -11,6 +11,7 @@ from intake.domain.form_messages import AUTORESPONSE_RECORDS_KEPT
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import FormMode, OutboxEvent, Submission, SubmissionStatus
+from intake.domain.spam.model import Lesson
 from intake.ports.triage import Erased, Erasure, Release, Released
 
 # Ids per call of `SubmissionRepository.existing`, in every store alike: the caller
@@ -318,8 +319,11 @@ class SubmissionRepository(Protocol):
         submission queue one event. None: no such submission."""
         ...
 
-    async def mark_spam(self, submission_id: str) -> Submission | None:
-        """Sets the status to spam, and nothing else: no event, the month's count kept.
+    async def mark_spam(
+        self, submission_id: str, lesson: Lesson | None = None
+    ) -> Submission | None:
+        """Sets the status to spam, and nothing else: no event, the month's count kept;
+        with a lesson, teaches it as spam in the same transaction (ports/triage.py).
         None: no such submission."""
         ...
 

@@ -1,11 +1,17 @@
 """What the stores take and answer for an owner's triage of one submission: a release, and
-an erasure (SubmissionRepository.release, .erase)."""
+an erasure (SubmissionRepository.release, .erase).
+
+Each carries the submission's lesson (domain/spam/lessons.py's lesson_of), or None: the
+store teaches it in the transaction of the status change (ports/spam_statistics.py). A
+release teaches ham, a mark as spam spam, whatever the lesson's label says; an erasure
+unlearns what the submission taught. Without a lesson the statistics are left alone."""
 
 from __future__ import annotations
 
 from attrs import frozen
 
 from intake.domain.model import OutboxEvent, Submission
+from intake.domain.spam.model import Lesson
 
 
 @frozen
@@ -20,6 +26,7 @@ class Release:
     submission_id: str
     event: OutboxEvent
     period: str  # YYYY-MM, UTC: the month of the release
+    lesson: Lesson | None = None  # taught as ham, even when it was accepted already
 
 
 @frozen
@@ -42,6 +49,8 @@ class Erasure:
 
     submission_id: str
     event: OutboxEvent
+    # Its hashes unlearn what the submission taught (its label is not read).
+    lesson: Lesson | None = None
 
 
 @frozen

@@ -30,6 +30,7 @@ from intake.domain.listing import (
 )
 from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
 from intake.domain.quota import period as quota_period
+from intake.domain.spam.model import Lesson
 from intake.ports.forms import FormContext
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -393,8 +394,10 @@ class InMemorySubmissions(Repository):
     async def release(self, release: Release) -> Released | None:
         return triage.release(self._t, release)
 
-    async def mark_spam(self, submission_id: str) -> Submission | None:
-        return triage.mark_spam(self._t, submission_id)
+    async def mark_spam(
+        self, submission_id: str, lesson: Lesson | None = None
+    ) -> Submission | None:
+        return triage.mark_spam(self._t, submission_id, lesson)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         return triage.erase(self._t, erasure)

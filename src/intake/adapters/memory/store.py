@@ -15,6 +15,7 @@ from intake.adapters.memory.repositories import (
     InMemoryWorkspaces,
 )
 from intake.adapters.memory.secrets import InMemorySealedValues, InMemorySecrets
+from intake.adapters.memory.spam import InMemorySpamStatistics
 from intake.adapters.memory.tables import Tables
 from intake.adapters.memory.users import InMemoryUsers
 from intake.domain.errors import StorageUnavailable
@@ -35,6 +36,7 @@ class InMemoryStore:
         self.users = InMemoryUsers(self._tables)
         self.notes = InMemoryNotes()
         self.activity = InMemoryActivity(self._tables)
+        self.spam = InMemorySpamStatistics(self._tables)
         # Rung by this store's commits.
         self.new_events = self._tables.wakeup
 

@@ -16,6 +16,7 @@ from intake.domain.deliveries import (
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.model import ApiKey, Form, Submission, Workspace
+from intake.domain.spam.model import Label
 from intake.ports.submissions import OutboxRow
 
 
@@ -52,6 +53,13 @@ class Tables:
         self.leases: dict[str, datetime] = {}  # delivery id: leased until
         self.attempts: dict[str, list[DeliveryAttempt]] = {}  # delivery id: oldest first
         self.secrets: dict[str, bytes] = {}
+        # The learning filter (memory/spam.py): what each submission teaches now, as the
+        # SQL stores' submissions.taught (read only while the submission is stored); each
+        # scope's (spam messages, ham messages, generation); each scope's tokens'
+        # (spam, ham, generation), zero rows kept as the SQL stores keep them.
+        self.taught: dict[str, Label] = {}
+        self.spam_scopes: dict[str, tuple[int, int, int]] = {}
+        self.spam_tokens: dict[str, dict[int, tuple[int, int, int]]] = {}
         # The last submission the client-address sweep went through (client_ip_sweep).
         self.client_ips_swept_through = ""
         # Rung by every commit, for a relay waiting on this store.

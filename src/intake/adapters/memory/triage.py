@@ -1,13 +1,16 @@
 """An owner's triage in memory (SubmissionRepository.release, .mark_spam, .erase): each
-runs without an `await`, so it is atomic on its event loop, as a transaction is."""
+runs without an `await`, so it is atomic on its event loop, as a transaction is; the
+order's lesson is taught in it (memory/spam.py)."""
 
 from __future__ import annotations
 
 from attrs import evolve
 
+from intake.adapters.memory.spam import teach
 from intake.adapters.memory.tables import Tables, utc
 from intake.domain.deliveries import DeliveryState
 from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload
 from intake.ports.submissions import OutboxRow
 from intake.ports.triage import Erased, Erasure, Release, Released
@@ -17,6 +20,8 @@ def release(tables: Tables, order: Release) -> Released | None:
     submission = tables.submissions.get(order.submission_id)
     if submission is None:
         return None
+    if order.lesson is not None:  # taught even when accepted already: idempotent
+        teach(tables, submission, order.lesson, Label.HAM)
     if submission.status is SubmissionStatus.ACCEPTED:
         return Released(submission, changed=False)
     accepted = evolve(submission, status=SubmissionStatus.ACCEPTED)
@@ -32,19 +37,25 @@ def release(tables: Tables, order: Release) -> Released | None:
     return Released(accepted, changed=True, queued=True)
 
 
-def mark_spam(tables: Tables, submission_id: str) -> Submission | None:
+def mark_spam(tables: Tables, submission_id: str, lesson: Lesson | None) -> Submission | None:
     submission = tables.submissions.get(submission_id)
     if submission is None:
         return None
+    if lesson is not None:
+        teach(tables, submission, lesson, Label.SPAM)
     marked = evolve(submission, status=SubmissionStatus.SPAM)
     tables.submissions[submission_id] = marked
     return marked
 
 
 def erase(tables: Tables, order: Erasure) -> Erased | None:
-    submission = tables.submissions.pop(order.submission_id, None)
+    submission = tables.submissions.get(order.submission_id)
     if submission is None:
         return None
+    if order.lesson is not None:
+        teach(tables, submission, order.lesson, None)
+    del tables.submissions[order.submission_id]
+    tables.taught.pop(order.submission_id, None)
     tables.charged.pop(submission.submission_id, None)
     events = set()
     for event_id, row in list(tables.outbox.items()):

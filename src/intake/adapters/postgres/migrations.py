@@ -36,6 +36,8 @@ _CREATE_LEDGER = """
 
 # The tables the service writes, for tests that empty them; not schema_migrations.
 TABLES = (
+    "spam_tokens",
+    "spam_scopes",
     "workspace_storage",
     "client_ip_sweep",
     "honeypot_hits",

@@ -28,6 +28,7 @@ from intake.adapters.postgres.repositories import (
 )
 from intake.adapters.postgres.sealed_values import PostgresSealedValues
 from intake.adapters.postgres.secrets import PostgresSecrets
+from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.postgres.users import PostgresUsers
 from intake.adapters.sealing import process_sealer
@@ -63,6 +64,7 @@ class PostgresStore:
         self._users = PostgresUsers(db)
         self._notes = PostgresNotes(db, sealer)
         self._activity = PostgresActivity(db)
+        self._spam = PostgresSpamStatistics(db)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -111,6 +113,10 @@ class PostgresStore:
     @property
     def activity(self) -> PostgresActivity:
         return self._activity
+
+    @property
+    def spam(self) -> PostgresSpamStatistics:
+        return self._spam
 
     @property
     def new_events(self) -> ChannelListener:

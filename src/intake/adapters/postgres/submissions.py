@@ -37,6 +37,7 @@ from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.spam.model import Lesson
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -295,8 +296,10 @@ class PostgresSubmissions:
             self._relay_notifier.ring()
         return released
 
-    async def mark_spam(self, submission_id: str) -> Submission | None:
-        return await triage.mark_spam(self._db, submission_id)
+    async def mark_spam(
+        self, submission_id: str, lesson: Lesson | None = None
+    ) -> Submission | None:
+        return await triage.mark_spam(self._db, submission_id, lesson)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         erased = await triage.erase(self._db, erasure)

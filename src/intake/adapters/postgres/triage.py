@@ -1,15 +1,19 @@
 """An owner's triage in PostgreSQL (SubmissionRepository.release, .mark_spam, .erase):
-each one transaction on one connection of the pool. intake_commit is left as it is: a
-release counts its month on the quota's shards (0004) by a statement of its own."""
+each one transaction on one connection of the pool, the order's lesson taught last in it
+(postgres/spam.py: the instance's statistics row is held for the least time).
+intake_commit is left as it is: a release counts its month on the quota's shards (0004)
+by a statement of its own."""
 
 from __future__ import annotations
 
 from intake.adapters import sql_statements as sql
 from intake.adapters import triage_statements as triage_sql
+from intake.adapters.postgres import spam
 from intake.adapters.postgres.database import Connection, Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.model import Submission
+from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload, key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.triage import Erased, Erasure, Release, Released
@@ -18,6 +22,7 @@ _GET_SUBMISSION = for_psycopg(sql.GET_SUBMISSION)
 _CHARGED_BEFORE = for_psycopg(triage_sql.CHARGED_BEFORE) + " FOR UPDATE"
 _RELEASE = for_psycopg(triage_sql.RELEASE) + " RETURNING workspace_id"
 _MARK_SPAM = for_psycopg(triage_sql.MARK_SPAM)
+_TAUGHT_BEFORE = for_psycopg(triage_sql.TAUGHT_BEFORE) + " FOR UPDATE"
 # Locked: a fan-out that holds one is waited for, so its deliveries are seen (and
 # dropped) by the statements after this one, each of which reads afresh.
 _SUBMISSION_EVENTS = for_psycopg(triage_sql.SUBMISSION_EVENTS) + " FOR UPDATE"
@@ -36,7 +41,8 @@ _CHARGE = """
 _INSERT_EVENT = for_psycopg(sql.INSERT_EVENT)
 # The row goes first: a release or another erasure of it waits, then finds nothing.
 _DROP_SUBMISSION = """
-    DELETE FROM submissions WHERE submission_id = %s RETURNING form_id, workspace_id, files
+    DELETE FROM submissions WHERE submission_id = %s
+    RETURNING form_id, workspace_id, files, taught
 """
 _GIVE_BACK_STORAGE = """
     UPDATE workspace_storage SET bytes = greatest(bytes - %(bytes)s, 0)
@@ -62,15 +68,22 @@ async def release(db: Database, order: Release) -> Released | None:
         if queued and changed is not None:
             await conn.execute(_CHARGE, (changed["workspace_id"], order.period))
             await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
+        if order.lesson is not None and before is not None:  # even when accepted already
+            await spam.teach(conn, order.submission_id, before, order.lesson, Label.HAM)
         submission = await _get(conn, order.submission_id)
     if submission is None:
         return None
     return Released(submission, changed=changed is not None, queued=queued)
 
 
-async def mark_spam(db: Database, submission_id: str) -> Submission | None:
+async def mark_spam(db: Database, submission_id: str, lesson: Lesson | None) -> Submission | None:
     async with db.connection() as conn, conn.transaction():
+        before = None
+        if lesson is not None:
+            before = await (await conn.execute(_TAUGHT_BEFORE, (submission_id,))).fetchone()
         await conn.execute(_MARK_SPAM, (submission_id,))
+        if lesson is not None and before is not None:
+            await spam.teach(conn, submission_id, before, lesson, Label.SPAM)
         return await _get(conn, submission_id)
 
 
@@ -94,4 +107,6 @@ async def erase(db: Database, order: Erasure) -> Erased | None:
             params = {"workspace_id": gone["workspace_id"], "bytes": freed}
             await conn.execute(_GIVE_BACK_STORAGE, params)
         await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
+        if order.lesson is not None:  # unlearns what it taught
+            await spam.teach(conn, order.submission_id, gone, order.lesson, None)
     return Erased(tuple(f.key for f in files))

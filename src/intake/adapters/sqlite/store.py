@@ -19,6 +19,7 @@ from intake.adapters.sqlite.notes import SqliteNotes
 from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
 from intake.adapters.sqlite.sealed_values import SqliteSealedValues
 from intake.adapters.sqlite.secrets import SqliteSecrets
+from intake.adapters.sqlite.spam import SqliteSpamStatistics
 from intake.adapters.sqlite.submissions import SqliteSubmissions
 from intake.adapters.sqlite.users import SqliteUsers
 from intake.adapters.sqlite.worker import Worker
@@ -59,6 +60,7 @@ class SqliteStore:
         self._users = SqliteUsers(worker)
         self._notes = SqliteNotes(worker, sealer)
         self._activity: SqliteActivity | None = None
+        self._spam = SqliteSpamStatistics(worker)
 
     @property
     def workspaces(self) -> SqliteWorkspaces:
@@ -115,6 +117,10 @@ class SqliteStore:
     @property
     def notes(self) -> SqliteNotes:
         return self._notes
+
+    @property
+    def spam(self) -> SqliteSpamStatistics:
+        return self._spam
 
     @property
     def new_events(self) -> RelayWakeup:

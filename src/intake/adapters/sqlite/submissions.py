@@ -30,6 +30,7 @@ from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.spam.model import Lesson
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -203,8 +204,10 @@ class SqliteSubmissions:
             self._wakeup.ring()
         return released
 
-    async def mark_spam(self, submission_id: str) -> Submission | None:
-        return await self._worker.run(triage.mark_spam, submission_id)
+    async def mark_spam(
+        self, submission_id: str, lesson: Lesson | None = None
+    ) -> Submission | None:
+        return await self._worker.run(triage.mark_spam, submission_id, lesson)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         erased = await self._worker.run(triage.erase, erasure)

@@ -1,6 +1,6 @@
 """An owner's triage in SQLite (SubmissionRepository.release, .mark_spam, .erase): each one
-transaction under the write lock. Functions run on the worker thread, as the
-repositories'."""
+transaction under the write lock, the order's lesson taught in it (sqlite/spam.py).
+Functions run on the worker thread, as the repositories'."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import sqlite3
 
 from intake.adapters import sql_statements as sql
 from intake.adapters import triage_statements as triage_sql
+from intake.adapters.sqlite import spam
 from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.domain.model import Submission
+from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload, key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.triage import Erased, Erasure, Release, Released
@@ -23,7 +25,9 @@ _CHARGE = """
     INSERT INTO monthly_usage (workspace_id, period, count) VALUES (?, ?, 1)
     ON CONFLICT (workspace_id, period) DO UPDATE SET count = monthly_usage.count + 1
 """
-_SUBMISSION_FILES = "SELECT form_id, workspace_id, files FROM submissions WHERE submission_id = ?"
+_SUBMISSION_FILES = """
+    SELECT form_id, workspace_id, files, taught FROM submissions WHERE submission_id = ?
+"""
 _DROP_SUBMISSION = "DELETE FROM submissions WHERE submission_id = ?"
 _GIVE_BACK_STORAGE = """
     UPDATE workspace_storage SET bytes = max(bytes - :bytes, 0)
@@ -39,11 +43,15 @@ def _get(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
 def release(conn: sqlite3.Connection, order: Release) -> Released | None:
     with transaction(conn) as tx:
         before = conn.execute(triage_sql.CHARGED_BEFORE, (order.submission_id,)).fetchone()
+        if before is None:
+            tx.discard()
+            return None
+        if order.lesson is not None:  # taught even when accepted already: idempotent
+            spam.teach(conn, order.submission_id, before, order.lesson, Label.HAM)
         params = {"submission_id": order.submission_id, "period": order.period}
         changed = conn.execute(triage_sql.RELEASE, params).rowcount > 0
         submission = _get(conn, order.submission_id)
         if submission is None or not changed:
-            tx.discard()
             return None if submission is None else Released(submission, changed=False)
         if before["charged_period"] is not None:  # accepted once before: queued then
             return Released(submission, changed=True)
@@ -52,8 +60,14 @@ def release(conn: sqlite3.Connection, order: Release) -> Released | None:
     return Released(submission, changed=True, queued=True)
 
 
-def mark_spam(conn: sqlite3.Connection, submission_id: str) -> Submission | None:
+def mark_spam(
+    conn: sqlite3.Connection, submission_id: str, lesson: Lesson | None
+) -> Submission | None:
     with transaction(conn):
+        if lesson is not None:
+            row = conn.execute(triage_sql.TAUGHT_BEFORE, (submission_id,)).fetchone()
+            if row is not None:
+                spam.teach(conn, submission_id, row, lesson, Label.SPAM)
         conn.execute(triage_sql.MARK_SPAM, (submission_id,))
         return _get(conn, submission_id)
 
@@ -66,6 +80,8 @@ def erase(conn: sqlite3.Connection, order: Erasure) -> Erased | None:
         if row is None:
             tx.discard()
             return None
+        if order.lesson is not None:  # unlearns what it taught, before the row goes
+            spam.teach(conn, order.submission_id, row, order.lesson, None)
         files = files_from_json(ROW_MAPPER.codec.read_json(row["files"]))
         for event in conn.execute(triage_sql.SUBMISSION_EVENTS, (order.submission_id,)).fetchall():
             blank = erased_payload(ROW_MAPPER.codec.read_json(event["payload"]))
