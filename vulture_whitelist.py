@@ -128,6 +128,7 @@ from intake.ports import spam_statistics as _spam_port  # noqa: E402
 _spam_classifier.judge
 _spam_hashing.KEY_NAME
 _spam_lessons.lesson_of
+_spam_model.unpack
 _spam_model.Evidence
 _spam_model.Evidence.instance
 _spam_port.SpamSummary.instance_spam_messages
