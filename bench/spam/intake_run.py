@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from attrs import frozen
 
@@ -118,6 +118,8 @@ async def run(
     settled: int | None = 0
     async with _opened(store, clock) as intake:
         form = await _form(intake)
+        # The rule's delay, as intake relay and intake purge read it (INTAKE_SPAM_SETTLE_DAYS).
+        settle_after = timedelta(days=getattr(intake.runtime.settings, "spam_settle_days", 14))
         for index, mail in enumerate(mails):
             scored, submission = await _submit(intake, form, mail)
             results.append(scored)
@@ -126,7 +128,7 @@ async def run(
                 corrections += scored.flagged != mail.spam
             clock.advance(DAY / per_day)
             if mode is Mode.ERRORS and (index + 1) % per_day == 0 and settled is not None:
-                taught = await owner.settle_untouched(form.admin)
+                taught = await owner.settle_untouched(form.admin, settle_after)
                 settled = None if taught is None else settled + taught
             progress(index + 1)
         scoring_us: list[float] = []

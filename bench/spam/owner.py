@@ -4,6 +4,8 @@ status it already has confirms it (teaches it, changes nothing else)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from intake.domain.model import Submission
 from intake.domain.triage import TriageStatus
 from intake.service.admin import Admin
@@ -14,11 +16,12 @@ async def teach(admin: Admin, submission: Submission, *, spam: bool) -> None:
     await admin.set_status(submission, TriageStatus.SPAM if spam else TriageStatus.ACCEPTED)
 
 
-async def settle_untouched(admin: Admin) -> int | None:
-    """The rule for submissions nobody touched, as the daily sweep applies it at the
-    clock's present time: how many it taught; None where this build has no such rule."""
+async def settle_untouched(admin: Admin, after: timedelta) -> int | None:
+    """The rule for submissions nobody touched `after` their arrival, as the daily sweep
+    applies it at the clock's present time: how many it taught; None where this build
+    has no such rule."""
     sweep = getattr(admin, "settle_untouched", None)
     if sweep is None:
         return None
-    taught: int = await sweep()
+    taught: int = await sweep(after)
     return taught
