@@ -8,15 +8,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import cast
 
 from bench.spam.corpus import Mail
 from intake.domain import validation
 from intake.domain.spam.hashing import KEY_BYTES, KEY_NAME, TokenHasher
-from intake.domain.spam.model import EMPTY, INSTANCE, Evidence, Statistics
+from intake.domain.spam.model import INSTANCE, Evidence, Statistics
 from intake.domain.spam.verdict import spam_score
 from intake.entrypoints.library import Intake
-from intake.ports.spam_statistics import SpamStatisticsRepository
 from intake.ports.store import Store
 
 HOW = (
@@ -28,11 +26,7 @@ ALL_TOKENS = 10_000_000
 
 
 async def _statistics(store: Store, scope: str) -> Statistics:
-    # The statistics port on the store (store.spam), where this build has it.
-    repository = cast(SpamStatisticsRepository | None, getattr(store, "spam", None))
-    if repository is None:
-        return EMPTY
-    return (await repository.changes(scope, 0, ALL_TOKENS)).statistics
+    return (await store.spam.changes(scope, 0, ALL_TOKENS)).statistics
 
 
 async def trained_evidence(intake: Intake, workspace_id: str) -> Evidence:
