@@ -126,14 +126,21 @@ class Database:
         with suppress(Exception):
             await asyncio.shield(self._check)
 
-    async def fetch_one(self, query: str, params: QueryParams = None) -> DictRow | None:
+    async def fetch_one(
+        self, query: str, params: QueryParams = None, *, prepare: bool | None = None
+    ) -> DictRow | None:
+        """`prepare=False`: planned for these values each time, never prepared (a plan
+        made for any value can be far worse for the one given: a search's text)."""
         async with self.connection() as conn:
-            cursor = await conn.execute(query, params)
+            cursor = await conn.execute(query, params, prepare=prepare)
             return await cursor.fetchone()
 
-    async def fetch_all(self, query: str, params: QueryParams = None) -> list[DictRow]:
+    async def fetch_all(
+        self, query: str, params: QueryParams = None, *, prepare: bool | None = None
+    ) -> list[DictRow]:
+        """As fetch_one, every row."""
         async with self.connection() as conn:
-            cursor = await conn.execute(query, params)
+            cursor = await conn.execute(query, params, prepare=prepare)
             return await cursor.fetchall()
 
     async def execute(self, query: str, params: QueryParams = None) -> int:
