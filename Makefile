@@ -93,7 +93,7 @@ browser:
 # The screenshots of docs/dashboard.md and docs/browsers.md, taken by browser tests in Chromium.
 screenshots: install browser
 	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
-	  tests/browser/test_dashboard_accessibility.py -k test_the_docs_screenshots
+	  tests/browser/test_dashboard_look.py -k test_the_docs_screenshots
 	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
 	  tests/browser/test_dashboard_charts.py
 	INTAKE_DOCS_SCREENSHOTS=docs/images/browsers $(BIN)/pytest -q \

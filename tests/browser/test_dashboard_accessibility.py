@@ -1,16 +1,13 @@
 """Every dashboard screen in Chromium, checked by axe-core (WCAG 2.1 A and AA and axe's
-best practices: no serious or critical violation) on a desktop and at 360 px wide, where
-nothing may scroll sideways; the keyboard reaches the main actions with a visible focus;
-and the screenshots of docs/dashboard.md, written where INTAKE_DOCS_SCREENSHOTS says
-(`make screenshots`), else to a temporary directory."""
+best practices: no violation of any impact) on a desktop and at 390 px wide, in the light
+and the dark scheme, where nothing may scroll sideways; and the keyboard reaches the main
+actions with a visible focus. How the pages look: test_dashboard_look.py."""
 
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -19,7 +16,6 @@ from playwright.sync_api import Browser, JSHandle, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.axe import assert_accessible, assert_no_violations, axe_violations
-from tests.browser.conftest import assert_real_png
 from tests.browser.dashboard_demo import OWNER, PASSWORD, Demo, running_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -291,46 +287,3 @@ def test_the_keyboard_reaches_the_main_actions_with_a_visible_focus(
     page.goto(demo.url(path.format(form=demo.form_id, submission=demo.submission_id)))
     assert _tab_through(page, wanted) == set()
     page.context.close()
-
-
-# -- the screenshots of docs/dashboard.md ----------------------------------------------
-
-
-def _deliveries(page: Page, demo: Demo) -> None:
-    """A submission's files and delivery timeline: its page scrolled down to them."""
-    page.goto(demo.url(f"/dashboard/submissions/{demo.submission_id}"))
-    page.evaluate("document.getElementById('triage').scrollIntoView()")
-
-
-DOCS_SHOTS = [
-    ("sign-in", _go("/dashboard/sign-in"), False),
-    ("forms", _go("/dashboard"), True),
-    ("inbox", _go("/dashboard/forms/{form}"), True),
-    ("submission", _go("/dashboard/submissions/{submission}"), True),
-    ("submission-deliveries", _deliveries, True),
-    ("form-settings", _go("/dashboard/forms/{form}/settings"), True),
-    ("form-mail", _go("/dashboard/forms/{form}/settings/mail"), True),
-    ("form-webhooks", _go("/dashboard/forms/{form}/settings/webhooks"), True),
-    ("workspace-settings", _go("/dashboard/settings"), True),
-    ("members", _go("/dashboard/settings/members"), True),
-]
-MAX_SHOT_BYTES = 150_000
-
-
-def test_the_docs_screenshots(demo: Demo, browser: Browser, tmp_path: Path) -> None:
-    """`make screenshots` keeps them in docs/images/dashboard; otherwise they are made
-    and checked all the same, so the docs' pictures cannot stop being takeable."""
-    target = Path(os.environ.get("INTAKE_DOCS_SCREENSHOTS") or tmp_path)
-    target.mkdir(parents=True, exist_ok=True)
-    pages = {signed: demo.new_page(browser, *DESKTOP, signed_in=signed) for signed in (False, True)}
-    for name, visit, signed_in in DOCS_SHOTS:
-        page = pages[signed_in]
-        visit(page, demo)
-        assert page.locator("main h1").is_visible(), name
-        assert page.title() != "Not found · intake", name
-        shot = target / f"{name}.png"
-        page.screenshot(path=str(shot), type="png", full_page=False)
-        assert_real_png(shot, DESKTOP)
-        assert shot.stat().st_size < MAX_SHOT_BYTES, f"{shot}: {shot.stat().st_size} bytes"
-    for page in pages.values():
-        page.context.close()
