@@ -135,3 +135,10 @@ _spam_port.SpamSummary.instance_spam_messages
 _spam_port.SpamSummary.instance_ham_messages
 _spam_port.SpamSummary.instance_tokens
 _spam_port.SpamStatisticsRepository.untaught
+
+# The spam filter's process cache: invalidate is the owner-side triage's (issue 27), and
+# tokens_held what the tests read of its budget.
+from intake.service import spam_knowledge as _spam_knowledge  # noqa: E402
+
+_spam_knowledge.SpamKnowledge.invalidate
+_spam_knowledge.SpamKnowledge.tokens_held

@@ -26,6 +26,7 @@ from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import Storage, enter_storage
 from intake.service.admin import Admin
+from intake.service.spam_knowledge import SpamKnowledge
 
 
 @frozen
@@ -67,8 +68,15 @@ async def open_admin_runtime(
         )
 
 
-def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: IdSource) -> Admin:
-    """The owner-side use cases on `storage`, as every composition builds them."""
+def make_admin(
+    settings: Settings,
+    storage: Storage,
+    clock: Clock,
+    id_source: IdSource,
+    spam_knowledge: SpamKnowledge | None = None,
+) -> Admin:
+    """The owner-side use cases on `storage`, as every composition builds them; a serving
+    process shares its `spam_knowledge` with its pipeline."""
     return Admin(
         storage.store,
         clock,
@@ -81,4 +89,5 @@ def make_admin(settings: Settings, storage: Storage, clock: Clock, id_source: Id
         telegram_api_url=settings.telegram_api_url,
         destination_limits=settings.destination_limits,
         template_renderer=shared_renderer(),
+        spam_knowledge=spam_knowledge,
     )

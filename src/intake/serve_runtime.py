@@ -40,6 +40,8 @@ from intake.ports.store_opening import StoreOpening
 from intake.resources import enter_storage
 from intake.service.admin import Admin
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
+from intake.service.spam_knowledge import SpamKnowledge
+from intake.service.spam_scoring import SpamScoring
 
 
 class ServeOverrides(TypedDict, total=False):
@@ -153,6 +155,14 @@ async def enter_serving(
     challenge = overrides.get("challenge")
     if challenge is None:
         challenge = await stack.enter_async_context(challenge_resource(settings))
+    # One per process: the pipeline scores with it, the owner's triage refreshes it.
+    knowledge = SpamKnowledge(
+        storage.store.spam,
+        storage.store.secrets,
+        clock,
+        token_budget=settings.spam_cache_tokens,
+    )
+    stack.push_async_callback(knowledge.close)
     pipeline = SubmissionPipeline(
         store=storage.store,
         rate_limiter=limiter,
@@ -162,6 +172,7 @@ async def enter_serving(
         settings=pipeline_settings(settings),
         blobs=storage.blobs,
         signer=storage.signer,
+        spam_scoring=SpamScoring(knowledge),
     )
     return ServeRuntime(
         settings=settings,
@@ -171,7 +182,7 @@ async def enter_serving(
         rate_limiter=limiter,
         challenge=challenge,
         pipeline=pipeline,
-        admin=make_admin(settings, storage, clock, id_source),
+        admin=make_admin(settings, storage, clock, id_source, knowledge),
         blobs=storage.blobs,
         signer=storage.signer,
         rate_limit_fallback=fallback,

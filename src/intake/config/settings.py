@@ -14,6 +14,7 @@ from intake.adapters.sqlite.connection import database_path
 from intake.config import dashboard_variables as dashv
 from intake.config import destination_variables as dv
 from intake.config import privacy_variables as pv
+from intake.config import spam_variables as sv
 from intake.config import variables as v
 from intake.config.variable import ConfigError, Network, Variable
 from intake.domain.destination_limits import DestinationLimits
@@ -122,6 +123,7 @@ class Settings:
     destination_limits: DestinationLimits = _variables(_read_destination_limits)  # noqa: RUF009
     outbox_retention_days: int = _variable(pv.OUTBOX_RETENTION_DAYS)
     spam_retention_days: int = _variable(pv.SPAM_RETENTION_DAYS)
+    spam_cache_tokens: int = _variable(sv.SPAM_CACHE_TOKENS)
     retention_sweep_interval: int = _variable(pv.RETENTION_SWEEP_INTERVAL)
     # The variable reads text; the field holds the choice.
     store_client_ip: ClientIpStorage = field(

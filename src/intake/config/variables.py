@@ -23,6 +23,7 @@ from intake.config.privacy_variables import (
     SPAM_RETENTION_DAYS,
     STORE_CLIENT_IP,
 )
+from intake.config.spam_variables import SPAM_CACHE_TOKENS
 from intake.config.variable import (
     Network,
     Variable,
@@ -414,6 +415,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     MAX_CHAT_DESTINATIONS_PER_FORM,
     OUTBOX_RETENTION_DAYS,
     SPAM_RETENTION_DAYS,
+    SPAM_CACHE_TOKENS,
     RETENTION_SWEEP_INTERVAL,
     STORE_CLIENT_IP,
     CLIENT_IP_FULL_HOURS,

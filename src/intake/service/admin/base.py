@@ -17,6 +17,7 @@ from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.store import Store
 from intake.ports.templates import TemplateRenderer
+from intake.service.spam_knowledge import SpamKnowledge
 
 
 class AdminBase:
@@ -34,6 +35,7 @@ class AdminBase:
         telegram_api_url: str = DEFAULT_TELEGRAM_API_URL,
         destination_limits: DestinationLimits = DestinationLimits(),  # noqa: B008 - frozen
         template_renderer: TemplateRenderer | None = None,
+        spam_knowledge: SpamKnowledge | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -49,6 +51,17 @@ class AdminBase:
         self._render_template: RenderTemplate = (
             no_template_renderer if template_renderer is None else template_renderer.render
         )
+        # The serving process's, shared with its pipeline; a command makes its own.
+        self._spam_knowledge = spam_knowledge
+
+    @property
+    def _knowledge(self) -> SpamKnowledge:
+        """What this process knows of the spam statistics: the token hasher a lesson is
+        made with, and `invalidate` after a triage taught."""
+        if self._spam_knowledge is None:
+            store = self._store
+            self._spam_knowledge = SpamKnowledge(store.spam, store.secrets, self._clock)
+        return self._spam_knowledge
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

@@ -1,0 +1,19 @@
+"""The variables of the learning spam filter (docs/scoring.md). Declared as variables.py
+declares the rest, whose table lists them in its order."""
+
+from __future__ import annotations
+
+from intake.config.variable import Variable, integer
+from intake.service.spam_knowledge import DEFAULT_TOKEN_BUDGET
+
+SPAM_CACHE_TOKENS = Variable(
+    "INTAKE_SPAM_CACHE_TOKENS",
+    DEFAULT_TOKEN_BUDGET,
+    integer(minimum=1000),
+    (
+        "tokens of the learning filter's statistics a serving process keeps in memory, every "
+        "workspace's and the instance's together (about 100 bytes each); past it the least "
+        "recently used workspaces are dropped and loaded again when next used "
+        "([scoring.md](scoring.md#what-the-learning-filter-keeps))"
+    ),
+)
