@@ -4,6 +4,7 @@ at once after this process's triage, whole every 10 minutes, and bounded in toke
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -30,7 +31,7 @@ class Counted:
     them fail as a store that cannot answer."""
 
     def __init__(self, store: InMemoryStore) -> None:
-        self._inner = store.spam
+        self.inner = store.spam
         self.asked: list[tuple[str, int]] = []
         self.down = False
 
@@ -38,25 +39,25 @@ class Counted:
         if self.down:
             raise StorageUnavailable("down")
         self.asked.append((scope, since))
-        return await self._inner.changes(scope, since, limit)
+        return await self.inner.changes(scope, since, limit)
 
     async def seed(self, lessons: Sequence[Lesson]) -> int:
-        return await self._inner.seed(lessons)
+        return await self.inner.seed(lessons)
 
     async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
-        return await self._inner.confirm(submission_id, lesson)
+        return await self.inner.confirm(submission_id, lesson)
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:
-        return await self._inner.untaught(created_before, limit)
+        return await self.inner.untaught(created_before, limit)
 
     async def settle(self, settlements: Sequence[Settlement]) -> int:
-        return await self._inner.settle(settlements)
+        return await self.inner.settle(settlements)
 
     async def taught(self, submission_id: str) -> Label | None:
-        return await self._inner.taught(submission_id)
+        return await self.inner.taught(submission_id)
 
     async def summary(self, workspace_id: str) -> SpamSummary:
-        return await self._inner.summary(workspace_id)
+        return await self.inner.summary(workspace_id)
 
 
 @pytest.fixture
@@ -245,3 +246,48 @@ async def test_a_refresh_that_fails_keeps_what_is_held(
     knowledge.invalidate(WS)
 
     assert (await knowledge.evidence(WS)).own is held
+
+
+async def test_submissions_arriving_together_share_one_first_load(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    await teach(counted, WS, Label.SPAM, 1)
+    knowledge = knowledge_of(store, counted, clock)
+
+    seen = await asyncio.gather(*(knowledge.evidence(WS) for _ in range(5)))
+
+    assert all(e.own.tokens == {1: pack(1, 0)} for e in seen)
+    assert counted.asked.count((WS, 0)) == 1
+
+
+async def test_more_changes_than_a_delta_carries_load_the_scope_whole(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    # A budget of 8: a scope keeps 4, so a delta of 4 tokens may have left some out.
+    await teach(counted, WS, Label.SPAM, 1)
+    knowledge = knowledge_of(store, counted, clock, budget=8)
+    await knowledge.evidence(WS)
+    await teach(counted, WS, Label.HAM, 2, 3, 4, 5, 6)
+
+    knowledge.invalidate(WS)
+    after = await knowledge.evidence(WS)
+
+    assert counted.asked.count((WS, 0)) == 2
+    assert len(after.own.tokens) == 4
+    assert after.own.ham_messages == 1
+
+
+async def test_a_store_gone_back_is_loaded_whole(counted: Counted, clock: FakeClock) -> None:
+    # Emptied (a restored backup, a test's fresh tables): its generations start again.
+    await teach(counted, WS, Label.SPAM, 1)
+    await teach(counted, WS, Label.SPAM, 2)
+    fresh = InMemoryStore()
+    knowledge = SpamKnowledge(counted, fresh.secrets, clock)
+    await knowledge.evidence(WS)
+    counted.inner = fresh.spam
+    await fresh.spam.seed([Lesson(WS, Label.HAM, (9,))])
+
+    knowledge.invalidate(WS)
+    after = await knowledge.evidence(WS)
+
+    assert after.own.tokens == {9: pack(0, 1)}
