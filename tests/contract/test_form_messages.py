@@ -62,6 +62,7 @@ async def commit(
         submission(n, status=status, files=files),
         data={"email": email, "message": f"hello {n}"},
         reply_to=email,
+        spam_reasons=("links:1", f"token:hello {n}"),  # may quote its words
     )
     await store.submissions.commit(plan(sub, charge=quota(1000)))
     return sub.submission_id
@@ -274,6 +275,7 @@ async def test_forward_only_erases_data_and_files_once_every_delivery_is_done(
     assert kept.submission_id == submission_id
     assert kept.status is SubmissionStatus.ACCEPTED
     assert (kept.data, kept.files, kept.subject, kept.reply_to) == ({}, (), None, None)
+    assert kept.spam_reasons == ()
     assert kept.created_at == submission(1).created_at
     assert await store.workspaces.usage(form().workspace_id, PERIOD) == used_before
     (row,) = await store.submissions.outbox()

@@ -14,7 +14,6 @@ import pytest
 from intake.adapters.postgres import mapping as pg_mapping
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.postgres import submissions as pg_submissions
-from intake.adapters.sqlite import commits as lite_commits
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite.mapping import ROW_MAPPER as LITE_ROW_MAPPER
 from intake.domain.model import Submission, SubmissionStatus
@@ -54,7 +53,13 @@ async def test_a_sqlite_file_of_the_version_before_counts_its_files(tmp_path: Pa
         sqlite_workspace(conn, WORKSPACE_ID)
         conn.execute(*old_form(LITE_ROW_MAPPER.form_params(form()), ":{}"))
         for sub in old_rows():
-            conn.execute(lite_commits.INSERT_SUBMISSION, LITE_ROW_MAPPER.submission_params(sub))
+            conn.execute(
+                "INSERT INTO submissions (submission_id, form_id, workspace_id, status, data,"
+                " subject, reply_to, spam_score, client_ip, created_at, files) VALUES"
+                " (:submission_id, :form_id, :workspace_id, :status, :data, :subject,"
+                " :reply_to, :spam_score, :client_ip, :created_at, :files)",
+                LITE_ROW_MAPPER.submission_params(sub),
+            )
 
     store = await open_sqlite_store(f"sqlite:///{path}")
     try:
@@ -100,10 +105,13 @@ async def test_a_postgres_database_of_the_version_before_counts_its_files(
 async def test_a_postgres_commit_of_the_version_before_still_commits(
     empty_url: str,  # noqa: F811
 ) -> None:
-    # A server of the version before calls the function without the storage arguments:
-    # its submission is stored, and its files are not counted.
+    # A server of the version before calls the function without the storage arguments
+    # (nor the later spam reasons): its submission is stored, and its files are not
+    # counted.
     previous_call = "\n".join(
-        line for line in pg_submissions._COMMIT.splitlines() if "p_storage" not in line
+        line
+        for line in pg_submissions._COMMIT.splitlines()
+        if "p_storage" not in line and "p_spam_reasons" not in line
     ).replace("%(files)s::jsonb,", "%(files)s::jsonb")
     assert previous_call != pg_submissions._COMMIT
     store = await open_postgres_store(empty_url)
@@ -112,7 +120,7 @@ async def test_a_postgres_commit_of_the_version_before_still_commits(
         await seed(store)
         sub = submission(1, files=1)
         params = pg_mapping.commit_params(plan(sub))
-        del params["storage_bytes"], params["storage_ceiling"]
+        del params["storage_bytes"], params["storage_ceiling"], params["spam_reasons"]
         async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
             cursor = await conn.execute(previous_call, params)
             row = await cursor.fetchone()

@@ -247,6 +247,7 @@ async def test_an_erasure_leaves_no_submitted_value_in_any_table(
         spam_score=7.5,
         client_ip="198.51.100.77",
         files=tuple(evolve(f, name=f"{SECRET}-{i}.pdf") for i, f in enumerate(base.files)),
+        spam_reasons=(f"token:{SECRET}",),
     )
     await committed(store, sub)
     assert await store.deliveries.fan_out(RELEASED_AT, 100) == 1  # flagged: to the endpoint

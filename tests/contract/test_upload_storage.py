@@ -361,11 +361,10 @@ async def test_a_postgres_commit_of_the_previous_version_still_commits(
     empty_url: str,  # noqa: F811
 ) -> None:
     # During a rolling deployment, a server of the previous version calls the function
-    # without p_files: its submission is stored with none.
+    # without p_files (nor the later arguments): its submission is stored with none.
+    later = ("p_files", "p_storage", "p_spam_reasons")
     previous_call = "\n".join(
-        line
-        for line in pg._COMMIT.splitlines()
-        if "p_files" not in line and "p_storage" not in line
+        line for line in pg._COMMIT.splitlines() if not any(name in line for name in later)
     ).replace("%(quota_exact)s::boolean,", "%(quota_exact)s::boolean")
     assert previous_call != pg._COMMIT
     store = await open_postgres_store(empty_url)

@@ -3,10 +3,11 @@ stores (`?` and `:name` placeholders; the PostgreSQL adapter converts them).
 
 A submission queued in `forward_erasures` (by the fan-out) is ready when none of its
 events waits for a fan-out and none of their deliveries is pending: each was delivered
-or is dead. Its data, subject, reply address, client address and files are then blanked,
-and its events' payloads too (domain/triage.py's erased_payload); the row stays, with
-its status, times and quota month, so counts, the quota and the idempotency record
-(which names the submission, not its values) stay right."""
+or is dead. Its data, subject, reply address, client address, files and spam reasons
+(which may quote its words) are then blanked, and its events' payloads too
+(domain/triage.py's erased_payload); the row stays, with its status, times and quota
+month, so counts, the quota and the idempotency record (which names the submission, not
+its values) stay right."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ READY = """
 """
 BLANK_SUBMISSION = """
     UPDATE submissions
-    SET data = '{}', subject = NULL, reply_to = NULL, client_ip = NULL, files = '[]'
+    SET data = '{}', subject = NULL, reply_to = NULL, client_ip = NULL, files = '[]',
+        spam_reasons = '[]'
     WHERE submission_id = ?
 """
 DEQUEUE = "DELETE FROM forward_erasures WHERE submission_id = ?"

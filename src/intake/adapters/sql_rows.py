@@ -239,6 +239,8 @@ class RowMapper:
                 "client_ip": submission.client_ip,
                 "created_at": self.codec.time(submission.created_at),
                 "files": self.codec.list_json(files_to_json(submission.files)),
+                # JSON text on both stores: a short list, read only with its row.
+                "spam_reasons": json_text(submission.spam_reasons),
             }
         )
 
@@ -255,6 +257,7 @@ class RowMapper:
             spam_score=row["spam_score"],
             client_ip=row["client_ip"],
             files=files_from_json(self.codec.read_json(row["files"])),
+            spam_reasons=json.loads(row["spam_reasons"]),
         )
 
     # Outbox

@@ -220,7 +220,7 @@ REVOKE_API_KEY = "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE
 
 SELECT_SUBMISSION = """
     SELECT submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at, files
+        client_ip, created_at, files, spam_reasons
     FROM submissions
 """
 GET_SUBMISSION = SELECT_SUBMISSION + " WHERE submission_id = ?"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from itertools import islice
 from typing import TypeAlias
 
 from attrs import field, frozen
@@ -160,6 +161,20 @@ class ApiKey:
         return scope in self.scopes
 
 
+# What an owner is told of a submission's score (`Submission.spam_reasons`): short
+# findings ("links:3", "filter:0.97", "token:viagra"), a few words of its text at most.
+# Bounded, as a stored row and a page must be, whatever a classifier hands over.
+MAX_SPAM_REASONS = 12
+MAX_SPAM_REASON_CHARS = 80
+
+
+def bounded_reasons(reasons: Iterable[str]) -> tuple[str, ...]:
+    """The first MAX_SPAM_REASONS reasons, each cut to MAX_SPAM_REASON_CHARS characters."""
+    return tuple(
+        str(reason)[:MAX_SPAM_REASON_CHARS] for reason in islice(reasons, MAX_SPAM_REASONS)
+    )
+
+
 @frozen
 class Submission:
     submission_id: str
@@ -173,6 +188,9 @@ class Submission:
     spam_score: float = 0.0
     client_ip: str | None = None
     files: tuple[StoredFile, ...] = ()
+    # Why it scored as it did, for the owner (the dashboard, the management API): never
+    # shown to the sender, never in an event's payload.
+    spam_reasons: tuple[str, ...] = field(default=(), converter=bounded_reasons)
 
 
 @frozen

@@ -344,6 +344,7 @@ class SubmissionPipeline:
             spam_score=spam.points,
             client_ip=stored_client_ip(request.client_ip, self._settings.client_ip),
             files=files.stored,
+            spam_reasons=spam.reasons,
         )
 
     def _plan(

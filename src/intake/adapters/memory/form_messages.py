@@ -89,7 +89,13 @@ def erase_forwarded(tables: Tables, limit: int) -> ErasedBatch:
         tables.storage[workspace] = max(tables.storage.get(workspace, 0) - freed, 0)
         file_keys.extend(f.key for f in submission.files)
         tables.submissions[submission_id] = evolve(
-            submission, data={}, subject=None, reply_to=None, client_ip=None, files=()
+            submission,
+            data={},
+            subject=None,
+            reply_to=None,
+            client_ip=None,
+            files=(),
+            spam_reasons=(),
         )
     return ErasedBatch(tuple(ready), tuple(file_keys))
 

@@ -78,6 +78,7 @@ ARGUMENTS = (
     ("files", "jsonb"),
     ("storage_bytes", "bigint"),
     ("storage_ceiling", "bigint"),
+    ("spam_reasons", "text"),
 )
 _OUT = "outcome, held_fingerprint, held_submission_id, held_created_at"
 

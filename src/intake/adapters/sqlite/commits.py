@@ -34,10 +34,10 @@ from intake.ports.submissions import (
 INSERT_SUBMISSION = """
     INSERT INTO submissions (
         submission_id, form_id, workspace_id, status, data, subject, reply_to, spam_score,
-        client_ip, created_at, files
+        client_ip, created_at, files, spam_reasons
     ) VALUES (
         :submission_id, :form_id, :workspace_id, :status, :data, :subject, :reply_to,
-        :spam_score, :client_ip, :created_at, :files
+        :spam_score, :client_ip, :created_at, :files, :spam_reasons
     )
 """
 _INSERT_EVENT = sql.INSERT_EVENT
