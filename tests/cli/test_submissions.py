@@ -9,6 +9,7 @@ import pytest
 from attrs import frozen
 from starlette.testclient import TestClient
 
+from intake.domain.scoring import score
 from tests.cli.conftest import OUTAGE_TOKEN, PASSING_TOKEN, Cli, submit
 
 SPAMMY = "Buy now! Click here for casino viagra, limited time offer"
@@ -50,6 +51,16 @@ def test_submissions_list_shows_every_status_by_default(cli: Cli, made: Made) ->
     assert first["subject"] == "Hi"
     assert first["data"] == {"email": "a@example.com", "message": "Hello"}
     assert first["created_at"]
+
+
+def test_submissions_list_shows_the_score_and_its_reasons(cli: Cli, made: Made) -> None:
+    listed = cli.json("submissions", "list", "--form", made.form_id)["submissions"]
+
+    reasons = {s["status"]: (s["spam_score"], s["spam_reasons"]) for s in listed}
+    expected = score({"message": SPAMMY})
+    assert reasons["spam"] == (expected.points, list(expected.reasons))
+    assert reasons["spam"][1]  # the phrases, at least
+    assert reasons["accepted"] == (0.0, [])
 
 
 @pytest.mark.parametrize("status", ["accepted", "spam", "unverified"])

@@ -1,7 +1,8 @@
 """The dashboard's submission page: fields in order, files as signed downloads, reply-to,
-deliveries with their attempts; release, spam and delete (after a confirmation) by
-members and owners with the CSRF token; no one reaches another workspace's submission;
-what the visitor typed is always shown escaped. On every store."""
+the spam score with its reasons, deliveries with their attempts; release, spam and
+delete (after a confirmation) by members and owners with the CSRF token; no one reaches
+another workspace's submission; what the visitor typed is always shown escaped. On
+every store."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from datetime import timedelta
 import httpx2
 import pytest
 
-from intake.domain.model import SubmissionStatus
+from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.users import Role
+from intake.ports.submissions import CommitPlan
 from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
 from tests.http.test_uploads import Uploads, pdf
@@ -123,6 +125,37 @@ def test_hostile_values_are_escaped_and_never_live_links(dash: Dashboard) -> Non
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert 'href="javascript:' not in page.text
     assert "javascript:alert(1)" in page.text  # shown as plain text
+
+
+def test_the_score_is_shown_with_its_reasons_escaped_each_in_an_isolate(
+    dash: Dashboard,
+) -> None:
+    # Reasons may quote the visitor's words (a learned token): hostile text, as any value.
+    stored = Submission(
+        submission_id="sub_" + "0" * 28 + "1",
+        form_id=dash.form.form_id,
+        workspace_id=dash.workspace.workspace_id,
+        status=SubmissionStatus.SPAM,
+        data={"message": "hello"},
+        created_at=dash.svc.clock.now(),
+        spam_score=7.25,
+        spam_reasons=("links:3", f"token:{SCRIPT}", "token:\u202egnp.exe"),
+    )
+    event = OutboxEvent.for_submission("evt_reasons", stored)
+    svc = dash.svc
+    svc.run(svc.store.submissions.commit, CommitPlan(stored, event, None, None))
+    dash.set_password(dash.link("member@example.com", Role.MEMBER))
+
+    page = dash.client.get(_page(stored.submission_id))
+
+    assert page.status_code == 200, page.text
+    shown = page.text
+    assert "<dt>Spam score</dt>" in shown
+    assert f'7.25 <span class="reasons">({isolated("links:3")}, ' in shown
+    assert isolated("token:&lt;script&gt;alert(1)&lt;/script&gt;") in shown
+    assert SCRIPT not in shown
+    assert "\u202e" not in shown  # named by a marker, never acting on the page
+    assert 'token:<span class="invisible-char"' in shown
 
 
 def test_a_member_releases_and_marks_spam(dash: Dashboard) -> None:

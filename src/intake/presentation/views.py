@@ -115,6 +115,8 @@ def submission_view(
         "files": files if files is not None else [f.describe(None) for f in submission.files],
         "created_at": submission.created_at.isoformat(),
         "spam_score": submission.spam_score,
+        # For the owner only: the sender's answers never hold the score nor these.
+        "spam_reasons": list(submission.spam_reasons),
     }
 
 

@@ -12,6 +12,8 @@ from intake.domain.deliveries import (
     RecipientStatus,
 )
 from intake.domain.model import (
+    MAX_SPAM_REASON_CHARS,
+    MAX_SPAM_REASONS,
     ChallengeProvider,
     EventType,
     FormMode,
@@ -133,6 +135,14 @@ SUBMISSION = _object(
         "data": {"type": "object", "description": "The fields as they were submitted."},
         "files": {"type": "array", "items": _ref("File")},
         "spam_score": {"type": "number"},
+        "spam_reasons": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_SPAM_REASON_CHARS},
+            "maxItems": MAX_SPAM_REASONS,
+            "description": "Why it scored as it did (`links:3`, `filter:0.97`, "
+            "`token:<word>`): short findings that may quote its words. Never shown to "
+            "the sender.",
+        },
         "created_at": _TIME,
     }
 )

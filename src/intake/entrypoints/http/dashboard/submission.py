@@ -1,7 +1,8 @@
 """One submission in the dashboard: its fields in their order (long values folded), files
-with fresh download links, the reply address, spam score, status, every delivery named by
-where it goes, with its attempts, and the same as JSON; triage (release, mark as spam,
-delete after a confirmation) by members and owners; a delivery retried by owners."""
+with fresh download links, the reply address, spam score and its reasons (which may quote
+the visitor's words: shown as they are), status, every delivery named by where it goes,
+with its attempts, and the same as JSON; triage (release, mark as spam, delete after a
+confirmation) by members and owners; a delivery retried by owners."""
 
 from __future__ import annotations
 
