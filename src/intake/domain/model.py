@@ -162,7 +162,7 @@ class ApiKey:
 
 
 # What an owner is told of a submission's score (`Submission.spam_reasons`): short
-# findings ("links:3", "filter:0.97", "token:viagra"), a few words of its text at most.
+# findings ("links:3", "filter:+2.3", "viagra=0.99"), a few words of its text at most.
 # Bounded, as a stored row and a page must be, whatever a classifier hands over.
 MAX_SPAM_REASONS = 12
 MAX_SPAM_REASON_CHARS = 80

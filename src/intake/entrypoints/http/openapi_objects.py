@@ -139,8 +139,8 @@ SUBMISSION = _object(
             "type": "array",
             "items": {"type": "string", "maxLength": MAX_SPAM_REASON_CHARS},
             "maxItems": MAX_SPAM_REASONS,
-            "description": "Why it scored as it did (`links:3`, `filter:0.97`, "
-            "`token:<word>`): short findings that may quote its words. Never shown to "
+            "description": "Why it scored as it did (`links:3`, `filter:+2.3`, "
+            "`viagra=0.99`): short findings that may quote its words. Never shown to "
             "the sender.",
         },
         "created_at": _TIME,
