@@ -142,6 +142,15 @@ def _webhook_endpoint(page: Page, demo: Demo) -> None:
     page.wait_for_load_state()
 
 
+def _erasure_dry_run(page: Page, demo: Demo) -> None:
+    """What erasing a visitor's data would erase, asked before anything is."""
+    page.goto(demo.url("/dashboard/settings"))
+    page.fill("#erasure-email", "maria.lopez@example.org")
+    page.get_by_role("button", name="Find their submissions").click()
+    page.wait_for_load_state()
+    assert page.get_by_role("table").is_visible()
+
+
 SCREENS = [
     Screen("sign-in", False, _go("/dashboard/sign-in")),
     Screen("sign-in refused", False, _sign_in_error),
@@ -172,6 +181,10 @@ SCREENS = [
     Screen("form mail", True, _go("/dashboard/forms/{form}/settings/mail")),
     Screen("form webhooks", True, _go("/dashboard/forms/{form}/settings/webhooks")),
     Screen("webhook endpoint", True, _webhook_endpoint),
+    Screen("form messages", True, _go("/dashboard/forms/{form}/settings/messages")),
+    Screen("form chat", True, _go("/dashboard/forms/{form}/settings/chat")),
+    Screen("copy or delete the form", True, _go("/dashboard/forms/{form}/settings/delete")),
+    Screen("erasure, what would go", True, _erasure_dry_run),
     Screen("password", True, _go("/dashboard/password")),
     Screen("not found (404)", True, _go("/dashboard/forms/no-such-form")),
 ]
