@@ -103,5 +103,13 @@ class Dashboard:
             data["next"] = next_path
         return self.client.post("/dashboard/sign-in", data=data)
 
+    def said(self, answer: httpx2.Response) -> str:
+        """What the page a post led to (303) says the post did, its one-view message."""
+        assert answer.status_code == 303, answer.text
+        page = self.client.get(answer.headers["location"]).text
+        found = re.search(r'<p class="notice" role="status">(.*?)</p>', page)
+        assert found is not None, page
+        return found.group(1)
+
     def new_browser(self) -> None:
         self.client.cookies.clear()

@@ -58,10 +58,11 @@ def test_an_owner_adds_a_recipient(dash: Dashboard) -> None:
     added = dash.post(_mail(dash), email="o'neil&co@example.com")
 
     assert added.status_code == 303
-    assert added.headers["location"] == _mail(dash)
+    assert added.headers["location"] == _mail(dash) + "?told=1"
     assert _recipients(dash) == ["o'neil&co@example.com"]
-    page = dash.client.get(_mail(dash))
+    page = dash.client.get(added.headers["location"])
     assert page.status_code == 200
+    assert "o&#39;neil&amp;co@example.com added: it gets the form&#39;s mail once it" in page.text
     assert "o&#39;neil&amp;co@example.com" in page.text  # escaped
     assert 'aria-current="page">Mail</a>' in page.text  # the form's own tabs
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text  # the form's name, inert
@@ -96,7 +97,7 @@ def test_removing_asks_first(dash: Dashboard) -> None:
     assert 'name="confirm" value="yes"' in asked.text
     assert _recipients(dash) == ["team@example.com"]
     done = dash.post(_mail(dash) + "/remove", recipient=recipient_id, confirm="yes")
-    assert done.status_code == 303
+    assert dash.said(done) == "team@example.com removed: it gets no more of the form&#39;s mail."
     assert _recipients(dash) == []
 
 

@@ -296,11 +296,14 @@ def test_pause_refuses_submissions_and_resume_accepts_them(pages: FormSettings) 
 
     paused = pages.post("pause")
     refused = pages.submit()
-    page = pages.dash.client.get(pages.path)
+    page = pages.dash.client.get(paused.headers["location"])
     resumed = pages.post("resume")
 
     assert paused.status_code == resumed.status_code == 303
-    assert paused.headers["location"] == pages.path
+    assert paused.headers["location"] == pages.path + "?told=1"
+    assert "Form paused: it accepts no submission until it is resumed." in page.text
+    resumed_page = pages.dash.client.get(resumed.headers["location"]).text
+    assert "Form resumed: it accepts submissions again." in resumed_page
     assert_error(refused, "form_disabled")
     assert "paused" in page.text
     assert f'action="{pages.path}/resume"' in page.text

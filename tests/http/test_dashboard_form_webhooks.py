@@ -153,7 +153,9 @@ def test_removing_asks_first(dash: Dashboard) -> None:
     assert len(_endpoints(dash)) == 1
     done = dash.post(_hooks(dash) + "/remove", endpoint=endpoint_id, confirm="yes")
     assert done.status_code == 303
-    assert done.headers["location"] == _hooks(dash)
+    assert done.headers["location"] == _hooks(dash) + "?told=1"
+    said = "Endpoint http://127.0.0.1:9/… removed: nothing more is sent to it."
+    assert said in dash.client.get(done.headers["location"]).text
     assert _endpoints(dash) == []
 
 
@@ -170,7 +172,8 @@ def test_a_test_event_reaches_the_receiver_signed_and_shows_in_the_log(
     sent = dash.post(page + "/test")
 
     assert sent.status_code == 303
-    assert sent.headers["location"] == page
+    assert sent.headers["location"] == page + "?told=1"
+    assert "Test event queued" in dash.client.get(sent.headers["location"]).text
     assert "webhook.test · pending" in dash.client.get(page).text
     _relay(dash)
     [request] = receiver.requests
@@ -208,7 +211,8 @@ def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
     _relay(dash)
 
     assert retried.status_code == 303
-    assert retried.headers["location"] == page
+    assert retried.headers["location"] == page + "?told=1"
+    assert "The delivery is due again" in dash.client.get(retried.headers["location"]).text
     assert len(receiver.requests) == 2
     log = dash.client.get(page).text
     assert "submission.created · delivered" in log

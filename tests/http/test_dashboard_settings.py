@@ -136,6 +136,7 @@ def test_an_owner_revokes_a_key_after_confirming(dash: Dashboard) -> None:
     done = _revoke(dash, key_id, confirm=True)
     assert done.status_code == 303
     assert done.headers["location"].startswith(SETTINGS + "?workspace=")
+    assert dash.said(done) == f"Key {secret.key.prefix}… revoked: it is refused from now on."
     assert _keys(dash)[0][2] is True
     answer = dash.svc.server(dash.form.form_id, secret.secret, json={"message": "hi"})
     assert answer.status_code == 401

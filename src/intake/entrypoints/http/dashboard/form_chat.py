@@ -22,6 +22,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
     to_shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.presentation.chat_views import chat_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, ChatRequest, NotFoundError
@@ -92,14 +93,17 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
         include_flagged=text(posted, "include_flagged") == "yes",
     )
     try:
-        await web.runtime(request).admin.add_owned_chat(form.workspace_id, form.form_id, chat)
+        added = await web.runtime(request).admin.add_owned_chat(
+            form.workspace_id, form.form_id, chat
+        )
     except AdminError as error:
         # The URL and token typed are not put back into the page: they are secrets.
         message = f"{_LABELS.get(error.field or '', 'Destination')}: {error}."
         return await _page(
             request, signed, form, kind=kind, chat_id=chat_id, error=message, status=422
         )
-    return web.see_other(settings_path(form, "chat"))
+    said = f"Added: {added.app.value} ({added.shown_target}) is told of each submission."
+    return await tell(request, signed, settings_path(form, "chat"), said)
 
 
 @owners_post
@@ -111,7 +115,8 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     await web.runtime(request).admin.remove_owned_chat(
         form.workspace_id, destination.destination_id
     )
-    return web.see_other(settings_path(form, "chat"))
+    said = f"Removed: {destination.app.value} ({destination.shown_target}) is told nothing more."
+    return await tell(request, signed, settings_path(form, "chat"), said)
 
 
 @owners_post

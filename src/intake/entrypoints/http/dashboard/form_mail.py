@@ -22,6 +22,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
     to_shown_test,
 )
 from intake.entrypoints.http.dashboard.forms import text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.entrypoints.http.management.notifications import MAX_EMAIL
 from intake.presentation.views import recipient_view
 from intake.service.accounts import SignedIn
@@ -85,7 +86,8 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
         message = f"Email: {error}."
         status = 429 if isinstance(error, TooSoon) else 422
         return await _page(request, signed, form, address=address, error=message, status=status)
-    return web.see_other(settings_path(form, "mail"))
+    said = f"{address} added: it gets the form's mail once it confirms, as a mail asks it to."
+    return await tell(request, signed, settings_path(form, "mail"), said)
 
 
 @owners_post
@@ -97,7 +99,8 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     await web.runtime(request).admin.remove_owned_recipient(
         form.workspace_id, recipient.recipient_id
     )
-    return web.see_other(settings_path(form, "mail"))
+    said = f"{recipient.email} removed: it gets no more of the form's mail."
+    return await tell(request, signed, settings_path(form, "mail"), said)
 
 
 @owners_post

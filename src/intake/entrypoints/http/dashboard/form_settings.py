@@ -27,6 +27,7 @@ from intake.entrypoints.http.dashboard.form_settings_input import (
 from intake.entrypoints.http.dashboard.forms import read_form
 from intake.entrypoints.http.dashboard.inbox import FORMS
 from intake.entrypoints.http.dashboard.snippet import form_action, form_snippet
+from intake.entrypoints.http.dashboard.told import tell
 from intake.presentation.views import form_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, FormChanges, NotFoundError
@@ -111,7 +112,12 @@ async def _set_enabled(request: Request, signed: SignedIn, form: Form, enabled: 
     await web.runtime(request).admin.update_owned_form(
         form.workspace_id, form.form_id, FormChanges(enabled=enabled)
     )
-    return web.see_other(_path(form))
+    said = (
+        "Form resumed: it accepts submissions again."
+        if enabled
+        else "Form paused: it accepts no submission until it is resumed."
+    )
+    return await tell(request, signed, _path(form), said)
 
 
 @for_owners

@@ -22,6 +22,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
     settings_path,
 )
 from intake.entrypoints.http.dashboard.forms import text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.entrypoints.http.management.webhooks import MAX_URL
 from intake.presentation.views import created_endpoint_view, delivery_record_view, endpoint_view
 from intake.service.accounts import SignedIn
@@ -126,7 +127,8 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     if text(posted, "confirm") != "yes":
         return await _list(request, signed, form, confirm=endpoint)
     await web.runtime(request).admin.remove_owned_webhook(form.workspace_id, endpoint.endpoint_id)
-    return web.see_other(settings_path(form, "webhooks"))
+    said = f"Endpoint {endpoint.redacted_url} removed: nothing more is sent to it."
+    return await tell(request, signed, settings_path(form, "webhooks"), said)
 
 
 @for_owners
@@ -203,7 +205,8 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=429)
     except AdminError as error:  # disabled: the relay would not send it
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
-    return web.see_other(_endpoint_path(form, endpoint))
+    said = "Test event queued: the relay sends it on its next round."
+    return await tell(request, signed, _endpoint_path(form, endpoint), said)
 
 
 @owners_post
@@ -221,7 +224,8 @@ async def retry(request: Request, signed: SignedIn, form: Form, posted: FormData
         raise  # answered as not found, not as a refusal below
     except AdminError as error:  # delivered already
         return await _log(request, signed, form, endpoint, error=f"{error}.", status=422)
-    return web.see_other(_endpoint_path(form, endpoint))
+    said = "The delivery is due again: the relay sends it on its next round."
+    return await tell(request, signed, _endpoint_path(form, endpoint), said)
 
 
 @owners_post

@@ -16,7 +16,6 @@ from intake.domain.listing import MAX_TEXT, SubmissionFilter
 from intake.domain.model import Form, Submission, SubmissionStatus
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.charts import form_chart
-from intake.entrypoints.http.dashboard.told import told
 from intake.entrypoints.http.exports import EXPORT_TYPES, export_response
 from intake.service.accounts import SignedIn
 from intake.service.admin import AdminError, InboxPage, NotFoundError, submission_filter
@@ -238,7 +237,6 @@ async def render(
         "kept": query.params(),
         "spam_days": web.runtime(request).settings.spam_retention_days,  # 0: forever
         "chart": await form_chart(request, form.form_id),
-        "told": await told(request, signed),
     }
     return web.page(request, "inbox.html", context, status=422 if errors else 200)
 

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.service.accounts import (
     AccountExists,
     LinkedInvitation,
@@ -45,7 +46,12 @@ async def _answer(request: Request, signed: SignedIn, *, accepting: bool) -> Res
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    return web.see_other(HOME)
+    said = (
+        "Invitation accepted: the workspace's forms are below."
+        if accepting
+        else "Invitation declined."
+    )
+    return await tell(request, signed, HOME, said)
 
 
 def _refused(request: Request) -> Response:

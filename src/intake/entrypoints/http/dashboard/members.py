@@ -16,6 +16,7 @@ from starlette.responses import Response
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.service.accounts import NotAllowed, Sent, SignedIn, TooManyInvitations
 from intake.service.admin import AdminError, NotFoundError
 
@@ -169,7 +170,7 @@ async def revoke(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    return web.see_other(PATH)
+    return await tell(request, signed, PATH, "Invitation revoked: its link works no more.")
 
 
 @web.requires_sign_in
@@ -184,7 +185,7 @@ async def leave(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "not_found.html", {}, status=404)
     except AdminError as error:
         return await _page(request, signed, error=f"{error}.", status=422)
-    return web.see_other(web.PREFIX)
+    return await tell(request, signed, web.PREFIX, "You left the workspace.")
 
 
 @web.requires_sign_in
@@ -200,7 +201,7 @@ async def remove(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "not_found.html", {}, status=404)
     except AdminError as error:
         return await _page(request, signed, error=f"{error}.", status=422)
-    return web.see_other(PATH)
+    return await tell(request, signed, PATH, "Member removed: they are signed out.")
 
 
 @web.requires_sign_in
@@ -218,4 +219,4 @@ async def change_role(request: Request, signed: SignedIn) -> Response:
     except (AdminError, ValueError) as error:
         message = f"{error}." if isinstance(error, AdminError) else "Unknown role."
         return await _page(request, signed, error=message, status=422)
-    return web.see_other(PATH)
+    return await tell(request, signed, PATH, f"Role changed: now {role.value}.")

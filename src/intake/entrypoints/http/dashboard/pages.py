@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.service.accounts import (
     LinkRefused,
     SignedIn,
@@ -157,4 +158,5 @@ async def change_password(request: Request, signed: SignedIn) -> Response:
         return _change_page(request, signed, error=f"{label}: {error}.", status=422)
     except SignInRefused:
         return web.end_session(web.see_other(SIGN_IN), request)
-    return web.start_session(web.see_other(HOME), request, renewed)
+    said = "Password changed: every other session of yours has ended."
+    return web.start_session(await tell(request, renewed, HOME, said), request, renewed)

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from intake.domain.model import Scope
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
+from intake.entrypoints.http.dashboard.told import tell
 from intake.presentation.views import key_view, usage_view
 from intake.service.accounts import NotAllowed, SignedIn
 from intake.service.admin import AdminError, NotFoundError
@@ -154,4 +155,5 @@ async def revoke_key(request: Request, signed: SignedIn) -> Response:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    return web.see_other(f"{PATH}?{urlencode({'workspace': workspace_id})}")
+    said = f"Key {key.prefix}… revoked: it is refused from now on."
+    return await tell(request, signed, f"{PATH}?{urlencode({'workspace': workspace_id})}", said)

@@ -22,7 +22,7 @@ from intake.entrypoints.http.dashboard.submission_view import (
     target_name,
     timeline,
 )
-from intake.entrypoints.http.dashboard.told import tell, told
+from intake.entrypoints.http.dashboard.told import tell
 from intake.presentation.views import submission_detail_view
 from intake.service.accounts import SignedIn
 from intake.service.admin import Admin, AdminError, DeliveryTargets, NotFoundError
@@ -90,7 +90,6 @@ async def submission_page(request: Request, signed: SignedIn) -> Response:
         "path": _path(found.submission_id),
         "json_url": _path(found.submission_id) + "/json",
         "inbox": _inbox(found.form_id),
-        "told": await told(request, signed),
     }
     return web.page(request, "submission.html", context)
 

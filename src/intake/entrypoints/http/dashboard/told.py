@@ -1,7 +1,8 @@
 """What a post did, said once on the page it leads to ("Marked as spam.", "3 submissions
 deleted."): kept as the session's note (sealed at rest, taken on the first view), so a
 reload, Back or Forward says it no more. The redirect's `told=1` says a note waits:
-pages without it never look, and cost nothing."""
+pages without it never look, and cost nothing. `web.requires_sign_in` takes the note
+and `web.page` shows it, on every signed-in page."""
 
 from __future__ import annotations
 
@@ -11,22 +12,12 @@ from starlette.responses import Response
 from intake.entrypoints.http.dashboard import web
 from intake.service.accounts import SignedIn
 
-_NOTE = "told"
-FLAG = "told"
-
 
 async def tell(request: Request, signed: SignedIn, path: str, message: str) -> Response:
     """The redirect to `path` (a query and a fragment may follow), where `message` is
     said once."""
     address, mark, fragment = path.partition("#")
     where = address.partition("?")[0]
-    await web.accounts(request).keep_secret(signed, _NOTE, where, message)
+    await web.accounts(request).keep_secret(signed, web.TOLD_NOTE, where, message)
     joined = "&" if "?" in address else "?"
-    return web.see_other(f"{address}{joined}{FLAG}=1{mark}{fragment}")
-
-
-async def told(request: Request, signed: SignedIn) -> str | None:
-    """The message kept for this page by the post that led here, once; None otherwise."""
-    if request.query_params.get(FLAG) != "1":
-        return None
-    return await web.accounts(request).take_secret(signed, _NOTE, request.url.path)
+    return web.see_other(f"{address}{joined}{web.TOLD_FLAG}=1{mark}{fragment}")

@@ -100,6 +100,9 @@ _TEMPLATES = Jinja2Templates(env=_ENVIRONMENT)
 
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    """The template with `context`, and `told`: what the post that led here did (told.py),
+    on the page it led to, once."""
+    context = {"told": getattr(request.state, "told", None), **context}
     response = _TEMPLATES.TemplateResponse(request, name, context, status_code=status)
     response.headers.update(SECURITY_HEADERS)
     return response
@@ -224,12 +227,25 @@ def requires_sign_in(handler: SignedInHandler) -> Callable[[Request], Awaitable[
         signed = await signed_in(request)
         if signed is None:
             return end_session(see_other(sign_in_for(request)), request)
+        await _take_told(request, signed)
         try:
             return await handler(request, signed)
         except WorkspaceSuspended:  # admin.acting_workspace: the one rule, said once here
             return page(request, "suspended.html", {"email": signed.user.email}, status=403)
 
     return route
+
+
+# A redirect's `told=1` says that the post before kept a message for the page it leads to
+# (told.py): only then is the session's note looked up, so other pages cost no query.
+TOLD_FLAG = "told"
+TOLD_NOTE = "told"
+
+
+async def _take_told(request: Request, signed: SignedIn) -> None:
+    if request.method == "GET" and request.query_params.get(TOLD_FLAG) == "1":
+        note = await accounts(request).take_secret(signed, TOLD_NOTE, request.url.path)
+        request.state.told = note
 
 
 def end_session(response: Response, request: Request) -> Response:
