@@ -74,9 +74,12 @@ def make_admin(
     clock: Clock,
     id_source: IdSource,
     spam_knowledge: SpamKnowledge | None = None,
+    *,
+    spam_reports: bool | None = None,
 ) -> Admin:
     """The owner-side use cases on `storage`, as every composition builds them; a serving
-    process shares its `spam_knowledge` with its pipeline."""
+    process shares its `spam_knowledge` with its pipeline. `spam_reports`: whether triage
+    is reported to Akismet (unset: when it is configured)."""
     return Admin(
         storage.store,
         clock,
@@ -90,4 +93,5 @@ def make_admin(
         destination_limits=settings.destination_limits,
         template_renderer=shared_renderer(),
         spam_knowledge=spam_knowledge,
+        spam_reports=settings.akismet_on if spam_reports is None else spam_reports,
     )

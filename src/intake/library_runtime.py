@@ -60,6 +60,7 @@ async def open_runtime(
         rate_limiter=overrides.get("rate_limiter"),
         challenge=overrides.get("challenge"),
         blobs=overrides.get("blobs"),
+        spam_opinion=overrides.get("spam_opinion"),
     )
     async with AsyncExitStack() as stack:
         serving = await enter_serving(stack, chosen, store_opening, serving_ports)
@@ -68,6 +69,8 @@ async def open_runtime(
             chosen,
             webhook_sender=overrides.get("webhook_sender"),
             mailer=overrides.get("mailer"),
+            # The serving parts' own client: one for the process.
+            spam_opinion=serving.spam_opinion,
         )
         storage = Storage(serving.store, serving.blobs, serving.signer)
         yield Runtime(

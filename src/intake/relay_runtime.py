@@ -21,9 +21,11 @@ from intake.adapters.templates.pool import shared_renderer
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
 from intake.domain.signing import DownloadSigner
+from intake.opinion_resource import spam_opinion_resource
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.senders import Mailer, WebhookSender
+from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import Storage, enter_storage
@@ -73,6 +75,8 @@ class Senders:
 
     webhook_sender: WebhookSender
     mailer: Mailer | None
+    # Akismet, told of owners' triage, when it is configured.
+    spam_opinion: SpamOpinion | None = None
 
 
 async def enter_senders(
@@ -81,14 +85,18 @@ async def enter_senders(
     *,
     webhook_sender: WebhookSender | None = None,
     mailer: Mailer | None = None,
+    spam_opinion: SpamOpinion | None = None,
 ) -> Senders:
     """The senders given, else the ones the settings choose; an opened webhook sender
-    is closed by `stack`."""
+    or Akismet client is closed by `stack`."""
     if webhook_sender is None:
         webhook_sender = await stack.enter_async_context(
             asynccontextmanager(webhook_sender_resource)(settings)
         )
-    return Senders(webhook_sender, mailer if mailer is not None else open_mailer(settings))
+    if spam_opinion is None:
+        spam_opinion = await stack.enter_async_context(spam_opinion_resource(settings))
+    mailer = mailer if mailer is not None else open_mailer(settings)
+    return Senders(webhook_sender, mailer, spam_opinion)
 
 
 def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Senders) -> Relay:
@@ -108,6 +116,7 @@ def make_relay(settings: Settings, storage: Storage, clock: Clock, senders: Send
         autoresponse_limit=settings.autoresponse_hourly_limit,
         blobs=storage.blobs,
         template_renderer=shared_renderer(),
+        spam_opinion=senders.spam_opinion,
     )
 
 

@@ -30,11 +30,13 @@ from intake.admin_runtime import make_admin
 from intake.config import ConfigError, Settings
 from intake.config.variables import REDIS_URL
 from intake.domain.signing import DownloadSigner
+from intake.opinion_resource import spam_opinion_resource
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.rate_limiter import FallbackReports, RateLimiter
+from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import enter_storage
@@ -55,6 +57,7 @@ class ServeOverrides(TypedDict, total=False):
     rate_limiter: RateLimiter | None
     challenge: ChallengeVerifier | None
     blobs: BlobStore | None
+    spam_opinion: SpamOpinion | None
 
 
 @frozen
@@ -75,6 +78,8 @@ class ServeRuntime:
     # The Redis limiter's fallback to per-process windows, for health and metrics; None
     # without Redis, or with a rate limiter given.
     rate_limit_fallback: FallbackReports | None
+    # Akismet, when it is asked (docs/scoring.md, "Akismet").
+    spam_opinion: SpamOpinion | None
 
 
 @asynccontextmanager
@@ -163,6 +168,9 @@ async def enter_serving(
         token_budget=settings.spam_cache_tokens,
     )
     stack.push_async_callback(knowledge.close)
+    opinion = overrides.get("spam_opinion")
+    if opinion is None:
+        opinion = await stack.enter_async_context(spam_opinion_resource(settings))
     pipeline = SubmissionPipeline(
         store=storage.store,
         rate_limiter=limiter,
@@ -173,6 +181,7 @@ async def enter_serving(
         blobs=storage.blobs,
         signer=storage.signer,
         spam_scoring=SpamScoring(knowledge),
+        spam_opinion=opinion,
     )
     return ServeRuntime(
         settings=settings,
@@ -182,10 +191,13 @@ async def enter_serving(
         rate_limiter=limiter,
         challenge=challenge,
         pipeline=pipeline,
-        admin=make_admin(settings, storage, clock, id_source, knowledge),
+        admin=make_admin(
+            settings, storage, clock, id_source, knowledge, spam_reports=opinion is not None
+        ),
         blobs=storage.blobs,
         signer=storage.signer,
         rate_limit_fallback=fallback,
+        spam_opinion=opinion,
     )
 
 

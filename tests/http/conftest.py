@@ -64,7 +64,7 @@ from intake.config import Settings
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Form, Submission, SubmissionStatus, Workspace
+from intake.domain.model import Form, OutboxEvent, Submission, SubmissionStatus, Workspace
 from intake.domain.spam.model import Lesson
 from intake.entrypoints.http import create_app
 from intake.ports.activity import ActivityRepository
@@ -225,9 +225,13 @@ class FailingCommits:
         return await self.inner.release(release)
 
     async def mark_spam(
-        self, submission_id: str, lesson: Lesson | None = None
+        self,
+        submission_id: str,
+        lesson: Lesson | None = None,
+        *,
+        report: OutboxEvent | None = None,
     ) -> Submission | None:
-        return await self.inner.mark_spam(submission_id, lesson)
+        return await self.inner.mark_spam(submission_id, lesson, report=report)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         return await self.inner.erase(erasure)

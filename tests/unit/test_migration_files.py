@@ -41,6 +41,7 @@ PG_RELEASED = {
     "0022_form_created_status": "b394d1efe06947667ca7a824931a44f246f1674432829c47a9320a95ab9aa933",
     "0023_spam_statistics": "1b877699b4d018b0275c3ba47e8a4ccd7f72228ff824aef6d6598d16f8b68a75",
     "0024_spam_reasons": "9e25d17d6896800cde3ee064079f0926007db7714178efe2e9f7a0580d558e41",
+    "0025_akismet_reports": "3bbbdd0783ca2f4bb8e07c094d0f582cc11778fa587931591230cfeec43fc237",
 }
 SQLITE_RELEASED = {
     "0001_initial": "ee484438271300a0f337fb554cdd0cdbb432747378eae0bbe9ab5870e51f315d",
@@ -66,6 +67,7 @@ SQLITE_RELEASED = {
     "0020_form_created_status": "2e5ed7bfb396ea84847eec0de9c915041b3099f2d439fd69734ad0f83cd36529",
     "0021_spam_statistics": "c3f5023a8c21e618c0b1d8503b417de2033e1bb1866945adf6c813d4743259ad",
     "0022_spam_reasons": "f90a847f307b9a87095fc2e6dfdb70bee2b383a670db79a9165f80dd3f34c7d8",
+    "0023_akismet_reports": "e0a954117fead3afc250ab43bf83008336caa637a863cad55e0a62321fad6646",
 }
 
 

@@ -12,7 +12,8 @@ from typing import TypeVar
 from intake.domain import ids
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
-from intake.domain.model import OutboxEvent
+from intake.domain.model import EventType, OutboxEvent
+from intake.domain.spam.opinion import AKISMET_DESTINATION
 
 # A receiver's error text is kept this long at most: enough to tell what went wrong.
 ERROR_LIMIT = 500
@@ -50,8 +51,10 @@ def destinations(
     chats: Iterable[ChatDestination] = (),
 ) -> list[tuple[DestinationKind, str]]:
     """Where an event goes: the destinations of its form that want it and that were
-    there when it was queued (`existed_for`)."""
+    there when it was queued (`existed_for`); a report of triage, to Akismet alone."""
     kind = event.event_type
+    if kind is EventType.AKISMET_REPORT:
+        return [(DestinationKind.AKISMET, AKISMET_DESTINATION)]
     chosen = [
         (DestinationKind.WEBHOOK, e.endpoint_id)
         for e in endpoints

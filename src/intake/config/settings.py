@@ -11,6 +11,7 @@ from attrs import Factory, field, fields, frozen
 
 from intake.adapters.sqlite.connection import MEMORY as SQLITE_MEMORY
 from intake.adapters.sqlite.connection import database_path
+from intake.config import akismet_variables as av
 from intake.config import dashboard_variables as dashv
 from intake.config import destination_variables as dv
 from intake.config import privacy_variables as pv
@@ -109,6 +110,10 @@ class Settings:
     autoresponse_hourly_limit: int = _variable(v.AUTORESPONSE_HOURLY_LIMIT)
     verify_urls: Mapping[ChallengeProvider, str] = _variables(_read_verify_urls)
     challenge_timeout: float = _variable(v.CHALLENGE_TIMEOUT)
+    akismet_api_key: str | None = _variable(av.AKISMET_API_KEY, repr=False)
+    akismet_site_url: str | None = _variable(av.AKISMET_SITE_URL)
+    akismet_timeout: float = _variable(av.AKISMET_TIMEOUT)
+    akismet_api_url: str = _variable(av.AKISMET_API_URL)
     rate_limits: RateLimits = _variables(_read_rate_limits)  # noqa: RUF009 - an attrs field
     limits: PayloadLimits = _variables(_read_payload_limits)  # noqa: RUF009 - an attrs field
     plans: Mapping[Plan, PlanTerms] = _variables(_read_plans)
@@ -163,7 +168,18 @@ class Settings:
                 f"{v.UPLOAD_GRACE.name} ({settings.upload_grace:g} s) must be longer than "
                 f"{v.UPLOAD_TIMEOUT.name} ({settings.upload_timeout:g} s)"
             )
+        if (settings.akismet_api_key is None) != (settings.akismet_site_url is None):
+            # Akismet takes the key only with the site it was registered for.
+            raise ConfigError(
+                f"{av.AKISMET_API_KEY.name} and {av.AKISMET_SITE_URL.name} go together: "
+                "set both, or neither"
+            )
         return settings
+
+    @property
+    def akismet_on(self) -> bool:
+        """Whether Akismet is asked (docs/scoring.md, "Akismet")."""
+        return self.akismet_api_key is not None and self.akismet_site_url is not None
 
     @property
     def is_sqlite(self) -> bool:

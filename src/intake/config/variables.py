@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from intake.config import akismet_variables as av
 from intake.config.dashboard_variables import DASHBOARD_TIMEZONE
 from intake.config.destination_variables import (
     MAX_CHAT_DESTINATIONS_PER_FORM,
@@ -388,6 +389,10 @@ VARIABLES: tuple[Variable[Any], ...] = (
     HCAPTCHA_VERIFY_URL,
     RECAPTCHA_VERIFY_URL,
     CHALLENGE_TIMEOUT,
+    av.AKISMET_API_KEY,
+    av.AKISMET_SITE_URL,
+    av.AKISMET_TIMEOUT,
+    av.AKISMET_API_URL,
     BODY_TIMEOUT,
     RATE_LIMIT_PUBLIC_BURST,
     RATE_LIMIT_PUBLIC_SUSTAINED,

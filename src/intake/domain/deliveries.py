@@ -42,6 +42,8 @@ class DestinationKind(enum.StrEnum):
     WEBHOOK = "webhook"
     EMAIL = "email"
     CHAT = "chat"
+    # The operator's Akismet, told of owners' triage (one destination, AKISMET_DESTINATION).
+    AKISMET = "akismet"
 
 
 class DeliveryState(enum.StrEnum):
@@ -92,7 +94,8 @@ class WebhookEndpoint:
         # A deletion goes to every endpoint, so that any receiver that kept a copy erases it.
         if event_type is EventType.DELETED:
             return self.enabled
-        return self.enabled and (event_type is EventType.CREATED or self.include_flagged)
+        flagged = self.include_flagged and event_type is EventType.FLAGGED
+        return self.enabled and (event_type is EventType.CREATED or flagged)
 
 
 REDACTED_PATH = "/…"

@@ -52,6 +52,9 @@ class EventType(enum.StrEnum):
     MAIL_CONFIRM = "mail.confirm"
     # Queued by an owner to one chat destination only: a short message saying it is a test.
     CHAT_TEST = "chat.test"
+    # An owner's triage, told to Akismet (domain/spam/opinion.py): ids and the label only,
+    # never sent to an owner's destination.
+    AKISMET_REPORT = "akismet.report"
 
 
 class Plan(enum.StrEnum):

@@ -320,11 +320,16 @@ class SubmissionRepository(Protocol):
         ...
 
     async def mark_spam(
-        self, submission_id: str, lesson: Lesson | None = None
+        self,
+        submission_id: str,
+        lesson: Lesson | None = None,
+        *,
+        report: OutboxEvent | None = None,
     ) -> Submission | None:
-        """Sets the status to spam, and nothing else: no event, the month's count kept;
-        with a lesson, teaches it as spam in the same transaction (ports/triage.py).
-        None: no such submission."""
+        """Sets the status to spam, and nothing else: no event for the owner's
+        destinations, the month's count kept; with a lesson, teaches it as spam, and
+        `report` (Akismet told of it) is queued, in the same transaction
+        (ports/triage.py). None: no such submission, and nothing written."""
         ...
 
     async def erase(self, erasure: Erasure) -> Erased | None:

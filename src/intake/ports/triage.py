@@ -27,6 +27,9 @@ class Release:
     event: OutboxEvent
     period: str  # YYYY-MM, UTC: the month of the release
     lesson: Lesson | None = None  # taught as ham, even when it was accepted already
+    # Akismet told of the release (an `akismet.report`), queued with it when it changes
+    # the status, whether or not `event` is queued.
+    report: OutboxEvent | None = None
 
 
 @frozen

@@ -39,8 +39,10 @@ from intake.ports.senders import (
     MailUnavailable,
     WebhookSender,
 )
+from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.service.chat_sending import chat_message, verdict
+from intake.service.opinion_reports import ReportOutcome, send_report
 from intake.service.template_threads import off_the_loop
 
 NOT_CONFIRMED = "the recipient has not confirmed the address"
@@ -74,6 +76,7 @@ class DeliverySender:
         jitter: Callable[[], float],
         signer: DownloadSigner | None,
         render_template: RenderTemplate,
+        spam_opinion: SpamOpinion | None = None,
     ) -> None:
         self._store = store
         self._webhooks = webhook_sender
@@ -89,6 +92,7 @@ class DeliverySender:
         # Without one, file links are sent as the event holds them.
         self._signer = signer
         self._render_template = render_template
+        self._opinion = spam_opinion
 
     async def send(self, item: ClaimedDelivery) -> Outcome:
         """Sends one delivery and records the result. StorageUnavailable is raised: the
@@ -98,6 +102,8 @@ class DeliverySender:
                 return await self._webhook(item)
             if item.delivery.kind is DestinationKind.CHAT:
                 return await self._chat(item)
+            if item.delivery.kind is DestinationKind.AKISMET:
+                return await self._report(item)
             return await self._email(item)
         except StorageUnavailable:
             raise
@@ -260,6 +266,15 @@ class DeliverySender:
         if self._signer is None:
             return payload
         return with_fresh_links(payload, self._signer, now)
+
+    async def _report(self, item: ClaimedDelivery) -> Outcome:
+        result = await send_report(self._opinion, self._store, item.event)
+        now = self._clock.now()
+        if result.outcome is ReportOutcome.ACKNOWLEDGED:
+            return await self._succeeded(item, now, result.detail)
+        if result.outcome is ReportOutcome.PARKED:
+            return await self._park(item, result.detail, now)
+        return await self._failed(item, now, result.detail)
 
     async def _succeeded(
         self, item: ClaimedDelivery, now: datetime, result: str, status: int | None = None

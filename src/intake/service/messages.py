@@ -66,6 +66,9 @@ class SubmitRequest:
     origin: str | None = None
     idempotency_key: str | None = None
     challenge_token: str | None = None  # the X-Challenge-Token header
+    # What Akismet judges a visitor by, when it is asked (docs/scoring.md, "Akismet").
+    user_agent: str | None = None
+    referrer: str | None = None  # the Referer header
 
 
 @frozen

@@ -43,6 +43,7 @@ from intake.ports.clock import Clock
 from intake.ports.forms import FormContext
 from intake.ports.ids import IdSource
 from intake.ports.rate_limiter import RateLimiter
+from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.submissions import CommitPlan, CommitResult, Committed, HoneypotResult
 from intake.service.api_access import live_key
@@ -58,6 +59,7 @@ from intake.service.messages import (
     Refused,
     SubmitRequest,
 )
+from intake.service.second_opinion import second_opinion
 from intake.service.spam_scoring import SpamScoring
 from intake.service.step_refusal import StepRefusal, step
 from intake.service.uploads import UploadSink
@@ -146,9 +148,11 @@ class SubmissionPipeline:
         signer: DownloadSigner | None = None,
         commit_timing: CommitTiming | None = None,
         spam_scoring: SpamScoring | None = None,
+        spam_opinion: SpamOpinion | None = None,
     ) -> None:
         self._commit_timing = commit_timing or CommitTiming()
         self._spam_scoring = spam_scoring or SpamScoring()
+        self._opinion = spam_opinion
         self._blobs = blobs
         self._signer = signer
         self._store = store
@@ -217,6 +221,10 @@ class SubmissionPipeline:
             _validate(form, data, controls, parsed, files, decoy=decoy)
         with step(Step.SCORE):
             spam = await self._spam_scoring.score(form, data, controls)
+            if public and not decoy:  # never a bot already caught: no call spent on it
+                spam = await second_opinion(
+                    self._opinion, spam, request=request, form=form, data=data, controls=controls
+                )
             if status is SubmissionStatus.ACCEPTED and spam.is_spam(form.spam_threshold):
                 status = SubmissionStatus.SPAM
         with step(Step.QUOTA):

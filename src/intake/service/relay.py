@@ -29,6 +29,7 @@ from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
 from intake.ports.deliveries import ClaimedDelivery
 from intake.ports.senders import ChatSender, Mailer, WebhookSender
+from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.templates import TemplateRenderer
 from intake.service.delivery_sending import DeliverySender, Outcome, log_facts
@@ -86,6 +87,7 @@ class Relay:
         blobs: BlobStore | None = None,
         autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT,
         template_renderer: TemplateRenderer | None = None,
+        spam_opinion: SpamOpinion | None = None,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
@@ -108,6 +110,7 @@ class Relay:
             render_template=no_template_renderer
             if template_renderer is None
             else template_renderer.render,
+            spam_opinion=spam_opinion,
         )
         self._lease = lease
         # Where forward-only forms' files are erased from once forwarded.

@@ -157,6 +157,8 @@ class InMemoryDeliveries(InMemoryDeliveryRetries):
             return None if endpoint.enabled else ENDPOINT_DISABLED
         if delivery.kind is DestinationKind.CHAT:
             return CHAT_REMOVED if delivery.destination_id not in self._t.chats else None
+        if delivery.kind is DestinationKind.AKISMET:
+            return None  # the operator's one Akismet: never removed by an owner
         if is_autoresponse(delivery.destination_id):
             return None  # a confirmation to the submitter, whether or not its record stays
         return RECIPIENT_REMOVED if delivery.destination_id not in self._t.recipients else None

@@ -28,7 +28,15 @@ from intake.domain.listing import (
     SubmissionQuery,
     count_by_status,
 )
-from intake.domain.model import ApiKey, Form, FormMode, Submission, SubmissionStatus, Workspace
+from intake.domain.model import (
+    ApiKey,
+    Form,
+    FormMode,
+    OutboxEvent,
+    Submission,
+    SubmissionStatus,
+    Workspace,
+)
 from intake.domain.quota import period as quota_period
 from intake.domain.spam.model import Lesson
 from intake.ports.forms import FormContext
@@ -395,9 +403,13 @@ class InMemorySubmissions(Repository):
         return triage.release(self._t, release)
 
     async def mark_spam(
-        self, submission_id: str, lesson: Lesson | None = None
+        self,
+        submission_id: str,
+        lesson: Lesson | None = None,
+        *,
+        report: OutboxEvent | None = None,
     ) -> Submission | None:
-        return triage.mark_spam(self._t, submission_id, lesson)
+        return triage.mark_spam(self._t, submission_id, lesson, report)
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         return triage.erase(self._t, erasure)

@@ -9,7 +9,7 @@ from attrs import evolve
 from intake.adapters.memory.spam import teach
 from intake.adapters.memory.tables import Tables, utc
 from intake.domain.deliveries import DeliveryState
-from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload
 from intake.ports.submissions import OutboxRow
@@ -26,6 +26,7 @@ def release(tables: Tables, order: Release) -> Released | None:
         return Released(submission, changed=False)
     accepted = evolve(submission, status=SubmissionStatus.ACCEPTED)
     tables.submissions[submission.submission_id] = accepted
+    _queue(tables, order.report)
     if submission.submission_id in tables.charged:  # accepted once before: queued then
         return Released(accepted, changed=True)
     tables.charged[submission.submission_id] = order.period
@@ -37,7 +38,12 @@ def release(tables: Tables, order: Release) -> Released | None:
     return Released(accepted, changed=True, queued=True)
 
 
-def mark_spam(tables: Tables, submission_id: str, lesson: Lesson | None) -> Submission | None:
+def mark_spam(
+    tables: Tables,
+    submission_id: str,
+    lesson: Lesson | None,
+    report: OutboxEvent | None = None,
+) -> Submission | None:
     submission = tables.submissions.get(submission_id)
     if submission is None:
         return None
@@ -45,7 +51,15 @@ def mark_spam(tables: Tables, submission_id: str, lesson: Lesson | None) -> Subm
         teach(tables, submission, lesson, Label.SPAM)
     marked = evolve(submission, status=SubmissionStatus.SPAM)
     tables.submissions[submission_id] = marked
+    _queue(tables, report)
     return marked
+
+
+def _queue(tables: Tables, event: OutboxEvent | None) -> None:
+    if event is not None:
+        queued = evolve(event, created_at=utc(event.created_at))
+        tables.outbox[queued.event_id] = OutboxRow(queued)
+        tables.wakeup.ring()
 
 
 def erase(tables: Tables, order: Erasure) -> Erased | None:

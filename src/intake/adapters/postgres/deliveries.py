@@ -114,7 +114,8 @@ _CLAIM_HEAD = """
         WHERE h.next_attempt_at IS NOT NULL
             AND NOT ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
                 OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-                OR (h.kind = 'email' AND substr(h.destination_id, 1, 4) = 'ars_'))
+                OR (h.kind = 'email' AND substr(h.destination_id, 1, 4) = 'ars_')
+                OR h.kind = 'akismet')
         FOR UPDATE OF h SKIP LOCKED
     ),
     parked AS (
@@ -141,7 +142,8 @@ _CLAIM_HEAD = """
                 AND (c.leased_until IS NULL OR c.leased_until <= %(now)s)
                 AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
                     OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-                    OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_'))
+                    OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_')
+                    OR c.kind = 'akismet')
                 AND EXISTS (
                     SELECT 1 FROM outbox AS o
                     JOIN workspaces AS w ON w.workspace_id = o.workspace_id

@@ -36,7 +36,7 @@ from intake.adapters.submission_pages import (
 from intake.domain.errors import ErrorCode, StorageUnavailable
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.spam.model import Lesson
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -303,14 +303,22 @@ class PostgresSubmissions:
 
     async def release(self, release: Release) -> Released | None:
         released = await triage.release(self._db, release)
-        if released is not None and released.queued:
+        # A report is queued with any change of status.
+        if released is not None and (released.queued or (released.changed and release.report)):
             self._relay_notifier.ring()
         return released
 
     async def mark_spam(
-        self, submission_id: str, lesson: Lesson | None = None
+        self,
+        submission_id: str,
+        lesson: Lesson | None = None,
+        *,
+        report: OutboxEvent | None = None,
     ) -> Submission | None:
-        return await triage.mark_spam(self._db, submission_id, lesson)
+        marked = await triage.mark_spam(self._db, submission_id, lesson, report)
+        if marked is not None and report is not None:
+            self._relay_notifier.ring()
+        return marked
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         erased = await triage.erase(self._db, erasure)

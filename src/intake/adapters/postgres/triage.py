@@ -12,7 +12,7 @@ from intake.adapters.postgres import spam
 from intake.adapters.postgres.database import Connection, Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.model import Submission
+from intake.domain.model import OutboxEvent, Submission
 from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload, key_scopes
 from intake.domain.uploads import files_from_json
@@ -65,6 +65,8 @@ async def release(db: Database, order: Release) -> Released | None:
         changed = await cursor.fetchone()
         # Charged already: accepted once before, and its submission.created queued then.
         queued = changed is not None and before is not None and before["charged_period"] is None
+        if changed is not None and order.report is not None:
+            await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.report))
         if queued and changed is not None:
             await conn.execute(_CHARGE, (changed["workspace_id"], order.period))
             await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.event))
@@ -76,7 +78,12 @@ async def release(db: Database, order: Release) -> Released | None:
     return Released(submission, changed=changed is not None, queued=queued)
 
 
-async def mark_spam(db: Database, submission_id: str, lesson: Lesson | None) -> Submission | None:
+async def mark_spam(
+    db: Database,
+    submission_id: str,
+    lesson: Lesson | None,
+    report: OutboxEvent | None = None,
+) -> Submission | None:
     async with db.connection() as conn, conn.transaction():
         before = None
         if lesson is not None:
@@ -84,7 +91,10 @@ async def mark_spam(db: Database, submission_id: str, lesson: Lesson | None) -> 
         await conn.execute(_MARK_SPAM, (submission_id,))
         if lesson is not None and before is not None:
             await spam.teach(conn, submission_id, before, lesson, Label.SPAM)
-        return await _get(conn, submission_id)
+        marked = await _get(conn, submission_id)
+        if marked is not None and report is not None:
+            await conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(report))
+        return marked
 
 
 async def erase(db: Database, order: Erasure) -> Erased | None:

@@ -119,7 +119,8 @@ _CLAIMABLE_TAIL += (
     WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
         AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
             OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-            OR (d.kind = 'email' AND substr(d.destination_id, 1, 4) = 'ars_'))
+            OR (d.kind = 'email' AND substr(d.destination_id, 1, 4) = 'ars_')
+            OR d.kind = 'akismet')
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
 """
 )

@@ -29,7 +29,7 @@ from intake.adapters.submission_pages import Search, each_submission, page_state
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
-from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.spam.model import Lesson
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
@@ -200,14 +200,22 @@ class SqliteSubmissions:
 
     async def release(self, release: Release) -> Released | None:
         released = await self._worker.run(triage.release, release)
-        if released is not None and released.queued:
+        # A report is queued with any change of status.
+        if released is not None and (released.queued or (released.changed and release.report)):
             self._wakeup.ring()
         return released
 
     async def mark_spam(
-        self, submission_id: str, lesson: Lesson | None = None
+        self,
+        submission_id: str,
+        lesson: Lesson | None = None,
+        *,
+        report: OutboxEvent | None = None,
     ) -> Submission | None:
-        return await self._worker.run(triage.mark_spam, submission_id, lesson)
+        marked = await self._worker.run(triage.mark_spam, submission_id, lesson, report)
+        if marked is not None and report is not None:
+            self._wakeup.ring()
+        return marked
 
     async def erase(self, erasure: Erasure) -> Erased | None:
         erased = await self._worker.run(triage.erase, erasure)

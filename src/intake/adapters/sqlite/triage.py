@@ -11,7 +11,7 @@ from intake.adapters import triage_statements as triage_sql
 from intake.adapters.sqlite import spam
 from intake.adapters.sqlite.connection import transaction, truncate_wal
 from intake.adapters.sqlite.mapping import ROW_MAPPER
-from intake.domain.model import Submission
+from intake.domain.model import OutboxEvent, Submission
 from intake.domain.spam.model import Label, Lesson
 from intake.domain.triage import erased_payload, key_scopes
 from intake.domain.uploads import files_from_json
@@ -53,6 +53,8 @@ def release(conn: sqlite3.Connection, order: Release) -> Released | None:
         submission = _get(conn, order.submission_id)
         if submission is None or not changed:
             return None if submission is None else Released(submission, changed=False)
+        if order.report is not None:
+            conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(order.report))
         if before["charged_period"] is not None:  # accepted once before: queued then
             return Released(submission, changed=True)
         conn.execute(_CHARGE, (submission.workspace_id, order.period))
@@ -61,15 +63,23 @@ def release(conn: sqlite3.Connection, order: Release) -> Released | None:
 
 
 def mark_spam(
-    conn: sqlite3.Connection, submission_id: str, lesson: Lesson | None
+    conn: sqlite3.Connection,
+    submission_id: str,
+    lesson: Lesson | None,
+    report: OutboxEvent | None = None,
 ) -> Submission | None:
-    with transaction(conn):
+    with transaction(conn) as tx:
         if lesson is not None:
             row = conn.execute(triage_sql.TAUGHT_BEFORE, (submission_id,)).fetchone()
             if row is not None:
                 spam.teach(conn, submission_id, row, lesson, Label.SPAM)
         conn.execute(triage_sql.MARK_SPAM, (submission_id,))
-        return _get(conn, submission_id)
+        marked = _get(conn, submission_id)
+        if marked is None:
+            tx.discard()
+        elif report is not None:
+            conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(report))
+        return marked
 
 
 def erase(conn: sqlite3.Connection, order: Erasure) -> Erased | None:

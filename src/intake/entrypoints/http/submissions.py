@@ -106,6 +106,8 @@ def _request(request: Request, heads: _Heads, target: PublicTarget | ServerTarge
         origin=heads.get(b"origin"),
         idempotency_key=heads.get(b"idempotency-key"),
         challenge_token=heads.get(b"x-challenge-token"),
+        user_agent=heads.get(b"user-agent"),
+        referrer=heads.get(b"referer"),
     )
 
 

@@ -36,6 +36,7 @@ class AdminBase:
         destination_limits: DestinationLimits = DestinationLimits(),  # noqa: B008 - frozen
         template_renderer: TemplateRenderer | None = None,
         spam_knowledge: SpamKnowledge | None = None,
+        spam_reports: bool = False,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -48,6 +49,8 @@ class AdminBase:
         self._signer = signer
         self._telegram_api_url = telegram_api_url
         self._destination_limits = destination_limits
+        # Whether triage is reported to Akismet (docs/scoring.md, "Akismet").
+        self._spam_reports = spam_reports
         self._render_template: RenderTemplate = (
             no_template_renderer if template_renderer is None else template_renderer.render
         )

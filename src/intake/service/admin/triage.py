@@ -6,10 +6,13 @@ command, an operator's, through its id alone (`submission`)."""
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from intake.domain import ids
-from intake.domain.model import Submission, SubmissionStatus
+from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.quota import period
+from intake.domain.spam.model import Label
+from intake.domain.spam.opinion import report_event, report_query
 from intake.domain.triage import TriageStatus, deletion_event, release_event
 from intake.ports.blobs import BlobStoreError
 from intake.ports.triage import Erasure, Release, Released
@@ -53,8 +56,9 @@ class TriageAdmin(AdminBase):
             return Released(submission, changed=False)
         now = self._clock.now()
         event = release_event(self._event_id(), submission, self._signer, now)
+        report = self._report(submission, Label.HAM, now)
         released = await self._store.submissions.release(
-            Release(submission.submission_id, event, period(now))
+            Release(submission.submission_id, event, period(now), report=report)
         )
         if released is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
@@ -67,7 +71,10 @@ class TriageAdmin(AdminBase):
     async def mark_spam(self, submission: Submission) -> Submission:
         """Marks a submission as spam: nothing is queued (what was delivered stays
         delivered), and the month's usage is not given back."""
-        marked = await self._store.submissions.mark_spam(submission.submission_id)
+        report = None
+        if submission.status is not SubmissionStatus.SPAM:
+            report = self._report(submission, Label.SPAM, self._clock.now())
+        marked = await self._store.submissions.mark_spam(submission.submission_id, report=report)
         if marked is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
         return marked
@@ -91,6 +98,14 @@ class TriageAdmin(AdminBase):
                 await self._blobs.delete(key)
             except (BlobStoreError, OSError):
                 log.warning("could not delete an erased submission's file; the sweep will")
+
+    def _report(self, submission: Submission, label: Label, now: datetime) -> OutboxEvent | None:
+        """Akismet told of the owner's decision, when it is asked (its report queued
+        with the triage and sent by the relay), and the submission kept its client's
+        address (what Akismet judges by)."""
+        if not self._spam_reports or report_query(submission) is None:
+            return None
+        return report_event(self._event_id(), submission, label, now)
 
     def _event_id(self) -> str:
         now_ms = int(self._clock.now().timestamp() * 1000)

@@ -82,7 +82,12 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
 
     async def submission_detail(self, workspace_id: str, submission_id: str) -> SubmissionDetail:
         submission = await self.owned_submission(workspace_id, submission_id)
-        deliveries = await self._store.deliveries.submission_deliveries(submission_id)
+        deliveries = [
+            record
+            for record in await self._store.deliveries.submission_deliveries(submission_id)
+            # Reports to Akismet are the operator's (`intake outbox list`), not the owner's.
+            if record.delivery.kind is not DestinationKind.AKISMET
+        ]
         return SubmissionDetail(submission, self.files_view(submission), deliveries)
 
     async def owned_webhooks(
