@@ -197,6 +197,26 @@ def test_saved_settings_take_effect_on_real_submissions(pages: FormSettings) -> 
     assert pages.stored().redirect_url is None
 
 
+def test_sizes_are_typed_and_shown_in_kb_and_mb(pages: FormSettings) -> None:
+    pages.owner()
+
+    saved = pages.save(uploads="on", max_file_size="1.5 MB", max_total_size="2048kb")
+    shown = pages.dash.client.get(pages.path).text
+    odd = pages.save(uploads="on", max_file_size="1500", max_total_size="3 MB")
+    odd_shown = pages.dash.client.get(pages.path).text
+    refused = pages.save(uploads="on", max_file_size="1.5 parsecs")
+
+    assert saved.status_code == odd.status_code == 303
+    policy = pages.stored().uploads
+    assert policy is not None
+    assert (policy.max_file_size, policy.max_total_size) == (1500, 3 * 1024 * 1024)
+    assert 'id="max_file_size" name="max_file_size" inputmode="numeric" value="1536 KB"' in shown
+    assert 'name="max_total_size" inputmode="numeric" value="2 MB"' in shown
+    assert 'name="max_file_size" inputmode="numeric" value="1500"' in odd_shown  # exact
+    assert refused.status_code == 422
+    assert "max_file_size is a whole number." in refused.text
+
+
 def test_uploads_turn_on_with_their_limits_and_off(pages: FormSettings) -> None:
     pages.owner()
 

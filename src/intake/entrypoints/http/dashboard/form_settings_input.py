@@ -15,6 +15,7 @@ from intake.domain.errors import IntakeError
 from intake.domain.model import FieldRule, Form
 from intake.domain.uploads import UploadPolicy
 from intake.entrypoints.http.dashboard.forms import text
+from intake.entrypoints.http.dashboard.wording import size_field, typed_size
 from intake.entrypoints.http.management.form_fields import form_changes
 from intake.entrypoints.http.management.inputs import BodyFields, storable
 from intake.service.admin import AdminError, FormChanges
@@ -88,8 +89,8 @@ def shown(form: Form) -> dict[str, str]:
         RULES: "\n".join(rule_text(rule) for rule in form.rules),
         UPLOADS: "on" if form.uploads is not None else "",
         "allowed_types": ", ".join(policy.allowed_types),
-        "max_file_size": str(policy.max_file_size),
-        "max_total_size": str(policy.max_total_size),
+        "max_file_size": size_field(policy.max_file_size),
+        "max_total_size": size_field(policy.max_total_size),
         "max_files": str(policy.max_files),
         RETENTION_DAYS: "" if form.retention_days is None else str(form.retention_days),
     }
@@ -175,7 +176,7 @@ def _uploads(entered: Mapping[str, str]) -> dict[str, Any] | None:
     types = [item for item in entered["allowed_types"].replace(",", " ").split() if item]
     return {
         "allowed_types": types,
-        "max_file_size": _whole(entered["max_file_size"]),
-        "max_total_size": _whole(entered["max_total_size"]),
+        "max_file_size": typed_size(entered["max_file_size"]),
+        "max_total_size": typed_size(entered["max_total_size"]),
         "max_files": _whole(entered["max_files"]),
     }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 from intake.service.admin import COUNT_LIMIT
 
 _UNITS = ("KB", "MB", "GB", "TB")
@@ -26,3 +29,28 @@ def file_size(size: object) -> str:
 def tab_count(count: int) -> str:
     """A tab's count: "1,234", or "10,000+" past what the inbox counts."""
     return f"{COUNT_LIMIT:,}+" if count > COUNT_LIMIT else f"{count:,}"
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3}
+_SIZE = re.compile(r"\s*(\d{1,15}(?:\.\d{1,6})?)\s*([a-z]*)\s*", re.IGNORECASE)
+
+
+def size_field(size: int) -> str:
+    """A size as a settings box shows it, exactly: "10 MB", "512 KB", or bytes ("1500")
+    when no larger unit holds it whole."""
+    for unit in ("GB", "MB", "KB"):
+        factor = _SIZE_UNITS[unit.lower()]
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return str(size)
+
+
+def typed_size(text: str) -> int | str:
+    """A size as typed in a settings box ("10 MB", "1.5 mb", "512KB", "2000"), in bytes;
+    the text as typed when it is none, for the settings' reader to refuse as any other
+    value that is not a whole number."""
+    found = _SIZE.fullmatch(text)
+    if found is None or found.group(2).lower() not in _SIZE_UNITS:
+        return text
+    amount = Decimal(found.group(1)) * _SIZE_UNITS[found.group(2).lower()]
+    return int(amount) if amount == amount.to_integral_value() else text
