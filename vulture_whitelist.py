@@ -120,25 +120,14 @@ logging.logMultiprocessing
 # The learning filter while its stores and wiring land (issue in progress): removed once
 # the pipeline and the triage call them.
 from intake.domain.spam import classifier as _spam_classifier  # noqa: E402
-from intake.domain.spam import hashing as _spam_hashing  # noqa: E402
-from intake.domain.spam import lessons as _spam_lessons  # noqa: E402
 from intake.domain.spam import model as _spam_model  # noqa: E402
-from intake.ports import spam_statistics as _spam_port  # noqa: E402
 
 _spam_classifier.judge
-_spam_hashing.KEY_NAME
-_spam_lessons.lesson_of
 _spam_model.unpack
 _spam_model.Evidence
 _spam_model.Evidence.instance
-_spam_port.SpamSummary.instance_spam_messages
-_spam_port.SpamSummary.instance_ham_messages
-_spam_port.SpamSummary.instance_tokens
-_spam_port.SpamStatisticsRepository.untaught
 
-# The spam filter's process cache: invalidate is the owner-side triage's (issue 27), and
-# tokens_held what the tests read of its budget.
+# The spam filter's process cache: tokens_held is what the tests read of its budget.
 from intake.service import spam_knowledge as _spam_knowledge  # noqa: E402
 
-_spam_knowledge.SpamKnowledge.invalidate
 _spam_knowledge.SpamKnowledge.tokens_held

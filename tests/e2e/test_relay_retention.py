@@ -3,7 +3,8 @@
 delivered, is erased while the relay runs, with no `intake purge`; a form without a
 retention, or a younger submission, keeps its own. `0` leaves the sweep to the purge.
 The same sweep cuts a full client address past INTAKE_CLIENT_IP_FULL_HOURS to its
-network."""
+network, and teaches the spam filter the submissions nobody triaged for
+INTAKE_SPAM_SETTLE_DAYS."""
 
 from __future__ import annotations
 
@@ -105,3 +106,23 @@ def test_the_running_relay_cuts_full_client_addresses_past_their_hours(tmp_path:
 
     assert relay.returncode == 0, relay.describe()
     assert _client_ips(path) == ["2001:db8:5::", "2001:db8:5:2::7"]
+
+
+def _taught(path: Path) -> dict[str, str | None]:
+    with closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute("SELECT submission_id, taught FROM submissions").fetchall()
+        return {row[0]: row[1] for row in rows}
+
+
+def test_the_running_relay_teaches_the_untouched_submissions(tmp_path: Path) -> None:
+    path = tmp_path / "intake.db"
+    env = clean_env(INTAKE_DATABASE_URL=f"sqlite:///{path}", INTAKE_RETENTION_SWEEP_INTERVAL="1")
+    old, young, other = asyncio.run(_prepare(f"sqlite:///{path}", datetime.now(UTC)))
+    relay = IntakeProcess(env, tmp_path / "relay.log", ["relay"], stop_signal=signal.SIGTERM)
+
+    with relay:
+        wait_for(lambda: _taught(path)[old] == "ham", DEADLINE, "the sweep", relay.describe)
+
+    assert relay.returncode == 0, relay.describe()
+    # 40 days untouched teach; a day does not (INTAKE_SPAM_SETTLE_DAYS, 14).
+    assert _taught(path) == {old: "ham", young: None, other: "ham"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -18,6 +19,8 @@ from attrs import define
 from intake.config import Settings
 from intake.domain.deliveries import DestinationKind
 from intake.domain.listing import SubmissionFilter
+from intake.domain.spam.history import PastMessage
+from intake.domain.spam.model import Label
 from intake.domain.triage import TriageStatus
 from intake.entrypoints.library import Intake, SyncIntake
 from intake.service.admin import (
@@ -278,6 +281,15 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
         lambda w: w.admin.test_owned_chat(w.workspace_id, _chat(w).destination_id),
         VALUE,
     ),
+    # The spam filter: what it knows, an owner's history, the untouched submissions' rule.
+    "spam_summary": (lambda w: w.admin.spam_summary(w.workspace_id), VALUE),
+    "train_spam_filter": (
+        lambda w: w.admin.train_spam_filter(
+            w.workspace_id, Label.SPAM, [PastMessage({"message": "cheap pills"}, None, None)]
+        ),
+        VALUE,
+    ),
+    "settle_untouched": (lambda w: w.admin.settle_untouched(timedelta(days=14)), VALUE),
 }
 
 

@@ -129,6 +129,7 @@ class Settings:
     outbox_retention_days: int = _variable(pv.OUTBOX_RETENTION_DAYS)
     spam_retention_days: int = _variable(pv.SPAM_RETENTION_DAYS)
     spam_cache_tokens: int = _variable(sv.SPAM_CACHE_TOKENS)
+    spam_settle_days: int = _variable(sv.SPAM_SETTLE_DAYS)
     retention_sweep_interval: int = _variable(pv.RETENTION_SWEEP_INTERVAL)
     # The variable reads text; the field holds the choice.
     store_client_ip: ClientIpStorage = field(

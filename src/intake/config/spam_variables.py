@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from intake.config.variable import Variable, integer
 from intake.service.spam_knowledge import DEFAULT_TOKEN_BUDGET
+from intake.service.spam_settling import DEFAULT_SETTLE_DAYS
 
 SPAM_CACHE_TOKENS = Variable(
     "INTAKE_SPAM_CACHE_TOKENS",
@@ -15,5 +16,16 @@ SPAM_CACHE_TOKENS = Variable(
         "workspace's and the instance's together (about 100 bytes each); past it the least "
         "recently used workspaces are dropped and loaded again when next used "
         "([scoring.md](scoring.md#what-the-learning-filter-keeps))"
+    ),
+)
+SPAM_SETTLE_DAYS = Variable(
+    "INTAKE_SPAM_SETTLE_DAYS",
+    DEFAULT_SETTLE_DAYS,
+    integer(minimum=0),
+    (
+        "days after which an accepted submission nobody triaged teaches the spam filter ham, "
+        "and a spam one spam (`intake purge` and `intake relay`; `0`: untouched submissions "
+        "teach nothing); keep it below `INTAKE_SPAM_RETENTION_DAYS`, or spam is erased before "
+        "it teaches ([scoring.md](scoring.md#submissions-nobody-touches))"
     ),
 )

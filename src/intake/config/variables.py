@@ -24,7 +24,7 @@ from intake.config.privacy_variables import (
     SPAM_RETENTION_DAYS,
     STORE_CLIENT_IP,
 )
-from intake.config.spam_variables import SPAM_CACHE_TOKENS
+from intake.config.spam_variables import SPAM_CACHE_TOKENS, SPAM_SETTLE_DAYS
 from intake.config.variable import (
     Network,
     Variable,
@@ -421,6 +421,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     OUTBOX_RETENTION_DAYS,
     SPAM_RETENTION_DAYS,
     SPAM_CACHE_TOKENS,
+    SPAM_SETTLE_DAYS,
     RETENTION_SWEEP_INTERVAL,
     STORE_CLIENT_IP,
     CLIENT_IP_FULL_HOURS,

@@ -70,6 +70,10 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         upload_grace=timedelta(seconds=_grace(runtime, args)),
         client_ip_full=timedelta(hours=runtime.settings.client_ip_full_hours),
     )
+    # Untouched submissions teach the spam filter before the spam retention erases them.
+    settled = await runtime.admin.settle_untouched(
+        timedelta(days=runtime.settings.spam_settle_days)
+    )
     # Deletions left unfinished first: their submissions' files are then gone before the
     # upload sweep looks.
     deletions = await runtime.admin.finish_form_deletions()
@@ -86,6 +90,7 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         "truncated_client_ips": purged.client_ips,
         "autoresponse_records": purged.autoresponses,
         "invitations": purged.invitations,
+        "spam_settled": settled,
     }
     lines = _records_lines(purged, retention.outbox.days)
     lines.append(_flagged_line(purged.flagged, retention.flagged.days))
@@ -95,6 +100,10 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         f"deleted {purged.invitations} dashboard "
         + ("invitation" if purged.invitations == 1 else "invitations")
         + " expired more than 30 days ago"
+    )
+    lines.append(
+        f"taught the spam filter {settled} untouched "
+        + ("submission" if settled == 1 else "submissions")
     )
     if purged.forwarded:
         # Told only when it happened: the relay erases these as it delivers them.

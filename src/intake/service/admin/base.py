@@ -11,6 +11,7 @@ from intake.domain.mail_templates import RenderTemplate, no_template_renderer
 from intake.domain.model import Plan
 from intake.domain.quota import DEFAULT_PLANS, PlanTerms
 from intake.domain.signing import DownloadSigner
+from intake.domain.spam.hashing import TokenHasher
 from intake.domain.webhook_targets import Resolver
 from intake.ports.blobs import BlobStore
 from intake.ports.clock import Clock
@@ -65,6 +66,13 @@ class AdminBase:
             store = self._store
             self._spam_knowledge = SpamKnowledge(store.spam, store.secrets, self._clock)
         return self._spam_knowledge
+
+    async def _spam_hasher(self) -> TokenHasher:
+        return await self._knowledge.hasher()
+
+    def _spam_learned(self, workspace_id: str) -> None:
+        """This process's next score of the workspace sees what was taught."""
+        self._knowledge.invalidate(workspace_id)
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

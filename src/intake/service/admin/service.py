@@ -13,6 +13,7 @@ from intake.service.admin.keys import KeyAdmin
 from intake.service.admin.listing import ListingAdmin
 from intake.service.admin.outbox import OutboxAdmin
 from intake.service.admin.ownership import OwnershipAdmin
+from intake.service.admin.spam_filter import SpamFilterAdmin
 from intake.service.admin.submissions import SubmissionAdmin
 from intake.service.admin.webhooks import WebhookAdmin
 from intake.service.admin.workspace_forms import WorkspaceFormAdmin
@@ -33,6 +34,7 @@ class Admin(
     ErasureAdmin,
     FormLifecycleAdmin,
     ActivityAdmin,
+    SpamFilterAdmin,
 ):
     """Workspaces, forms, API keys, submissions, and where submissions are delivered.
     Each part is in the module of its concern; all of them share `AdminBase`'s store,

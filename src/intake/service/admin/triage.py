@@ -1,7 +1,12 @@
 """An owner's triage of one submission: release it (spam or unverified to accepted), mark
 it as spam, or erase it (management-api.md, "Status changes and events"). The HTTP API
 reaches a submission through its key's workspace (`owned_submission`); the `intake`
-command, an operator's, through its id alone (`submission`)."""
+command, an operator's, through its id alone (`submission`).
+
+Every triage teaches the spam filter in the transaction of its change (docs/scoring.md,
+"How triage teaches"): a release teaches ham, a mark as spam spam, and an erasure
+unlearns what the submission taught. Asking for the status a submission has already
+confirms it: the filter learns it once, and nothing else changes."""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ from datetime import datetime
 from intake.domain import ids
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.quota import period
-from intake.domain.spam.model import Label
+from intake.domain.spam.lessons import lesson_of
+from intake.domain.spam.model import Label, Lesson
 from intake.domain.spam.opinion import report_event, report_query
 from intake.domain.triage import TriageStatus, deletion_event, release_event
 from intake.ports.blobs import BlobStoreError
@@ -52,16 +58,19 @@ class TriageAdmin(AdminBase):
         answered as it is: nothing is charged or queued. One accepted once before (then
         marked as spam) is accepted again, neither charged nor queued a second time:
         its destinations got its `submission.created` then."""
+        lesson = await self._lesson(submission, Label.HAM)
         if submission.status is SubmissionStatus.ACCEPTED:
+            await self._confirm(submission, lesson)
             return Released(submission, changed=False)
         now = self._clock.now()
         event = release_event(self._event_id(), submission, self._signer, now)
         report = self._report(submission, Label.HAM, now)
         released = await self._store.submissions.release(
-            Release(submission.submission_id, event, period(now), report=report)
+            Release(submission.submission_id, event, period(now), lesson, report=report)
         )
         if released is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
+        self._spam_learned(submission.workspace_id)
         if released.queued:
             log.info("submission released", extra=_facts(submission, event.event_id))
         elif released.changed:
@@ -70,13 +79,19 @@ class TriageAdmin(AdminBase):
 
     async def mark_spam(self, submission: Submission) -> Submission:
         """Marks a submission as spam: nothing is queued (what was delivered stays
-        delivered), and the month's usage is not given back."""
-        report = None
-        if submission.status is not SubmissionStatus.SPAM:
-            report = self._report(submission, Label.SPAM, self._clock.now())
-        marked = await self._store.submissions.mark_spam(submission.submission_id, report=report)
+        delivered), and the month's usage is not given back. One that is spam already is
+        confirmed: taught as spam once, nothing else changed (and nothing reported)."""
+        lesson = await self._lesson(submission, Label.SPAM)
+        if submission.status is SubmissionStatus.SPAM:
+            await self._confirm(submission, lesson)
+            return submission
+        report = self._report(submission, Label.SPAM, self._clock.now())
+        marked = await self._store.submissions.mark_spam(
+            submission.submission_id, lesson, report=report
+        )
         if marked is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
+        self._spam_learned(submission.workspace_id)
         return marked
 
     async def delete_submission(self, submission: Submission) -> None:
@@ -86,9 +101,14 @@ class TriageAdmin(AdminBase):
         linked by no row, and the upload sweep deletes it later."""
         now = self._clock.now()
         event = deletion_event(self._event_id(), submission, now)
-        erased = await self._store.submissions.erase(Erasure(submission.submission_id, event))
+        # Its lesson's hashes unlearn whatever it taught (the label is not read).
+        lesson = await self._lesson(submission, Label.HAM)
+        erased = await self._store.submissions.erase(
+            Erasure(submission.submission_id, event, lesson)
+        )
         if erased is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
+        self._spam_learned(submission.workspace_id)
         log.info("submission erased", extra=_facts(submission, event.event_id))
         for key in erased.file_keys:
             if self._blobs is None:
@@ -106,6 +126,15 @@ class TriageAdmin(AdminBase):
         if not self._spam_reports or report_query(submission) is None:
             return None
         return report_event(self._event_id(), submission, label, now)
+
+    async def _lesson(self, submission: Submission, label: Label) -> Lesson:
+        return lesson_of(submission, label, await self._spam_hasher())
+
+    async def _confirm(self, submission: Submission, lesson: Lesson) -> None:
+        """The status it has, asked for again: taught once, no event, nothing else."""
+        if not await self._store.spam.confirm(submission.submission_id, lesson):
+            raise NotFoundError(f"no submission {submission.submission_id!r}")
+        self._spam_learned(submission.workspace_id)
 
     def _event_id(self) -> str:
         now_ms = int(self._clock.now().timestamp() * 1000)
