@@ -59,6 +59,8 @@ CONTRACT = {
     ("DELETE", "/v1/forms/{form_id}"): "manage",
     # Beyond the table: a form's settings copied into a new form (docs/api.md).
     ("POST", "/v1/forms/{form_id}/duplicate"): "manage",
+    # Beyond the table: what the workspace's spam filter knows (docs/api.md).
+    ("GET", "/v1/spam"): "read",
 }
 # The submission endpoint of the interface spec, under /v1 too but no management call.
 SUBMISSION_ENDPOINT = ("POST", "/v1/forms/{form_id}/submissions")
@@ -331,6 +333,7 @@ def test_each_object_answered_has_exactly_the_documented_keys(seeded: Seeded) ->
         "Delivery": svc.client.post(f"/v1/webhooks/{endpoint_id}/test", headers=auth),
         "SubmissionDetail": svc.client.get(f"/v1/submissions/{submission_id}", headers=auth),
         "Usage": svc.client.get("/v1/usage", headers=auth),
+        "SpamFilter": svc.client.get("/v1/spam", headers=auth),
     }
     listed = {
         "Submission": svc.client.get(f"/v1/forms/{form_id}/submissions", headers=auth),
@@ -347,6 +350,10 @@ def test_each_object_answered_has_exactly_the_documented_keys(seeded: Seeded) ->
     form = answers["Form"].json()
     assert set(form["uploads"]) == set(
         _schema_of("Form")["properties"]["uploads"]["anyOf"][0]["properties"]
+    )
+    spam = answers["SpamFilter"].json()
+    assert set(spam["instance"]) == set(
+        _schema_of("SpamFilter")["properties"]["instance"]["properties"]
     )
     usage = answers["Usage"].json()
     assert set(usage["forms"][0]) == set(

@@ -48,6 +48,7 @@ COMMANDS = {
     "key": "keys",
     "user": "users",
     "submissions": "submissions",
+    "spam": "spam",
     "webhook": "webhooks",
     "notify": "notify",
     "destination": "destinations",

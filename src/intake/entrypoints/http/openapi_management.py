@@ -32,6 +32,7 @@ from intake.entrypoints.http.openapi_operations import (
     path_id,
     ref,
 )
+from intake.entrypoints.http.openapi_spam import SPAM_PATHS, SPAM_SCHEMAS
 
 _FORM_ID = path_id("form_id", "form")
 _SUBMISSION_ID = path_id("submission_id", "submission")
@@ -154,9 +155,11 @@ _SUBMISSION = {
         "Release a submission, or mark it as spam",
         {"200": answer("The submission as it now is.", ref("Submission"))},
         description="Releasing counts it in this month's usage and sends it to every "
-        "destination that takes accepted submissions, once; releasing an accepted one "
-        "changes nothing, and one accepted before (then marked as spam) is accepted again "
-        "without a second charge or `submission.created`. Marking spam sends nothing.",
+        "destination that takes accepted submissions, once; one accepted before (then "
+        "marked as spam) is accepted again without a second charge or "
+        "`submission.created`. Marking spam sends nothing. Each teaches the spam filter. "
+        "The status it has already confirms it: nothing else changes and nothing is "
+        "queued, but the filter learns it (once).",
         body=SUBMISSION_CHANGE,
         errors=BY_ID,
     ),
@@ -366,6 +369,7 @@ MANAGEMENT_PATHS: dict[str, dict[str, Any]] = {
     "/v1/notifications/{recipient_id}/test": _NOTIFICATION_TEST,
     **CHAT_PATHS,
     "/v1/usage": _USAGE,
+    **SPAM_PATHS,
     "/v1/erasures": _ERASURES,
 }
 
@@ -377,5 +381,10 @@ def with_management(document: dict[str, Any]) -> dict[str, Any]:
     for path, item in MANAGEMENT_PATHS.items():
         paths[path] = {**paths.get(path, {}), **item}
     components = dict(document["components"])
-    components["schemas"] = {**components["schemas"], **OBJECT_SCHEMAS, **CHAT_SCHEMAS}
+    components["schemas"] = {
+        **components["schemas"],
+        **OBJECT_SCHEMAS,
+        **CHAT_SCHEMAS,
+        **SPAM_SCHEMAS,
+    }
     return {**document, "paths": paths, "components": components}

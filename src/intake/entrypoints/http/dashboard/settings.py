@@ -1,5 +1,6 @@
 """Settings: a workspace's API keys (owners create and revoke them; a new key is shown
-on the answer page once, never again) and its plan with this month's usage."""
+on the answer page once, never again), its plan with this month's usage, and what its
+spam filter knows."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from intake.domain.model import Scope
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
 from intake.entrypoints.http.dashboard.told import tell
+from intake.presentation.spam import spam_summary_view
 from intake.presentation.views import key_view, usage_view
 from intake.service.accounts import NotAllowed, SignedIn
 from intake.service.admin import AdminError, NotFoundError
@@ -105,6 +107,8 @@ async def _page(
         "usage": usage_view(usage),
         "bar": _bar(usage.used, usage.ceiling, usage.limit),
         "form_names": names,
+        "spam": spam_summary_view(workspace_id, await admin.spam_summary(workspace_id)),
+        "settle_days": web.runtime(request).settings.spam_settle_days,
         "created": key_view(created.key) | {"api_key": created.secret} if created else None,
         "shown_before": shown_before,
         "confirm": confirm,

@@ -11,6 +11,7 @@ from intake.entrypoints.http.management import (
     forms,
     listing,
     notifications,
+    spam,
     submission,
     triage,
     usage,
@@ -24,6 +25,7 @@ def routes() -> list[Route]:
     return [
         *forms.ROUTES,
         *usage.ROUTES,
+        *spam.ROUTES,
         *listing.ROUTES,
         *submission.ROUTES,
         *triage.ROUTES,
