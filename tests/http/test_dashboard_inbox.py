@@ -186,6 +186,7 @@ def test_pages_follow_the_cursor_and_link_back_to_the_first(inbox: Inbox) -> Non
         ("?since=yesterday", "From: give a date"),
         ("?until=2026-01-01T10:00:00", "To: give the time"),
         ("?cursor=not-a-cursor", "This page link is not valid"),
+        ("?before=not-a-cursor", "This page link is not valid"),
         ("?status=everything", "Status: must be one of"),
         ("?per_page=7", "Per page: must be 25 or 50"),
         ("?q=" + "x" * 201, "Search:"),

@@ -206,3 +206,16 @@ def test_every_triage_says_what_it_did_once(dash: Dashboard, action: str, said: 
     assert done.status_code == 303
     assert f'<p class="notice" role="status">{said}</p>' in shown.text
     assert said not in reloaded.text
+
+
+def test_a_delivery_not_tried_yet_has_no_retry(dash: Dashboard) -> None:
+    svc = dash.svc
+    svc.run(svc.admin.add_webhook, dash.form.form_id, HOOK)
+    submission_id = _submit(dash, [("message", "hello")])
+    svc.run(svc.store.deliveries.fan_out, svc.clock.now(), 100)
+    dash.owner_signs_in()
+
+    page = dash.client.get(_page(submission_id)).text
+
+    assert f'Webhook to <span class="secret">{isolated(SHOWN_HOOK)}</span>: pending' in page
+    assert "Retry now" not in page  # due already: the relay sends it on its next round

@@ -74,7 +74,8 @@ def timeline(
 ) -> list[dict[str, object]]:
     """The submission's deliveries (the API's view of each), oldest first, each with its
     kind and destination named, and whether this user may retry it from the page: an
-    owner, a delivery not delivered yet."""
+    owner, a delivery given up or waiting after a failed attempt (a new one is due
+    already)."""
     shown = []
     for delivery in sorted(deliveries, key=lambda d: (str(d["created_at"]), str(d["delivery_id"]))):
         kind = str(delivery["kind"])
@@ -83,7 +84,12 @@ def timeline(
             | {
                 "kind_name": KIND_NAMES.get(kind, kind),
                 "target": target_name(kind, str(delivery["destination_id"]), targets),
-                "retry": may_retry and delivery["state"] != "delivered",
+                "retry": may_retry and _retriable(delivery),
             }
         )
     return shown
+
+
+def _retriable(delivery: dict[str, object]) -> bool:
+    state, attempts = delivery["state"], delivery["attempts"]
+    return state == "dead" or (state == "pending" and isinstance(attempts, int) and attempts > 0)
