@@ -136,6 +136,7 @@ async def test_untaught_lists_the_oldest_accepted_and_spam_that_teach_nothing(
         submission(4),
         submission(5),
         submission(6, created_at=T0 + timedelta(days=2)),
+        submission(7, data={}),  # a forward-only form's, its data erased once forwarded
     ]
     for sub in subs:
         await committed(store, sub)

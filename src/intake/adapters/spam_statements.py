@@ -31,6 +31,7 @@ UNTAUGHT = (
     sql.SELECT_SUBMISSION
     + """
     WHERE status IN ('accepted', 'spam') AND taught IS NULL AND created_at < ?
+        AND CAST(data AS TEXT) <> '{}'
     ORDER BY created_at, submission_id LIMIT ?
 """
 )

@@ -69,7 +69,8 @@ class SpamStatisticsRepository(Protocol):
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:
         """Accepted and spam submissions made before `created_before` that teach nothing
-        yet, oldest first: what the rule for untouched submissions may settle."""
+        yet, oldest first: what the rule for untouched submissions may settle. One whose
+        data is gone (a forward-only form's, once forwarded) has nothing to teach."""
         ...
 
     async def settle(self, settlements: Sequence[Settlement]) -> int:

@@ -93,6 +93,7 @@ class InMemorySpamStatistics(Repository):
             if s.status in _SETTLED
             and s.created_at < cutoff
             and s.submission_id not in self._t.taught
+            and s.data
         ]
         due.sort(key=lambda s: (s.created_at, s.submission_id))
         return due[:limit]
