@@ -193,9 +193,20 @@ SCREENS = [
 # -- axe and the page's width ----------------------------------------------------------
 
 
+# Tables wider than the screen, or than their own box (clipped or scrolled inside it).
+_WIDE_TABLES = """(width) => [...document.querySelectorAll("table")]
+  .filter((t) => t.getBoundingClientRect().right > width || t.scrollWidth > t.clientWidth + 1
+    || [...t.querySelectorAll("td, th")].some((c) => c.getBoundingClientRect().right > width))
+  .map((t) => t.outerHTML.slice(0, 80))"""
+
+
 def _overflow(page: Page) -> str | None:
-    """What sticks out sideways at the viewport's width, if anything."""
+    """What sticks out sideways at the viewport's width, if anything: the page, or a
+    table (which could be clipped by its card without widening the page)."""
     width = page.viewport_size["width"] if page.viewport_size else 0
+    tables = page.evaluate(_WIDE_TABLES, width)
+    if tables:
+        return f"tables wider than {width} px: {tables}"
     scroll = page.evaluate("document.documentElement.scrollWidth")
     if scroll <= width:
         return None
