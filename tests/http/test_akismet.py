@@ -197,10 +197,44 @@ def test_triage_is_reported_by_the_relay_until_akismet_takes_it(
     ]
     assert [(r.state, r.attempts) for r in reports] == [(DeliveryState.DELIVERED, 2)]
 
+    # Released again: Akismet said ham, as the owner now does; nothing to correct.
     patch_status(seeded, submission_id, "accepted")
     relay_round(svc, webhooks)
+    assert akismet.received("submit-ham") == []
+
+
+def test_releasing_what_akismet_flagged_tells_it_ham_once(
+    make_service: ServiceFactory, akismet: FakeAkismet
+) -> None:
+    seeded = with_akismet(make_service, akismet.base_url)
+    svc = seeded.svc
+    submission_id = submit(seeded, email=SPAM_EMAIL)
+    assert svc.submission(submission_id).spam_reasons[0] == "akismet:spam"
+
+    patch_status(seeded, submission_id, "accepted")
+    patch_status(seeded, submission_id, "accepted")  # the same status: nothing more
+    patch_status(seeded, submission_id, "spam")  # Akismet said so: nothing to correct
+    relay_round(svc, FakeWebhookSender())
+
     [ham] = akismet.received("submit-ham")
-    assert ham.form["comment_content"] == second.form["comment_content"]
+    assert ham.form["comment_author_email"] == SPAM_EMAIL
+    assert akismet.received("submit-spam") == []
+
+
+def test_what_akismet_never_judged_is_never_reported(
+    make_service: ServiceFactory, akismet: FakeAkismet
+) -> None:
+    seeded = with_akismet(make_service, akismet.base_url)
+    svc = seeded.svc
+    answer = svc.server(seeded.form.form_id, seeded.key.secret, json=FIELDS, headers=HEADERS)
+    submission_id = answer.json()["submission_id"]
+
+    patch_status(seeded, submission_id, "spam")
+    relay_round(svc, FakeWebhookSender())
+
+    assert akismet.requests == []
+    kinds = {d.kind for d in svc.run(svc.store.deliveries.list_deliveries)}
+    assert DestinationKind.AKISMET not in kinds
 
 
 def test_the_owner_is_not_shown_reports_among_the_submissions_deliveries(
@@ -222,13 +256,16 @@ def test_neither_the_key_nor_what_was_submitted_reaches_the_logs(
     make_service: ServiceFactory, akismet: FakeAkismet, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    akismet.failures = 10
     seeded = with_akismet(make_service, akismet.base_url)
-    submission_id = submit(seeded)
+    akismet.failures = 1
+    submit(seeded)  # its check refused
+    submission_id = submit(seeded)  # judged ham
     patch_status(seeded, submission_id, "spam")
-    relay_round(seeded.svc, FakeWebhookSender())
+    akismet.failures = 10
+    relay_round(seeded.svc, FakeWebhookSender())  # its report refused
 
-    assert len(akismet.requests) == 2  # the check and the report, both refused
+    assert [r.endpoint for r in akismet.requests] == ["comment-check"] * 2 + ["submit-spam"]
+    assert len([r for r in caplog.records if r.name.startswith("intake.adapters.akismet")]) == 2
     logged = caplog.text + repr([vars(r) for r in caplog.records])
     for private in (KEY, SECRET_TEXT, FIELDS["email"], BROWSER, PEER):
         assert private not in logged

@@ -20,9 +20,11 @@ from intake.domain.spam.opinion import (
     OpinionQuery,
     check_query,
     content_of,
+    corrects_akismet,
     report_event,
     report_query,
     reported_label,
+    verdict_of,
     with_verdict,
 )
 
@@ -143,3 +145,26 @@ def test_the_key_is_never_shown_with_the_settings() -> None:
         {"INTAKE_AKISMET_API_KEY": key, "INTAKE_AKISMET_SITE_URL": "https://x.org"}
     )
     assert key not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    ("reasons", "verdict"),
+    [
+        (("akismet:spam", "links:1"), Label.SPAM),
+        (("filter:+1.0", "akismet:ham"), Label.HAM),
+        (("links:1",), None),
+        (("akismet:maybe",), None),
+        ((), None),
+    ],
+)
+def test_akismets_verdict_is_read_back_from_the_reasons(
+    reasons: tuple[str, ...], verdict: Label | None
+) -> None:
+    assert verdict_of(reasons) is verdict
+
+
+def test_only_a_decision_that_corrects_akismet_is_reported() -> None:
+    said_spam = attrs.evolve(SUBMISSION, spam_reasons=("akismet:spam",))
+    assert corrects_akismet(said_spam, Label.HAM)
+    assert not corrects_akismet(said_spam, Label.SPAM)
+    assert not corrects_akismet(SUBMISSION, Label.SPAM)  # never judged

@@ -78,6 +78,10 @@ def check_query(
     )
 
 
+# The reason a submission keeps of Akismet's verdict: `akismet:spam`, `akismet:ham`.
+VERDICT_PREFIX = "akismet:"
+
+
 def with_verdict(score: Score, verdict: Label | None, threshold: float) -> Score:
     """The score once Akismet spoke: its spam flags the submission (the score raised to
     the form's threshold, if below); its ham clears nothing the filter flagged (an owner
@@ -86,7 +90,27 @@ def with_verdict(score: Score, verdict: Label | None, threshold: float) -> Score
     if verdict is None:
         return score
     points = max(score.points, threshold) if verdict is Label.SPAM else score.points
-    return Score(points, (f"akismet:{verdict.value}", *score.reasons))
+    return Score(points, (f"{VERDICT_PREFIX}{verdict.value}", *score.reasons))
+
+
+def verdict_of(reasons: tuple[str, ...]) -> Label | None:
+    """Akismet's verdict as the submission's reasons kept it; None when it gave none."""
+    for reason in reasons:
+        if reason.startswith(VERDICT_PREFIX):
+            try:
+                return Label(reason.removeprefix(VERDICT_PREFIX))
+            except ValueError:
+                return None
+    return None
+
+
+def corrects_akismet(submission: Submission, label: Label) -> bool:
+    """Whether an owner's `label` corrects what Akismet said of the submission: what
+    Akismet's submit-spam and submit-ham are for. A submission Akismet never judged (the
+    server endpoint, no user agent, no answer in time, Akismet not configured then) is
+    not reported, nor one whose verdict the owner confirms."""
+    verdict = verdict_of(submission.spam_reasons)
+    return verdict is not None and verdict is not label
 
 
 def report_query(submission: Submission) -> OpinionQuery | None:

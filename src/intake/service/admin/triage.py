@@ -18,7 +18,7 @@ from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.quota import period
 from intake.domain.spam.lessons import lesson_of
 from intake.domain.spam.model import Label, Lesson
-from intake.domain.spam.opinion import report_event, report_query
+from intake.domain.spam.opinion import corrects_akismet, report_event, report_query
 from intake.domain.triage import TriageStatus, deletion_event, release_event
 from intake.ports.blobs import BlobStoreError
 from intake.ports.triage import Erasure, Release, Released
@@ -120,10 +120,12 @@ class TriageAdmin(AdminBase):
                 log.warning("could not delete an erased submission's file; the sweep will")
 
     def _report(self, submission: Submission, label: Label, now: datetime) -> OutboxEvent | None:
-        """Akismet told of the owner's decision, when it is asked (its report queued
-        with the triage and sent by the relay), and the submission kept its client's
-        address (what Akismet judges by)."""
-        if not self._spam_reports or report_query(submission) is None:
+        """Akismet told of the owner's decision (its report queued with the triage and
+        sent by the relay), when it is asked, the decision corrects Akismet's verdict,
+        and the submission kept its client's address (what Akismet judges by)."""
+        if not self._spam_reports or not corrects_akismet(submission, label):
+            return None
+        if report_query(submission) is None:
             return None
         return report_event(self._event_id(), submission, label, now)
 
