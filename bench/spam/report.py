@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench.spam.metrics import FLAGGED_SHARES, Figures
+from bench.spam.metrics import FLAGGED_SHARES, Figures, percentile
 from bench.spam.targets import Check
+from bench.spam.timing import Timed
 
 
 def _pct(share: float) -> str:
@@ -27,6 +28,20 @@ def table(rows: Sequence[tuple[str, Figures]]) -> str:
             f"| {100 * figures.cutoff.ham_flagged:.2f}% | {figures.one_minus_roca:.3f} |"
         )
     return "\n".join(lines)
+
+
+def scoring(timed: Timed, how: str) -> str:
+    """The scoring call's cost, CPU and wall clock, and what it was timed on."""
+    trained = timed.evidence.own
+
+    def spread(values: Sequence[float]) -> str:
+        return f"p50 {percentile(values, 0.5):.1f}, p90 {percentile(values, 0.9):.1f}"
+
+    return (
+        f"scoring µs per submission: {spread(timed.cpu_us)} (wall clock: "
+        f"{spread(timed.wall_us)}); {how}: {trained.spam_messages} spam, "
+        f"{trained.ham_messages} ham, {len(trained.tokens)} tokens"
+    )
 
 
 def targets(checks: Sequence[Check]) -> str:

@@ -60,13 +60,9 @@ def _intake(options: Options, mails: list[corpus.Mail], mode: Mode) -> intake_ru
     )
 
 
-def run(options: Options) -> int:
-    started = time.monotonic()
-    log(f"corpus: {corpus.PACKAGE} in {options.cache}")
-    mails = corpus.load(options.cache, options.seed)[: options.limit]
-    spam = sum(mail.spam for mail in mails)
-    ham = len(mails) - spam
-    log(f"{len(mails)} mails ({spam} spam, {ham} ham), shuffled with seed {options.seed}")
+def _run_all(
+    options: Options, mails: list[corpus.Mail]
+) -> tuple[dict[Mode, intake_run.IntakeRun], dict[Mode, list[Scored]]]:
     command = bogofilter.find_bogofilter()
     stop = threading.Event()
     with ThreadPoolExecutor(max_workers=len(Mode)) as pool:
@@ -76,23 +72,26 @@ def run(options: Options) -> int:
         except BaseException:
             stop.set()  # on an error or an interruption, bogofilter's threads end too
             raise
-        bogofilter_results = {mode: future.result() for mode, future in theirs.items()}
-    figures = {("intake", mode): metrics.figures_of(run.results) for mode, run in ours.items()} | {
-        ("bogofilter", mode): metrics.figures_of(r) for mode, r in bogofilter_results.items()
-    }
+        return ours, {mode: future.result() for mode, future in theirs.items()}
+
+
+def run(options: Options) -> int:
+    started = time.monotonic()
+    log(f"corpus: {corpus.PACKAGE} in {options.cache}")
+    mails = corpus.load(options.cache, options.seed)[: options.limit]
+    spam = sum(mail.spam for mail in mails)
+    ham = len(mails) - spam
+    log(f"{len(mails)} mails ({spam} spam, {ham} ham), shuffled with seed {options.seed}")
+    ours, theirs = _run_all(options, mails)
+    figures = {("intake", mode): metrics.figures_of(run.results) for mode, run in ours.items()}
+    figures |= {("bogofilter", mode): metrics.figures_of(r) for mode, r in theirs.items()}
     full, errors = ours[Mode.FULL], ours[Mode.ERRORS]
-    p50 = metrics.percentile(full.scoring_us, 0.5)
-    p90 = metrics.percentile(full.scoring_us, 0.9)
+    assert full.timed is not None  # the full mode times the scoring call
     rows = [(f"{name}, {mode.title}", figures[name, mode]) for name, mode in figures]
     half = len(mails) - len(mails) // 2
     print(f"\nover the second half ({half} mails), intake's form at threshold {full.threshold:g}:")
     print(report.table(rows))
-    trained = full.timed_on
-    print(
-        f"\nscoring µs per submission: p50 {p50:.1f}, p90 {p90:.1f} ({timing.HOW}: "
-        f"{trained.spam_messages} spam, {trained.ham_messages} ham, "
-        f"{len(trained.tokens)} tokens)"
-    )
+    print("\n" + report.scoring(full.timed, timing.HOW))
     settled = "no rule on this build" if errors.settled is None else str(errors.settled)
     print(
         f"mistakes corrected: intake {errors.corrections} by triage, settled untouched: "
@@ -103,7 +102,7 @@ def run(options: Options) -> int:
         figures["intake", Mode.ERRORS],
         figures["bogofilter", Mode.FULL],
         figures["bogofilter", Mode.ERRORS],
-        p50,
+        metrics.percentile(full.timed.cpu_us, 0.5),
     )
     print("\ntargets:\n" + report.targets(checks))
     log(f"done in {time.monotonic() - started:.0f} s")

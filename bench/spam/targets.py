@@ -57,7 +57,7 @@ def checks(
             f"{_pct(cutoff.spam_caught)} caught",
         ),
         Check(
-            "scoring p50 at most 50 µs",
+            "scoring p50 at most 50 µs (CPU time)",
             scoring_p50_us <= MAX_SCORING_P50_US,
             f"{scoring_p50_us:.1f} µs",
         ),

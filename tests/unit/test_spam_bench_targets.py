@@ -48,4 +48,4 @@ def test_the_table_and_the_targets_print_every_figure() -> None:
     text = table([("intake, every label taught", figures(0.95))])
     assert "| intake, every label taught | 95.0% / 97.0% / 98.0% | 95.0% | 0.40% | 0.050 |" in text
     found = checks(figures(0.95), figures(0.5), figures(0.95), figures(0.9), 40.0)
-    assert "PASS     scoring p50 at most 50 µs: 40.0 µs" in targets_text(found)
+    assert "PASS     scoring p50 at most 50 µs (CPU time): 40.0 µs" in targets_text(found)
