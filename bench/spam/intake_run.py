@@ -73,7 +73,7 @@ class IntakeRun:
     results: list[Scored]
     threshold: float
     corrections: int  # owner triage that changed a status
-    settled: int | None  # taught by the rule for untouched submissions (None: no rule)
+    settled: int  # taught by the rule for untouched submissions
     timed: timing.Timed | None  # the domain scoring call, per mail (full mode only)
 
 
@@ -116,11 +116,11 @@ async def run(
     clock = FakeClock(START)
     results: list[Scored] = []
     corrections = 0
-    settled: int | None = 0
+    settled = 0
     async with _opened(store, clock) as intake:
         form = await _form(intake)
         # The rule's delay, as intake relay and intake purge read it (INTAKE_SPAM_SETTLE_DAYS).
-        settle_after = timedelta(days=getattr(intake.runtime.settings, "spam_settle_days", 14))
+        settle_after = timedelta(days=intake.runtime.settings.spam_settle_days)
         for index, mail in enumerate(mails):
             scored, submission = await _submit(intake, form, mail)
             results.append(scored)
@@ -129,9 +129,8 @@ async def run(
                 corrections += scored.flagged != mail.spam
             day, within = divmod(index + 1, per_day)
             clock.set(START + timedelta(days=day, seconds=within * ARRIVAL_GAP))
-            if mode is Mode.ERRORS and within == 0 and settled is not None:
-                taught = await owner.settle_untouched(form.admin, settle_after)
-                settled = None if taught is None else settled + taught
+            if mode is Mode.ERRORS and within == 0:
+                settled += await owner.settle_untouched(form.admin, settle_after)
             progress(index + 1)
         timed = None
         if mode is Mode.FULL:

@@ -16,12 +16,7 @@ async def teach(admin: Admin, submission: Submission, *, spam: bool) -> None:
     await admin.set_status(submission, TriageStatus.SPAM if spam else TriageStatus.ACCEPTED)
 
 
-async def settle_untouched(admin: Admin, after: timedelta) -> int | None:
-    """The rule for submissions nobody touched `after` their arrival, as the daily sweep
-    applies it at the clock's present time: how many it taught; None where this build
-    has no such rule."""
-    sweep = getattr(admin, "settle_untouched", None)
-    if sweep is None:
-        return None
-    taught: int = await sweep(after)
-    return taught
+async def settle_untouched(admin: Admin, after: timedelta) -> int:
+    """The rule for submissions nobody touched `after` their arrival, as the relay's
+    sweep and `intake purge` apply it, at the clock's present time: how many it taught."""
+    return await admin.settle_untouched(after)

@@ -92,10 +92,9 @@ def run(options: Options) -> int:
     print(f"\nover the second half ({half} mails), intake's form at threshold {full.threshold:g}:")
     print(report.table(rows))
     print("\n" + report.scoring(full.timed, timing.HOW))
-    settled = "no rule on this build" if errors.settled is None else str(errors.settled)
     print(
-        f"mistakes corrected: intake {errors.corrections} by triage, settled untouched: "
-        f"{settled} ({options.per_day} a simulated day)"
+        f"mistakes corrected: intake {errors.corrections} by triage, {errors.settled} "
+        f"untouched ones settled by the rule ({options.per_day} submissions a simulated day)"
     )
     checks = targets.checks(
         figures["intake", Mode.FULL],
