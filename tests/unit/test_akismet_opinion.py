@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from intake.adapters.akismet_opinion import AkismetOpinion
+from intake.adapters.akismet_opinion import WARN_EVERY, AkismetOpinion
 from intake.domain.spam.model import Label
 from intake.domain.spam.opinion import CONTACT_FORM, OpinionQuery
 from intake.ports.spam_opinion import OpinionUnavailableError, SpamOpinion
@@ -160,3 +160,41 @@ async def test_no_key_nor_content_reaches_the_logs(
     logged = caplog.text + str(raised.value) + repr([vars(r) for r in caplog.records])
     for private in ("wrong-key-5d2f", SECRET_TEXT, QUERY.author_email or "", QUERY.user_ip):
         assert private not in logged
+
+
+class Ticks:
+    """A monotonic clock a test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_an_outage_is_said_once_a_minute_and_its_end_once(
+    fake: FakeAkismet, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="intake.adapters.akismet_opinion")
+    ticks = Ticks()
+    adapter = AkismetOpinion(KEY, SITE_URL, timeout=5.0, api_url=fake.base_url, monotonic=ticks)
+    fake.failures = 4
+    try:
+        for _ in range(3):  # a busy form while Akismet fails
+            assert await adapter.check(QUERY) is None
+            ticks.now += 1
+        ticks.now += WARN_EVERY
+        assert await adapter.check(QUERY) is None
+        ticks.now += 5
+        assert await adapter.check(QUERY) is Label.HAM
+        assert await adapter.check(QUERY) is Label.HAM
+    finally:
+        await adapter.aclose()
+
+    lines = [(r.getMessage(), getattr(r, "checks", None)) for r in caplog.records]
+    assert lines == [
+        ("akismet gave no verdict: the built-in filter decides alone", 1),
+        ("akismet gave no verdict: the built-in filter decides alone", 3),
+        ("akismet answers again", None),
+    ]
+    assert [getattr(r, "reason", None) for r in caplog.records[:2]] == ["RequestError"] * 2

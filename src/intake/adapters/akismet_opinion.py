@@ -10,6 +10,9 @@ the key, so only their class is named.
 from __future__ import annotations
 
 import logging
+import math
+import time
+from collections.abc import Callable
 
 import akismet
 import anyio
@@ -28,6 +31,48 @@ logger = logging.getLogger(__name__)
 
 # What the package's client, and so every failure of a request, may raise.
 _FAILURES = (akismet.AkismetError, httpx.HTTPError, OSError)
+# While Akismet gives no verdict, one line says so at most this often.
+WARN_EVERY = 60.0
+
+
+class _Outage:
+    """Checks that got no verdict: said at the first, then at most once a WARN_EVERY
+    while they go on, with how many there were, and once when Akismet answers again. A
+    busy form's every submission must not write a line of its own while Akismet is down."""
+
+    def __init__(self, monotonic: Callable[[], float]) -> None:
+        self._monotonic = monotonic
+        self._since: float | None = None
+        self._last_line = -math.inf
+        self._unsaid = 0
+
+    def missed(self, reason: str, level: int = logging.WARNING) -> None:
+        now = self._monotonic()
+        if self._since is None:
+            self._since = now
+        self._unsaid += 1
+        if now - self._last_line < WARN_EVERY:
+            return
+        logger.log(
+            level,
+            "akismet gave no verdict: the built-in filter decides alone",
+            extra={
+                "reason": reason,
+                "checks": self._unsaid,
+                "down_for_s": round(now - self._since),
+            },
+        )
+        self._last_line = now
+        self._unsaid = 0
+
+    def answered(self) -> None:
+        if self._since is None:
+            return
+        down_for = self._monotonic() - self._since
+        logger.info("akismet answers again", extra={"down_for_s": round(down_for)})
+        self._since = None
+        self._last_line = -math.inf
+        self._unsaid = 0
 
 
 class _Rebased(httpx.AsyncBaseTransport):
@@ -78,8 +123,10 @@ class AkismetOpinion:
         *,
         timeout: float = DEFAULT_CHECK_TIMEOUT,
         api_url: str = DEFAULT_AKISMET_API_URL,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._timeout = timeout
+        self._outage = _Outage(monotonic)
         http = httpx.AsyncClient(
             headers={"User-Agent": akismet.USER_AGENT},
             timeout=max(timeout, REPORT_TIMEOUT),
@@ -94,11 +141,14 @@ class AkismetOpinion:
             with anyio.move_on_after(self._timeout):
                 answer = await self._client.comment_check(query.user_ip, **_arguments(query))
         except _FAILURES as error:
-            _log_failure("check", error)
+            # The class only: the package's messages may quote the key or its answer.
+            refused = isinstance(error, akismet.APIKeyError)
+            self._outage.missed(type(error).__name__, logging.ERROR if refused else logging.WARNING)
             return None
         if answer is None:
-            logger.warning("akismet gave no verdict in time", extra={"timeout": self._timeout})
+            self._outage.missed(f"no answer within {self._timeout:g} s")
             return None
+        self._outage.answered()
         # DISCARD is Akismet's "blatant spam": spam all the same, kept for the owner.
         return Label.HAM if answer is akismet.CheckResponse.HAM else Label.SPAM
 
@@ -110,18 +160,8 @@ class AkismetOpinion:
         except TimeoutError:
             raise OpinionUnavailableError("akismet did not answer in time") from None
         except _FAILURES as error:
-            _log_failure("report", error)
+            # Said by the relay, as any delivery's failure; the class only, as above.
             raise OpinionUnavailableError(f"akismet refused: {type(error).__name__}") from None
 
     async def aclose(self) -> None:
         await self._http.aclose()
-
-
-def _log_failure(operation: str, error: BaseException) -> None:
-    # The class only: the package's messages may quote the key or Akismet's answer.
-    level = logging.ERROR if isinstance(error, akismet.APIKeyError) else logging.WARNING
-    logger.log(
-        level,
-        "akismet request failed",
-        extra={"operation": operation, "error": type(error).__name__},
-    )
