@@ -7,6 +7,7 @@ as they are done (one query per workspace, WorkspaceRepository.setup)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -21,6 +22,7 @@ from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.charts import list_charts
 from intake.service.accounts import SignedIn
 from intake.service.admin import Admin, AdminError
+from intake.service.admin.short_lists import ShortPage
 
 FORMS_PER_PAGE = 50
 
@@ -51,19 +53,26 @@ async def render(
     admin = web.runtime(request).admin
     error = None
     try:
-        entries = [await _entry(admin, membership, cursor) for membership in chosen]
+        pages = [await admin.form_page(m.workspace_id, FORMS_PER_PAGE, cursor) for m in chosen]
     except AdminError:  # a cursor this page did not make: its first page, saying so
-        entries = [await _entry(admin, membership, None) for membership in chosen]
+        pages = [await admin.form_page(m.workspace_id, FORMS_PER_PAGE, None) for m in chosen]
         error, status = "That page of forms is not one this list gave; showing the first.", 422
-    listed = [row["form"].form_id for entry in entries for row in _rows(entry)]
-    charts = await list_charts(request, listed)  # every workspace's forms in one query
+    listed = [form.form_id for page in pages for form in page.items]
+    # The rest of the page's reads go to the store together, each on a connection of its
+    # own: the charts' counts (every workspace's forms in one query), the largest, then
+    # overlap each workspace's month rather than wait for it.
+    charts, entries, invitations = await asyncio.gather(
+        list_charts(request, listed),
+        asyncio.gather(*(_entry(admin, m, page) for m, page in zip(chosen, pages, strict=True))),
+        web.accounts(request).my_invitations(signed),
+    )
     for entry in entries:
         for row in _rows(entry):
             row["chart"] = charts[row["form"].form_id]
     context = {
         "csrf": signed.csrf,
         "email": signed.user.email,
-        "invitations": await web.accounts(request).my_invitations(signed),
+        "invitations": invitations,
         "workspaces": entries,
         "paged": cursor is not None and error is None,
         "error": error,
@@ -80,9 +89,8 @@ def _rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-async def _entry(admin: Admin, membership: Membership, cursor: str | None) -> dict[str, Any]:
+async def _entry(admin: Admin, membership: Membership, page: ShortPage[Form]) -> dict[str, Any]:
     workspace_id = membership.workspace_id
-    page = await admin.form_page(workspace_id, FORMS_PER_PAGE, cursor)
     month = await admin.month_counts(workspace_id)
     next_url = None
     if page.next_cursor is not None:
