@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 from playwright.sync_api import Dialog, Page
 
+from intake.entrypoints.http.dashboard.static_files import static_url
 from tests.browser.conftest import Service, assert_real_png
 
 PASSWORD = "correct horse battery staple"
@@ -71,6 +72,14 @@ def shot(page: Page, folder: Path, name: str) -> Path:
     page.screenshot(path=str(path))
     assert_real_png(path)
     return path
+
+
+def only_the_dashboards_script(page: Page) -> None:
+    """No script on the page but the dashboard's own file (an enhancement it serves
+    itself): nothing inline, nothing a submitted value brought."""
+    sources = page.evaluate("[...document.scripts].map((s) => s.getAttribute('src'))")
+    assert sources in ([], [static_url("dashboard.js")]), sources
+    assert page.evaluate("[...document.scripts].every((s) => s.text === '')")
 
 
 def csrf_of(page: Page) -> str:
