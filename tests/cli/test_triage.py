@@ -71,3 +71,23 @@ def test_an_unknown_id_is_refused(cli: Cli, command: str) -> None:
 
     assert result.code == 1
     assert "no submission 'sub_nothing'" in result.err
+
+
+def test_the_commands_triage_teaches_the_spam_filter(cli: Cli, made: Made) -> None:  # noqa: F811
+    workspace_id = cli.json("form", "show", made.form_id)["workspace_id"]
+
+    def taught() -> tuple[int, int]:
+        stats = cli.json("spam", "stats", "--workspace", workspace_id)
+        return stats["spam_messages"], stats["ham_messages"]
+
+    cli.json("submissions", "mark-spam", made.accepted)
+    cli.json("submissions", "release", made.unverified)
+    cli.json("submissions", "mark-spam", made.spam)  # spam already: confirmed
+    cli.json("submissions", "mark-spam", made.spam)  # once
+    assert taught() == (2, 1)
+
+    cli.json("submissions", "release", made.spam)  # reversed: unlearned, then ham
+    assert taught() == (1, 2)
+
+    cli.json("submissions", "delete", made.accepted)
+    assert taught() == (0, 2)

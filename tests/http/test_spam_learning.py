@@ -1,7 +1,8 @@
 """The spam filter taught through the management API: a form whose owner triages through
 PATCH /v1/submissions/{id} catches a spam it let through before; a PATCH with the status
-a submission has confirms it (200, nothing queued, learned once); GET /v1/spam and the
-dashboard's settings page show what the filter knows."""
+a submission has confirms it (200, nothing queued, learned once); a reversal, a deletion
+and an erasure request unlearn; the dashboard's triage (one submission, or in bulk)
+teaches too; GET /v1/spam and the dashboard's settings page show what the filter knows."""
 
 from __future__ import annotations
 
@@ -205,28 +206,40 @@ def test_the_spam_filter_is_shown_to_a_read_key_of_its_workspace_only(owner: Own
     }
 
 
-def test_the_dashboard_settings_show_what_the_filter_knows(
+def test_the_dashboards_triage_teaches_and_its_settings_show_it(
     make_service: ServiceFactory,
 ) -> None:
     dash = Dashboard(make_service())
     dash.owner_signs_in()
     svc = dash.svc
     key = svc.run(
-        svc.admin.create_api_key,
-        dash.workspace.workspace_id,
-        scopes=frozenset({Scope.SUBMIT, Scope.MANAGE}),
+        svc.admin.create_api_key, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
     )
-    for n in range(2):
-        sent = svc.server(dash.form.form_id, key.secret, json={"message": f"{SPAM} {n}"})
-        svc.client.patch(
-            f"/v1/submissions/{sent.json()['submission_id']}",
-            json={"status": "spam"},
-            headers={"authorization": f"Bearer {key.secret}"},
-        )
+    one, two = (
+        svc.server(dash.form.form_id, key.secret, json={"message": f"{SPAM} {n}"}).json()[
+            "submission_id"
+        ]
+        for n in range(2)
+    )
+    inbox = f"/dashboard/forms/{dash.form.form_id}"
 
+    page = f"/dashboard/submissions/{one}"
+    marked = dash.client.post(page + "/spam", data={"csrf": dash.csrf(page)})
+    bulk = dash.client.post(
+        inbox + "/bulk", data={"csrf": dash.csrf(inbox), "action": "spam", "id": [two]}
+    )
+    both_spam = _spam_section(dash)
+    released = dash.client.post(
+        inbox + "/bulk", data={"csrf": dash.csrf(inbox), "action": "release", "id": [two]}
+    )
+
+    assert (marked.status_code, bulk.status_code, released.status_code) == (303, 303, 303)
+    assert '<th scope="row">This workspace</th><td>2</td><td>0</td>' in both_spam
+    assert "hashed words, never the words" in both_spam
+    assert '<th scope="row">This workspace</th><td>1</td><td>1</td>' in _spam_section(dash)
+
+
+def _spam_section(dash: Dashboard) -> str:
     page = dash.client.get("/dashboard/settings")
-
     assert page.status_code == 200
-    section = page.text.split('id="spam-title"')[1].split("</section>")[0]
-    assert '<th scope="row">This workspace</th><td>2</td><td>0</td>' in section
-    assert "hashed words, never the words" in section
+    return page.text.split('id="spam-title"')[1].split("</section>")[0]
