@@ -79,8 +79,8 @@ class Intake:
         **ports: Unpack[PortOverrides],
     ) -> AbstractAsyncContextManager[Intake]:
         """`ports` replace adapters by name: store, clock, id_source, rate_limiter,
-        challenge, webhook_sender, mailer, blobs (see intake.ports). Without settings,
-        the INTAKE_* variables are read."""
+        challenge, webhook_sender, mailer, blobs, spam_opinion (see intake.ports).
+        Without settings, the INTAKE_* variables are read."""
         chosen = settings or Settings.from_env()
         if database_url is not None:
             chosen = _with_database(chosen, database_url)
@@ -99,8 +99,11 @@ class Intake:
         origin: str | None = None,
         idempotency_key: str | None = None,
         challenge_token: str | None = None,
+        user_agent: str | None = None,
+        referrer: str | None = None,
     ) -> SubmissionResult:
-        """Submits fields to a form as its public endpoint would."""
+        """Submits fields to a form as its public endpoint would. The visitor's user
+        agent and referrer are what Akismet judges by, when it is asked."""
         request = SubmitRequest(
             target=PublicTarget(public_form_key),
             body=FieldsBody(dict(fields)),
@@ -108,6 +111,8 @@ class Intake:
             origin=origin,
             idempotency_key=idempotency_key,
             challenge_token=challenge_token,
+            user_agent=user_agent,
+            referrer=referrer,
         )
         return SubmissionResult.of(await self.runtime.pipeline.submit(request))
 
