@@ -58,12 +58,13 @@ async def render(
         pages = [await admin.form_page(m.workspace_id, FORMS_PER_PAGE, None) for m in chosen]
         error, status = "That page of forms is not one this list gave; showing the first.", 422
     listed = [form.form_id for page in pages for form in page.items]
-    # The rest of the page's reads go to the store together, each on a connection of its
-    # own: the charts' counts (every workspace's forms in one query), the largest, then
-    # overlap each workspace's month rather than wait for it.
+    # The rest of the page's reads go to the store as three lines at once, each on a
+    # connection of its own: the charts' counts (every workspace's forms in one query),
+    # the largest, then overlap the workspaces' months rather than wait for them. Three
+    # at most, however many workspaces: the pool serves the submissions too.
     charts, entries, invitations = await asyncio.gather(
         list_charts(request, listed),
-        asyncio.gather(*(_entry(admin, m, page) for m, page in zip(chosen, pages, strict=True))),
+        _entries(admin, chosen, pages),
         web.accounts(request).my_invitations(signed),
     )
     for entry in entries:
@@ -87,6 +88,13 @@ async def render(
 def _rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = entry["forms"]
     return rows
+
+
+async def _entries(
+    admin: Admin, chosen: Sequence[Membership], pages: Sequence[ShortPage[Form]]
+) -> list[dict[str, Any]]:
+    """Each workspace's part of the page, one after the other."""
+    return [await _entry(admin, m, page) for m, page in zip(chosen, pages, strict=True)]
 
 
 async def _entry(admin: Admin, membership: Membership, page: ShortPage[Form]) -> dict[str, Any]:
