@@ -9,7 +9,7 @@ import psycopg
 OTHER_FORMS = 49
 OTHER_ROWS = 1_000
 SPAN_SECONDS = 90 * 86_400  # the large form's rows spread over the 90 days of its chart
-RARE = "quixotic"  # one row in 100,000 holds it (at least one row whatever their number)
+RARE = "quixotic"  # one row in 100,000 holds it
 COMMON = "example.com"  # every row holds it
 
 # The large form's rows, evenly spaced over 90 days back from now, ids time-sortable (hex

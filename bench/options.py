@@ -50,6 +50,18 @@ def _not_negative(text: str) -> int:
     return value
 
 
+# The dashboard's pages hold what each is checked for (a spam row, a dead delivery) from
+# this many seeded rows on.
+MIN_DASHBOARD_ROWS = 1_000
+
+
+def _dashboard_rows(text: str) -> int:
+    value = _not_negative(text)
+    if 0 < value < MIN_DASHBOARD_ROWS:
+        raise argparse.ArgumentTypeError(f"must be 0 or at least {MIN_DASHBOARD_ROWS:,}")
+    return value
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -118,9 +130,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--dashboard-rows",
-        type=_not_negative,
+        type=_dashboard_rows,
         help="submissions seeded in one form for the dashboard's pages "
-        "(default 100,000; --quick 5,000; 0 skips them)",
+        "(default 100,000; --quick 5,000; at least 1,000; 0 skips them)",
     )
     p.add_argument(
         "--dashboard-only",

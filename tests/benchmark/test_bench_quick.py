@@ -444,6 +444,8 @@ def test_quick_defaults_are_short_and_full_defaults_meet_the_targets_preconditio
     assert parse(["--listing-rows", "0"]).listing_rows == 0
     assert (quick.dashboard_rows, full.dashboard_rows) == (5_000, 100_000)
     assert parse(["--dashboard-rows", "0"]).dashboard_rows == 0
+    with pytest.raises(SystemExit):  # too few for the pages to hold what they are checked for
+        parse(["--dashboard-rows", "999"])
 
 
 def _postgres() -> str:
