@@ -201,3 +201,15 @@ async def test_an_unknown_workspace_is_not_found(triage: Triage) -> None:
         await triage.admin.spam_summary("ws_nope")
     with pytest.raises(NotFoundError):
         await triage.admin.train_spam_filter("ws_nope", Label.SPAM, [])
+
+
+async def test_a_submission_whose_data_is_gone_teaches_nothing(triage: Triage) -> None:
+    # A forward-only form's, once forwarded: its data erased, the row kept.
+    blank = submission(1, status=SubmissionStatus.SPAM, data={}, created_at=T0 + DAY)
+    await triage.store.submissions.commit(plan(blank))
+
+    await triage.admin.set_status(blank, TriageStatus.SPAM)  # confirmed: nothing to learn
+    await triage.admin.release(await triage.now(blank))
+
+    assert await triage.taught(blank) is None
+    assert await triage.summary() == NOTHING

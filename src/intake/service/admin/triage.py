@@ -129,11 +129,17 @@ class TriageAdmin(AdminBase):
             return None
         return report_event(self._event_id(), submission, label, now)
 
-    async def _lesson(self, submission: Submission, label: Label) -> Lesson:
+    async def _lesson(self, submission: Submission, label: Label) -> Lesson | None:
+        """None for a submission whose data is gone (a forward-only form's, once
+        forwarded): it has nothing left to teach, nor to unlearn by."""
+        if not submission.data:
+            return None
         return lesson_of(submission, label, await self._spam_hasher())
 
-    async def _confirm(self, submission: Submission, lesson: Lesson) -> None:
+    async def _confirm(self, submission: Submission, lesson: Lesson | None) -> None:
         """The status it has, asked for again: taught once, no event, nothing else."""
+        if lesson is None:
+            return
         if not await self._store.spam.confirm(submission.submission_id, lesson):
             raise NotFoundError(f"no submission {submission.submission_id!r}")
         self._spam_learned(submission.workspace_id)
