@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import math
+
+import pytest
 
 from intake.domain.model import FieldData
 from intake.domain.scoring import score
-from intake.domain.spam.classifier import judge, log_chi2_tail
+from intake.domain.spam.classifier import fisher_evidence, judge, log_chi2_tails
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.lessons import token_hashes
 from intake.domain.spam.model import Evidence, Label, Statistics, pack, unpack
@@ -72,8 +75,12 @@ def test_nothing_known_says_nothing() -> None:
 
 
 def test_chi2_tail_is_a_log_probability_that_falls_with_the_statistic() -> None:
-    tails = [log_chi2_tail(x, 20) for x in (0.0, 10.0, 40.0, 400.0, 4000.0)]
+    both = [log_chi2_tails(x, 20) for x in (0.0, 10.0, 40.0, 400.0, 4000.0)]
+    tails = [upper for upper, _ in both]
     assert tails[0] == 0.0
+    # The two tails are one probability's two sides.
+    for upper, lower in both[1:]:
+        assert math.exp(upper) + math.exp(lower) == pytest.approx(1.0, abs=1e-6)
     assert all(a > b for a, b in itertools.pairwise(tails))
 
 
@@ -139,3 +146,14 @@ def test_a_workspaces_own_evidence_wins_over_the_instance() -> None:
         plain, None, None, hasher=hasher, evidence=Evidence(own, instance), threshold=5.0
     )
     assert not got.is_spam(5.0)
+
+
+def test_clues_at_odds_say_little_and_agreeing_clues_say_much() -> None:
+    agreeing_spam = fisher_evidence(20 * math.log(0.99), 20 * math.log(0.01), 20)
+    agreeing_ham = fisher_evidence(20 * math.log(0.01), 20 * math.log(0.99), 20)
+    at_odds = fisher_evidence(
+        10 * math.log(0.99) + 10 * math.log(0.01), 10 * math.log(0.01) + 10 * math.log(0.99), 20
+    )
+    assert agreeing_spam > 10
+    assert agreeing_ham < -10
+    assert abs(at_odds) < 1

@@ -8,9 +8,10 @@ Only tokens with |f - 0.5| >= MIN_DEVIATION are clues, the MAX_CLUES strongest. 
 method asks two questions of the k clues: how unlikely their f are if the message were
 random (H, from Σ ln f) and how unlikely their 1-f are (S, from Σ ln(1-f)), each the
 tail of a chi-square with 2k degrees of freedom. SpamBayes's indicator (1 + S - H) / 2
-rounds to 0 or 1 for most messages, so the filter keeps the difference of the two tails'
-logarithms instead: the same order, without ties, on a scale of natural-log odds
-(`evidence`: positive says spam, negative ham, 0 nothing known).
+rounds to 0 or 1 for most messages, so the filter keeps its logit instead, worked out
+from the tails' logarithms (`fisher_evidence`): the same order, without ties, in
+natural-log odds (`evidence`: positive says spam, negative ham, 0 nothing known or the
+clues at odds with each other).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from typing import Protocol
 
 from attrs import frozen
 
-STRENGTH = 0.45  # S: how much an unknown token's X weighs against its counts
+STRENGTH = 0.2  # S: how much an unknown token's X weighs against its counts
 UNKNOWN = 0.5  # X: what a token with no counts is taken to say
-MIN_DEVIATION = 0.1
+MIN_DEVIATION = 0.3
 MAX_CLUES = 150
 _SHOWN_CLUES = 6
 _SPAMMY = UNKNOWN + MIN_DEVIATION
 _HAMMY = UNKNOWN - MIN_DEVIATION
+_SQRT2 = math.sqrt(2.0)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_TINY = 1e-300
 
 
 class TokenCounts(Protocol):
@@ -49,18 +53,40 @@ class Judgement:
 NOTHING_KNOWN = Judgement(0.0, ())
 
 
-def log_chi2_tail(x2: float, freedom: int) -> float:
-    """ln P(χ² with `freedom` degrees of freedom >= x2), by Wilson and Hilferty's normal
-    approximation: constant time, where the exact series takes k terms. Over the
-    SpamAssassin corpus it ranks every message as the exact series does (docs/scoring.md)."""
+def _log_normal_tail(z: float) -> float:
+    """ln P(N(0, 1) > z)."""
+    if z < 6.0:
+        return math.log(max(0.5 * math.erfc(z / _SQRT2), _TINY))
+    # The tail's asymptote, where erfc would underflow.
+    return -0.5 * z * z - math.log(z * _SQRT_2PI)
+
+
+def log_chi2_tails(x2: float, freedom: int) -> tuple[float, float]:
+    """ln P(χ² >= x2) and ln P(χ² < x2), with `freedom` degrees of freedom, by Wilson and
+    Hilferty's normal approximation: constant time, where the exact series takes k terms.
+    Over the SpamAssassin corpus it ranks every message as the exact series does."""
     if x2 <= 0.0:
-        return 0.0
+        return 0.0, math.log(_TINY)
     spread = 2.0 / (9.0 * freedom)
     z = (math.cbrt(x2 / freedom) - (1.0 - spread)) / math.sqrt(spread)
-    if z < 6.0:
-        return math.log(max(0.5 * math.erfc(z / math.sqrt(2.0)), 1e-300))
-    # The normal tail's asymptote, where erfc would underflow.
-    return -0.5 * z * z - math.log(z * math.sqrt(2.0 * math.pi))
+    return _log_normal_tail(z), _log_normal_tail(-z)
+
+
+def _log_sum(a: float, b: float) -> float:
+    """ln(e^a + e^b), without leaving the logarithms."""
+    high, low = (a, b) if a >= b else (b, a)
+    return high + math.log1p(math.exp(low - high))
+
+
+def fisher_evidence(ln_f: float, ln_not_f: float, clues: int) -> float:
+    """The logit of SpamBayes's indicator I = (1 + S - H) / 2, from the clues' Σ ln f and
+    Σ ln(1 - f). With H = 1 - tail(Σ ln f) and S = 1 - tail(Σ ln(1 - f)),
+    I = (tail_h + 1 - tail_s) / 2 and 1 - I = (1 - tail_h + tail_s) / 2, each a sum of
+    two probabilities known by their logarithms: the logit keeps its precision where the
+    indicator itself rounds to 0 or 1."""
+    upper_h, lower_h = log_chi2_tails(-2.0 * ln_f, 2 * clues)
+    upper_s, lower_s = log_chi2_tails(-2.0 * ln_not_f, 2 * clues)
+    return _log_sum(upper_h, lower_s) - _log_sum(lower_h, upper_s)
 
 
 def judge(
@@ -103,12 +129,9 @@ def judge(
         clue_f = [clue_f[i] for i in kept]
         where = [where[i] for i in kept]
         strengths = [strengths[i] for i in kept]
-    freedom = 2 * len(clue_f)
     # S > 0 keeps every f strictly between 0 and 1: both logarithms are finite.
     ln_f = sum(map(math.log, clue_f))
     ln_not_f = sum(map(math.log, [1.0 - f for f in clue_f]))
-    # Low f everywhere makes Σ ln f far below chance: its tail is tiny, and the message
-    # hammy. The spam side mirrors it.
-    evidence = log_chi2_tail(-2.0 * ln_f, freedom) - log_chi2_tail(-2.0 * ln_not_f, freedom)
+    evidence = fisher_evidence(ln_f, ln_not_f, len(clue_f))
     shown = heapq.nlargest(_SHOWN_CLUES, range(len(clue_f)), key=strengths.__getitem__)
     return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))

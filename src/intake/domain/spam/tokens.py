@@ -106,7 +106,9 @@ def tokens(
     for host in links[:20]:
         _host_tokens(host, out)
     if reply_to and "@" in reply_to:
-        out["from:" + reply_to.rsplit("@", 1)[1].lower()[:80]] = None
+        address = reply_to.lower()[:120]
+        out["from:" + address] = None
+        out["from:" + address.rsplit("@", 1)[1]] = None
     out[f"shape:fields:{min(len(data), 12)}"] = None
     out[f"shape:length:{_bucket(len(body))}"] = None
     out[f"shape:links:{min(len(links), 6)}"] = None

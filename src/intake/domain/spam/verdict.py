@@ -26,7 +26,7 @@ from intake.domain.spam.model import Evidence, Statistics
 from intake.domain.spam.tokens import tokens
 
 MIDPOINT = 5.0
-BOUNDARY = 1.5
+BOUNDARY = 1.0
 POINTS_PER_EVIDENCE = 0.5
 CONFIDENT_AFTER = 10
 INSTANCE_SHARE = 0.5
