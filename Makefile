@@ -96,6 +96,8 @@ screenshots: install browser
 	  tests/browser/test_dashboard_look.py -k test_the_docs_screenshots
 	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
 	  tests/browser/test_dashboard_charts.py
+	INTAKE_DOCS_SCREENSHOTS=docs/images/dashboard $(BIN)/pytest -q \
+	  tests/browser/test_dashboard_inbox_tools.py
 	INTAKE_DOCS_SCREENSHOTS=docs/images/browsers $(BIN)/pytest -q \
 	  tests/browser/test_client_form.py tests/browser/test_plain_form_states.py -k "sqlite or states"
 

@@ -3,11 +3,14 @@ leading back to the inbox asked for, the skip link, counts on the tabs, select a
 the page (with the script, and without it), a bulk action saying what it did; a long
 value folded behind "Show all", the delivery timeline naming the webhook by its host and
 retrying it, "Copy as JSON", and a release saying so. axe-core finds nothing on any of
-these screens, in the light and the dark scheme, and nothing scrolls sideways."""
+these screens, in the light and the dark scheme, and nothing scrolls sideways. The
+screenshots go where INTAKE_DOCS_SCREENSHOTS says (`make screenshots`), else to a
+temporary directory."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -38,8 +41,14 @@ def _clean(page: Page, schemes: tuple[Literal["light", "dark"], ...] = ("light",
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
-def _shot(page: Page, folder: Path, name: str) -> None:
-    path = folder / f"{name}.png"
+def _shot(page: Page, tmp_path: Path, name: str, width: int) -> None:
+    """A screenshot in the light scheme, checked to show something: into
+    INTAKE_DOCS_SCREENSHOTS (`make screenshots`) as `<name>-<desktop|phone>-light.png`,
+    else into the test's temporary directory."""
+    shots = os.environ.get("INTAKE_DOCS_SCREENSHOTS")
+    folder = Path(shots) if shots else tmp_path
+    page.emulate_media(color_scheme="light")
+    path = folder / f"{name}-{'phone' if width < 600 else 'desktop'}-light.png"
     page.screenshot(path=str(path))
     size = page.viewport_size
     assert size is not None
@@ -114,7 +123,8 @@ def test_the_inbox_counts_selects_and_says_what_it_did(
     # Each row's box is named by its sender and subject, or its first value.
     assert page.get_by_label("Select maria@example.org, A quote,").count() == 1
     _clean(page)
-    _shot(page, tmp_path, f"inbox-{width}")
+    tabs.evaluate("e => e.scrollIntoView()")
+    _shot(page, tmp_path, "inbox-tools", width)
 
     # With the script, the boxes are ticked in place; the same link clears them.
     boxes = page.locator('input[type="checkbox"][name="id"]')
@@ -151,7 +161,7 @@ def test_the_inbox_counts_selects_and_says_what_it_did(
         .is_visible()
     )
     _clean(page, ("light",))
-    _shot(page, tmp_path, f"inbox-told-{width}")
+    _shot(page, tmp_path, "inbox-told", width)
     page.reload()
     assert page.locator("main > p.notice").count() == 0  # said once
     assert made["short"]
@@ -175,7 +185,8 @@ def test_a_submissions_page_folds_names_retries_and_copies(
     assert head.is_visible()
     assert page.get_by_text(LONG, exact=True).is_hidden()
     _clean(page)
-    _shot(page, tmp_path, f"submission-{width}")
+    page.locator(".folded").evaluate("e => e.scrollIntoView({block: 'center'})")
+    _shot(page, tmp_path, "submission-folded", width)
     summary.click()
     assert page.get_by_text(LONG, exact=True).is_visible()
     assert head.is_hidden()
@@ -186,6 +197,8 @@ def test_a_submissions_page_folds_names_retries_and_copies(
         deliveries.locator("h3").inner_text().startswith("Webhook to https://hooks.example.com/…: ")
     )
     assert "s3cret" not in page.content()
+    deliveries.evaluate("e => e.scrollIntoView({block: 'center'})")
+    _shot(page, tmp_path, "submission-timeline", width)
     deliveries.get_by_role("button", name="Retry now").click()
     page.wait_for_load_state()
     assert _status(page).startswith(
@@ -193,7 +206,8 @@ def test_a_submissions_page_folds_names_retries_and_copies(
     )
     assert urlsplit(page.url).fragment == "deliveries"
     _clean(page)
-    _shot(page, tmp_path, f"submission-retried-{width}")
+    page.evaluate("window.scrollTo(0, 0)")
+    _shot(page, tmp_path, "submission-retried", width)
 
     # "Copy as JSON" puts the API's JSON on the clipboard.
     page.get_by_role("button", name="Copy as JSON").click()
