@@ -23,7 +23,7 @@ from typing import Protocol
 
 from attrs import frozen
 
-STRENGTH = 0.2  # S: how much an unknown token's X weighs against its counts
+STRENGTH = 0.15  # S: how much an unknown token's X weighs against its counts
 UNKNOWN = 0.5  # X: what a token with no counts is taken to say
 MIN_DEVIATION = 0.3
 MAX_CLUES = 150

@@ -20,6 +20,7 @@ from intake.domain.model import FieldData, FieldValue
 MAX_CHARS = 4_000
 MAX_TOKENS = 300
 MAX_WORD = 24
+MAX_NUMBER = 6
 MAX_FIELD_NAME = 40
 # Words are what lies between spaces once punctuation is a space: one pass of C, where a
 # pattern would take several times as long. Dots, apostrophes, @, $ and % stay inside
@@ -54,7 +55,10 @@ def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
         word = raw.strip(_EDGES) if raw[0] in _EDGES or raw[-1] in _EDGES else raw
         size = len(word)
         if 2 < size <= MAX_WORD:
-            out[prefix + ("#" + str(size) if word.isdigit() else word)] = None
+            # A short number is a price, a year or a model; a long one an id or a phone
+            # number, which says something only by its size.
+            long_number = size > MAX_NUMBER and word.isdigit()
+            out[prefix + ("#" + str(size) if long_number else word)] = None
         elif size > MAX_WORD:
             # SpamBayes's "skip" tokens: a long run says something by its start and size.
             out[f"{prefix}long:{word[0]}{_bucket(size)}"] = None
