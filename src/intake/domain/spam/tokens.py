@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from intake.domain.model import FieldData, FieldValue
 
@@ -27,7 +28,8 @@ MAX_FIELD_NAME = 40
 # words (prices, versions, host names, contractions); they are trimmed from the edges.
 _SPACES = str.maketrans(dict.fromkeys('!"#&()*+,/:;<=>?[\\]^`{|}~\u00a0\u200b', " "))
 _EDGES = ".'-@_%$"
-_LINK = re.compile(r"(?:https?://|www\.)([^\s/?#<>\"'\]\)]+)", re.IGNORECASE)
+# Read in the lowered text: a pattern without IGNORECASE runs three times as fast.
+_LINK = re.compile(r"(?:https?://|www\.)([^\s/?#<>\"'\]\)]+)")
 _MARKUP = re.compile(r"<[a-z!/][^>]{0,200}>", re.IGNORECASE)
 
 
@@ -48,24 +50,27 @@ def _bucket(n: int) -> int:
 
 
 def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
-    """Adds the words of `text` in the order they first appear: a submission with more
-    than MAX_TOKENS keeps the same ones in every process, so that what it taught can be
-    unlearned exactly."""
-    for raw in dict.fromkeys(text.translate(_SPACES).split()):
-        word = raw.strip(_EDGES) if raw[0] in _EDGES or raw[-1] in _EDGES else raw
-        size = len(word)
-        if 2 < size <= MAX_WORD:
-            # A short number is a price, a year or a model; a long one an id or a phone
-            # number, which says something only by its size.
-            long_number = size > MAX_NUMBER and word.isdigit()
-            out[prefix + ("#" + str(size) if long_number else word)] = None
-        elif size > MAX_WORD:
-            # SpamBayes's "skip" tokens: a long run says something by its start and size.
-            out[f"{prefix}long:{word[0]}{_bucket(size)}"] = None
-        elif size == 2 and not word.isascii():
-            out[prefix + word] = None  # two letters of a script without spaces
-        if len(out) >= MAX_TOKENS:
-            return
+    """Adds the words of `text`, the same ones in every process whatever their number
+    (up to MAX_TOKENS in all), so that what a submission taught can be unlearned exactly.
+    Comprehensions, not a loop of branches: this is most of a submission's scoring."""
+    room = MAX_TOKENS - len(out)
+    if room <= 0:
+        return
+    words = [w.strip(_EDGES) for w in dict.fromkeys(text.translate(_SPACES).split())]
+    # A short number is a price, a year or a model; a long one an id or a phone number,
+    # which says something only by its size.
+    found = [
+        w if len(w) <= MAX_NUMBER or not w.isdigit() else f"#{len(w)}"
+        for w in words
+        if 2 < len(w) <= MAX_WORD
+    ]
+    # SpamBayes's "skip" tokens: a long run says something by its start and size.
+    found += [f"long:{w[0]}{_bucket(len(w))}" for w in words if len(w) > MAX_WORD]
+    # Two letters of a script written without spaces.
+    found += [w for w in words if len(w) == 2 and not w.isascii()]
+    if prefix:
+        found = [prefix + w for w in found]
+    out.update(dict.fromkeys(islice(dict.fromkeys(found), room)))
 
 
 def _host_tokens(host: str, out: dict[str, None]) -> None:
@@ -106,7 +111,7 @@ def tokens(
         out["field:" + name.lower()[:MAX_FIELD_NAME]] = None
     body = "\n".join(_bounded_texts(data))
     lowered = body.lower()
-    links = _LINK.findall(body) if "http" in lowered or "www." in lowered else []
+    links = _LINK.findall(lowered) if "http" in lowered or "www." in lowered else []
     for host in links[:20]:
         _host_tokens(host, out)
     if reply_to and "@" in reply_to:
