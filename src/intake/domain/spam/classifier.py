@@ -23,10 +23,16 @@ from typing import Protocol
 
 from attrs import frozen
 
+from intake.domain.spam.hashing import TokenHasher
+from intake.domain.spam.model import Statistics
+
 STRENGTH = 0.15  # S: how much an unknown token's X weighs against its counts
 UNKNOWN = 0.5  # X: what a token with no counts is taken to say
 MIN_DEVIATION = 0.3
 MAX_CLUES = 150
+# Words whose f a Statistics remembers (about 100 bytes each): a process's memory stays
+# bounded however many distinct words visitors send.
+WORD_MEMO = 50_000
 _SHOWN_CLUES = 6
 _SPAMMY = UNKNOWN + MIN_DEVIATION
 _HAMMY = UNKNOWN - MIN_DEVIATION
@@ -89,40 +95,21 @@ def fisher_evidence(ln_f: float, ln_not_f: float, clues: int) -> float:
     return _log_sum(upper_h, lower_s) - _log_sum(lower_h, upper_s)
 
 
-def judge(
-    hashes: Sequence[int],
-    tokens: TokenCounts,
-    spam_messages: int,
-    ham_messages: int,
-    memo: dict[int, float] | None = None,
-) -> Judgement:
-    """What statistics (`tokens`: hash to packed counts, model.pack) say of a message's
-    token hashes. `memo` keeps each known token's f for these counts (Statistics.memo):
-    a form's words repeat, and their f stays until the statistics change."""
-    if spam_messages == 0 or ham_messages == 0:
-        return NOTHING_KNOWN  # one side only: every known token would look like it
-    found = tokens.get
-    remembered = memo.get if memo is not None else None
-    clue_f: list[float] = []
-    where: list[int] = []
-    for index, token in enumerate(hashes):
-        f = remembered(token) if remembered is not None else None
-        if f is None:
-            packed = found(token)
-            if not packed:
-                continue
-            spam, ham = packed >> 32, packed & 0xFFFFFFFF
-            spam_ratio = spam / spam_messages
-            n = spam + ham
-            p = spam_ratio / (spam_ratio + ham / ham_messages)
-            f = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n)
-            if memo is not None:
-                memo[token] = f
-        if f >= _SPAMMY or f <= _HAMMY:
-            clue_f.append(f)
-            where.append(index)
-    if not clue_f:
+def _probability(packed: int, spam_messages: int, ham_messages: int) -> float:
+    spam, ham = packed >> 32, packed & 0xFFFFFFFF
+    spam_ratio = spam / spam_messages
+    n = spam + ham
+    p = spam_ratio / (spam_ratio + ham / ham_messages)
+    return (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n)
+
+
+def _combine(probabilities: Sequence[float]) -> Judgement:
+    """Fisher's method over the clues among a message's tokens' f (UNKNOWN for a token
+    without counts, never a clue)."""
+    where = [i for i, f in enumerate(probabilities) if f >= _SPAMMY or f <= _HAMMY]
+    if not where:
         return NOTHING_KNOWN
+    clue_f = [probabilities[i] for i in where]
     strengths = [abs(f - 0.5) for f in clue_f]
     if len(clue_f) > MAX_CLUES:
         kept = heapq.nlargest(MAX_CLUES, range(len(clue_f)), key=strengths.__getitem__)
@@ -135,3 +122,43 @@ def judge(
     evidence = fisher_evidence(ln_f, ln_not_f, len(clue_f))
     shown = heapq.nlargest(_SHOWN_CLUES, range(len(clue_f)), key=strengths.__getitem__)
     return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))
+
+
+def judge(
+    hashes: Sequence[int], tokens: TokenCounts, spam_messages: int, ham_messages: int
+) -> Judgement:
+    """What statistics (`tokens`: hash to packed counts, model.pack) say of a message's
+    token hashes."""
+    if spam_messages == 0 or ham_messages == 0:
+        return NOTHING_KNOWN  # one side only: every known token would look like it
+    found = tokens.get
+    probabilities = [
+        UNKNOWN
+        if not (packed := found(token))
+        else _probability(packed, spam_messages, ham_messages)
+        for token in hashes
+    ]
+    return _combine(probabilities)
+
+
+def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistics) -> Judgement:
+    """judge() of a message's words, each word's f looked up once in the statistics'
+    memo (Statistics.word_memo): a form's words repeat, and their f stays until the
+    statistics change. Only a word not seen since is hashed and its counts read."""
+    spam_messages, ham_messages = statistics.spam_messages, statistics.ham_messages
+    if spam_messages == 0 or ham_messages == 0:
+        return NOTHING_KNOWN
+    memo = statistics.word_memo
+    remembered = memo.get
+    probabilities = [remembered(word) for word in words]
+    if None in probabilities:
+        found = statistics.tokens.get
+        for index, known in enumerate(probabilities):
+            if known is not None:
+                continue
+            packed = found(hasher.hash(words[index]))
+            f = UNKNOWN if not packed else _probability(packed, spam_messages, ham_messages)
+            if len(memo) < WORD_MEMO:
+                memo[words[index]] = f
+            probabilities[index] = f
+    return _combine(probabilities)  # type: ignore[arg-type]  # no None is left

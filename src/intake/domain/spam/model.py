@@ -53,9 +53,10 @@ class Statistics:
     ham_messages: int = 0
     tokens: Mapping[int, int] = field(factory=dict)
     generation: int = 0
-    # Each known token's probability for these counts, worked out once (classifier.judge):
-    # right for as long as this object lives, so a change makes a new Statistics.
-    memo: dict[int, float] = field(factory=dict, eq=False, repr=False)
+    # Each word's probability for these counts, worked out once (classifier.judge_words):
+    # right for as long as this object lives, so a change makes a new Statistics. Words
+    # live only in a process's memory, never in a store.
+    word_memo: dict[str, float] = field(factory=dict, eq=False, repr=False)
 
     @property
     def messages(self) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from intake.domain.model import FieldData
 from intake.domain.scoring import Score, score
-from intake.domain.spam.classifier import Judgement, judge
+from intake.domain.spam.classifier import Judgement, judge, judge_words
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Evidence, Statistics
 from intake.domain.spam.tokens import tokens
@@ -85,10 +85,10 @@ def spam_score(
     if trust == 0.0 and others_trust == 0.0:
         return heuristic
     words = tokens(data, subject, reply_to, heuristic.reasons)
-    hashes = hasher.hash_all(words)
     reasons = list(heuristic.reasons)
     points = heuristic.points
     if others_trust > 0.0:
+        hashes = hasher.hash_all(words)
         said = judge(hashes, _Others(instance, own), others.spam_messages, others.ham_messages)
         shift = min((said.evidence - BOUNDARY) * POINTS_PER_EVIDENCE, INSTANCE_SHARE * threshold)
         points += others_trust * shift
@@ -96,7 +96,7 @@ def spam_score(
         if trust == 0.0:
             reasons.extend(_clue_reasons(words, said))
     if trust > 0.0:
-        said = judge(hashes, own.tokens, own.spam_messages, own.ham_messages, own.memo)
+        said = judge_words(words, hasher, own)
         points = (1.0 - trust) * points + trust * learned_points(said.evidence)
         reasons.append(f"filter:{said.evidence:+.1f}")
         reasons.extend(_clue_reasons(words, said))
