@@ -97,6 +97,11 @@ def test_sign_in_returns_to_the_page_asked_for(dash: Dashboard) -> None:
         "//evil.example/dashboard",
         "/\\evil.example",
         "/dashboard/../evil",
+        # Browsers read an encoded dot as a dot: these lead to /v1/forms, off the dashboard.
+        "/dashboard/%2e%2e/v1/forms",
+        "/dashboard/.%2E/v1/forms",
+        "/dashboard/forms/%2e%2e/%2E%2e/v1/forms",
+        "/dashboard/%2e/%2e%2e/v1/forms",
         "/dashboard//evil.example",
         "/dashboardx",
         "/v1/forms",
@@ -117,3 +122,4 @@ def test_sign_in_never_leads_elsewhere(dash: Dashboard, wanted: str) -> None:
     assert 'name="next"' not in form.text
     assert signed.status_code == 303
     assert signed.headers["location"] == "/dashboard"
+

@@ -189,7 +189,8 @@ MAX_RETURN_PATH = 2000
 def return_path(value: object) -> str | None:
     """A page to come back to after sign-in: a path of this dashboard (a query may
     follow), never an address elsewhere (a scheme, `//host`, a backslash, which browsers
-    read as a slash), nor a sign-in or sign-out page. None for anything else."""
+    read as a slash, a dot segment, encoded or not), nor a sign-in or sign-out page.
+    None for anything else."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_RETURN_PATH:
         return None
     if not value.isprintable() or any(c in value for c in "\\ #"):
@@ -197,7 +198,9 @@ def return_path(value: object) -> str | None:
     path, _, _ = value.partition("?")
     if path != PREFIX and not path.startswith(PREFIX + "/"):
         return None
-    if "//" in path or "/./" in f"{path}/" or "/../" in f"{path}/":
+    # Browsers read `%2e` as a dot in a path: `/dashboard/%2e%2e/x` is `/x`.
+    segments = f"{path}/".replace("%2e", ".").replace("%2E", ".")
+    if "//" in path or "/./" in segments or "/../" in segments:
         return None
     if any(path == p or path.startswith(p + "/") for p in _NOT_RETURNED_TO):
         return None
