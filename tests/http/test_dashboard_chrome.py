@@ -123,3 +123,16 @@ def test_sign_in_never_leads_elsewhere(dash: Dashboard, wanted: str) -> None:
     assert signed.status_code == 303
     assert signed.headers["location"] == "/dashboard"
 
+
+@pytest.mark.parametrize("path", ["/dashboard/nope", "/dashboard/forms", "/dashboard/sign-out"])
+def test_an_unknown_dashboard_address_answers_the_dashboards_own_page(
+    dash: Dashboard, path: str
+) -> None:
+    """Not the submission endpoints' "This form does not exist": a mistyped or stale
+    address of the dashboard (or a post-only one opened) gets a page of the dashboard."""
+    answer = dash.client.get(path, headers={"Accept": "text/html"})
+
+    assert answer.status_code in (404, 405)
+    assert "<title>Not found · intake</title>" in answer.text
+    assert '<main id="main"' in answer.text
+    assert "does not exist" not in answer.text

@@ -78,6 +78,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     browser = prefers_html(request.headers.get("accept"))
     request_id = request.state.request_id
+    if browser and exc.status_code in (404, 405) and dashboard.is_dashboard_path(request.url.path):
+        return dashboard.unknown_address(request, exc.status_code, dict(exc.headers or {}))
     if exc.status_code == 404:
         # Under /v1 the management API's own code; elsewhere the submission endpoints'.
         unknown = (

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from intake.entrypoints.http.dashboard import (
@@ -24,8 +26,21 @@ from intake.entrypoints.http.dashboard import (
     static_files,
     stylesheet,
     submission,
+    web,
 )
 from intake.entrypoints.http.dashboard.web import PREFIX
+
+
+def is_dashboard_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def unknown_address(request: Request, status: int, headers: dict[str, str]) -> Response:
+    """A dashboard address with no page (mistyped, stale, or a post-only one opened): the
+    dashboard's own "Not found", with the refusal's status and headers (405's `Allow`)."""
+    response = web.page(request, "not_found.html", {}, status=status)
+    response.headers.update(headers)
+    return response
 
 
 def routes() -> list[Route]:
