@@ -4,6 +4,7 @@ knows; and `intake purge` applying the rule for untouched submissions."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,38 @@ def test_a_file_that_is_no_export_is_refused(
 
     assert result.code == 1
     assert said in result.err
+
+
+def test_an_export_piped_in_is_read_once_and_taught(cli: Cli, workspace_id: str) -> None:
+    # `intake submissions export ... | intake spam train --spam /dev/stdin`, or a shell's
+    # <(...): a pipe can be read only once, and both passes must see it whole.
+    reading, writing = os.pipe()
+    os.write(writing, (SAMPLES / "intake.csv").read_bytes())
+    os.close(writing)
+    try:
+        document = _train(cli, workspace_id, "--spam", f"/dev/fd/{reading}")
+    finally:
+        os.close(reading)
+
+    assert document["taught"] == {"spam": 2, "ham": 0}
+    assert document["spam_messages"] == 2
+
+
+def test_a_piped_export_over_the_size_cap_is_refused(
+    cli: Cli, workspace_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spam, "MAX_FILE_BYTES", 100)
+    reading, writing = os.pipe()
+    os.write(writing, ("message\r\n" + "hello\r\n" * 20).encode())
+    os.close(writing)
+    try:
+        result = cli("spam", "train", "--workspace", workspace_id, "--spam", f"/dev/fd/{reading}")
+    finally:
+        os.close(reading)
+
+    assert result.code == 1
+    assert "larger than" in result.err
+    assert cli.json("spam", "stats", "--workspace", workspace_id)["spam_messages"] == 0
 
 
 def test_a_file_over_the_size_cap_is_refused_unread(

@@ -165,6 +165,8 @@ def test_an_empty_file_holds_no_message() -> None:
         ('{"data": {"a": "b"}}\nnot json\n', "line 2 is not JSON"),
         ('{"data": {"a": "b"}}\n[1, 2]\n', "line 2 is not a JSON object"),
         ('message\r\n"unterminated\r\n', "not CSV"),
+        # More digits than Python turns into an int: json refuses it with a ValueError.
+        ('{"data": {"a": ' + "9" * 5000 + "}}\n", "line 1 is not JSON"),
     ],
 )
 def test_a_malformed_file_is_refused_saying_where(content: str, said: str) -> None:

@@ -102,7 +102,8 @@ def _jsonl(lines: Iterable[str]) -> Iterator[PastMessage]:
             continue
         try:
             row = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
+            # ValueError: JSONDecodeError, and a number of more digits than an int takes.
             raise HistoryError(f"line {number} is not JSON") from None
         if not isinstance(row, dict):
             raise HistoryError(f"line {number} is not a JSON object")

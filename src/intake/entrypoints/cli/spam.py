@@ -4,10 +4,14 @@ and what the filter knows (docs/scoring.md, "Teaching the filter")."""
 from __future__ import annotations
 
 import argparse
+import io
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
+
+from attrs import frozen
 
 from intake.admin_runtime import AdminRuntime
 from intake.domain.spam.history import HistoryError, read_history
@@ -46,20 +50,21 @@ def register(commands: Subparsers) -> None:
 
 
 async def _train(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    files = {
+    paths = {
         label: path for label, path in ((Label.SPAM, args.spam), (Label.HAM, args.ham)) if path
     }
-    if not files:
+    if not paths:
         raise CommandError("nothing to teach: give --spam FILE, --ham FILE or both")
     admin = runtime.admin
     await admin.workspace(args.workspace)  # an unknown workspace before any file is read
     # Every file read through once before anything is taught: a file refused halfway
     # teaches nothing.
-    for path in files.values():
-        _check(path)
+    files = {label: _export(path) for label, path in paths.items()}
+    for export in files.values():
+        _check(export)
     taught = {label.value: 0 for label in Label}
-    for label, path in files.items():
-        with _opened(path) as lines:
+    for label, export in files.items():
+        with _opened(export) as lines:
             taught[label.value] = await admin.train_spam_filter(
                 args.workspace, label, read_history(lines)
             )
@@ -69,23 +74,53 @@ async def _train(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -
     out.result(document, [said, *spam_summary_lines(summary)])
 
 
-def _check(path: Path) -> None:
-    with _opened(path) as lines:
+@frozen
+class _Export:
+    """A file given to read twice (checked, then taught): a regular file is read from disk
+    each time; anything else (a pipe, /dev/stdin, a shell's <(...)) can be read only
+    once, so its text is kept, read within the same size cap."""
+
+    path: Path
+    text: str | None = None
+
+
+def _export(path: Path) -> _Export:
+    too_large = CommandError(f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
+    try:
+        status = path.stat()
+        if stat.S_ISREG(status.st_mode):
+            if status.st_size > MAX_FILE_BYTES:
+                raise too_large
+            return _Export(path)
+        with path.open("rb") as stream:
+            content = stream.read(MAX_FILE_BYTES + 1)
+        if len(content) > MAX_FILE_BYTES:
+            raise too_large
+        # utf-8-sig: a spreadsheet's export often starts with a byte order mark.
+        return _Export(path, content.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise CommandError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror or 'cannot be read'}") from None
+
+
+def _check(export: _Export) -> None:
+    with _opened(export) as lines:
         try:
             count = sum(1 for _ in read_history(lines))
         except HistoryError as error:
-            raise CommandError(f"{path}: {error}") from None
+            raise CommandError(f"{export.path}: {error}") from None
     if count == 0:
-        raise CommandError(f"{path}: no message in it")
+        raise CommandError(f"{export.path}: no message in it")
 
 
 @contextmanager
-def _opened(path: Path) -> Iterator[TextIO]:
+def _opened(export: _Export) -> Iterator[TextIO]:
+    if export.text is not None:
+        yield io.StringIO(export.text, newline="")
+        return
+    path = export.path
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
-        # utf-8-sig: a spreadsheet's export often starts with a byte order mark.
         with path.open(encoding="utf-8-sig", newline="") as lines:
             yield lines
     except UnicodeDecodeError:
