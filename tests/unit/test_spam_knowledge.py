@@ -291,3 +291,39 @@ async def test_a_store_gone_back_is_loaded_whole(counted: Counted, clock: FakeCl
     after = await knowledge.evidence(WS)
 
     assert after.own.tokens == {9: pack(0, 1)}
+
+
+async def test_a_delta_adds_no_token_past_a_scopes_share(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    # A budget of 8: a scope keeps 4. A delta of 3 fits in what a delta carries, but not
+    # beside the 3 held: it updates what is held, and adds new tokens only while there
+    # is room (the next full load keeps the most used).
+    await teach(counted, WS, Label.SPAM, 1, 2, 3)
+    knowledge = knowledge_of(store, counted, clock, budget=8)
+    await knowledge.evidence(WS)
+    await teach(counted, WS, Label.HAM, 3, 4, 5)
+
+    knowledge.invalidate(WS)
+    after = await knowledge.evidence(WS)
+
+    assert len(after.own.tokens) == 4
+    assert len(after.instance.tokens) == 4
+    assert after.own.tokens[3] == pack(1, 1)
+    assert knowledge.tokens_held <= 8
+
+
+async def test_many_workspaces_that_taught_nothing_stay_within_the_budget(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    # Each workspace held costs memory even with no token (about what 4 tokens do): an
+    # instance of thousands of forms' workspaces must not keep every one.
+    knowledge = knowledge_of(store, counted, clock, budget=40)
+    for number in range(1000):
+        await knowledge.evidence(f"ws_{number}")
+    counted.asked.clear()
+
+    await knowledge.evidence("ws_0")  # used least recently: it was dropped
+    await knowledge.evidence("ws_999")  # used last: still held
+
+    assert counted.asked == [("ws_0", 0)]

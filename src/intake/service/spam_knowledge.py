@@ -11,7 +11,10 @@ a submission costs no round trip in the steady state.
   evidence() refreshes at once, so the next submission is scored with it.
 - Memory is bounded by a total of tokens (INTAKE_SPAM_CACHE_TOKENS), the instance layer
   included: the least recently used workspaces are dropped first, and a scope larger
-  than its share keeps its most used tokens.
+  than its share keeps its most used tokens (a delta adds new tokens only while the
+  scope has room; the next full load picks the most used again). A scope held costs
+  memory even with no token, so at most one scope is held per SCOPE_TOKENS of the
+  budget: many workspaces that taught little stay bounded too.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ REFRESH_EVERY = 2.0  # seconds between two asks for a scope's changes
 RELOAD_EVERY = 600.0  # seconds between two full loads of a scope
 # A scope's share of the budget: the instance and one large workspace fit together.
 _SHARE = 2
+# What holding one scope costs, in tokens: an empty scope's objects take about 400 bytes
+# (measured), a token about 100.
+SCOPE_TOKENS = 4
 
 
 @define
@@ -66,6 +72,7 @@ class SpamKnowledge:
         self._clock = clock
         self._budget = token_budget
         self._scope_limit = max(1, token_budget // _SHARE)
+        self._scope_cap = max(2, token_budget // SCOPE_TOKENS)  # the instance and one more
         self._refresh_every = refresh_every
         self._reload_every = reload_every
         self._hasher: TokenHasher | None = None
@@ -192,10 +199,11 @@ class SpamKnowledge:
             return
         tokens = dict(held.statistics.tokens)
         for token, packed in latest.tokens.items():
-            if packed:
-                tokens[token] = packed
-            else:
+            if not packed:
                 tokens.pop(token, None)
+        for token, packed in latest.tokens.items():  # the most used first
+            if packed and (token in tokens or len(tokens) < self._scope_limit):
+                tokens[token] = packed
         merged = Statistics(latest.spam_messages, latest.ham_messages, tokens, latest.generation)
         self._keep(scope, _Held(merged, loaded_at=held.loaded_at, checked_at=now))
 
@@ -210,7 +218,7 @@ class SpamKnowledge:
     def _evict(self, keep: str) -> None:
         """The least recently used workspaces go first; the instance and `keep` stay."""
         for scope in list(self._held):
-            if self._tokens <= self._budget:
+            if self._tokens <= self._budget and len(self._held) <= self._scope_cap:
                 return
             if scope in (keep, INSTANCE):
                 continue
