@@ -127,7 +127,9 @@ _spam_model.unpack
 _spam_model.Evidence
 _spam_model.Evidence.instance
 
-# The spam filter's process cache: tokens_held is what the tests read of its budget.
+# The spam filter's process cache: tokens_held and words_held are what the tests read of
+# its budget.
 from intake.service import spam_knowledge as _spam_knowledge  # noqa: E402
 
 _spam_knowledge.SpamKnowledge.tokens_held
+_spam_knowledge.SpamKnowledge.words_held

@@ -327,3 +327,42 @@ async def test_many_workspaces_that_taught_nothing_stay_within_the_budget(
     await knowledge.evidence("ws_999")  # used last: still held
 
     assert counted.asked == [("ws_0", 0)]
+
+
+async def test_the_words_scoring_remembers_count_in_the_budget(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    # The classifier remembers each word's f beside the statistics it scored with
+    # (Statistics.word_memo): as many words as visitors send, up to its own cap per
+    # scope. Held across many workspaces, they must count in the process's budget.
+    await teach(counted, WS, Label.SPAM, 1, 2, 3, 4, 5)
+    await teach(counted, OTHER, Label.SPAM, 11, 12, 13, 14, 15)
+    knowledge = knowledge_of(store, counted, clock, budget=100)
+    other = (await knowledge.evidence(OTHER)).own
+    own = (await knowledge.evidence(WS)).own
+    own.word_memo.update({f"word{n}": 0.5 for n in range(45)})  # as judge_words does
+    other.word_memo.update({f"word{n}": 0.5 for n in range(45)})
+    counted.asked.clear()
+
+    await knowledge.evidence(OTHER)
+    await knowledge.evidence(WS)  # 20 tokens and 90 words: OTHER, used least recently, goes
+    held = knowledge.tokens_held + knowledge.words_held
+    await knowledge.evidence(OTHER)
+
+    assert held == 15 + 45
+    assert counted.asked == [(OTHER, 0)]
+
+
+async def test_a_scopes_words_past_the_budget_are_forgotten(
+    store: InMemoryStore, counted: Counted, clock: FakeClock
+) -> None:
+    await teach(counted, WS, Label.SPAM, 1)
+    knowledge = knowledge_of(store, counted, clock, budget=100)
+    own = (await knowledge.evidence(WS)).own
+    own.word_memo.update({f"word{n}": 0.5 for n in range(200)})
+
+    again = (await knowledge.evidence(WS)).own
+
+    assert again is own
+    assert own.word_memo == {}
+    assert knowledge.words_held == 0

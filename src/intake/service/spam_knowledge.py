@@ -52,6 +52,7 @@ class _Held:
     loaded_at: datetime
     checked_at: datetime
     stale: bool = False  # this process's triage changed it: refreshed before next use
+    words: int = 0  # of its statistics' word_memo, counted in the budget
 
 
 class SpamKnowledge:
@@ -78,6 +79,7 @@ class SpamKnowledge:
         self._hasher: TokenHasher | None = None
         self._held: OrderedDict[str, _Held] = OrderedDict()  # least recently used first
         self._tokens = 0  # held, in every scope
+        self._words = 0  # remembered by scoring beside them (Statistics.word_memo)
         self._loading: dict[str, asyncio.Future[_Held | None]] = {}
         self._background: dict[str, asyncio.Task[None]] = {}
 
@@ -105,6 +107,10 @@ class SpamKnowledge:
     def tokens_held(self) -> int:
         return self._tokens
 
+    @property
+    def words_held(self) -> int:
+        return self._words
+
     async def settled(self) -> None:
         """Waits for the background refreshes under way (tests, and close)."""
         while self._background:
@@ -121,6 +127,7 @@ class SpamKnowledge:
             held = await self._first_load(scope)
             return EMPTY if held is None else held.statistics
         self._held.move_to_end(scope)
+        self._count_words(scope, held)
         now = self._clock.now()
         if held.stale:
             held.stale = False
@@ -207,20 +214,40 @@ class SpamKnowledge:
         merged = Statistics(latest.spam_messages, latest.ham_messages, tokens, latest.generation)
         self._keep(scope, _Held(merged, loaded_at=held.loaded_at, checked_at=now))
 
+    def _count_words(self, scope: str, held: _Held) -> None:
+        """The words scoring remembered beside the scope's statistics since they were
+        last counted weigh in the budget as tokens do: past it, the least recently used
+        workspaces go; a scope whose words alone pass its share forgets them."""
+        memo = held.statistics.word_memo
+        if len(memo) == held.words:
+            return
+        if len(held.statistics.tokens) + len(memo) > self._scope_limit:
+            memo.clear()  # only a cache: each word's f is worked out again when next seen
+        self._words += len(memo) - held.words
+        held.words = len(memo)
+        self._evict(keep=scope)
+
     def _keep(self, scope: str, held: _Held) -> None:
         before = self._held.pop(scope, None)
         if before is not None:
             self._tokens -= len(before.statistics.tokens)
+            self._words -= before.words
         self._held[scope] = held
         self._tokens += len(held.statistics.tokens)
         self._evict(keep=scope)
 
     def _evict(self, keep: str) -> None:
         """The least recently used workspaces go first; the instance and `keep` stay."""
+        if not self._over():
+            return
         for scope in list(self._held):
-            if self._tokens <= self._budget and len(self._held) <= self._scope_cap:
+            if not self._over():
                 return
             if scope in (keep, INSTANCE):
                 continue
             gone = self._held.pop(scope)
             self._tokens -= len(gone.statistics.tokens)
+            self._words -= gone.words
+
+    def _over(self) -> bool:
+        return self._tokens + self._words > self._budget or len(self._held) > self._scope_cap
