@@ -139,6 +139,22 @@ async def test_a_confirmation_teaches_the_status_once_and_changes_nothing_else(
     assert not await store.spam.confirm(submission(9).submission_id, ham)
 
 
+async def test_a_confirmation_of_a_status_changed_since_teaches_nothing(store: Store) -> None:
+    # Read accepted, then marked as spam by another triage before the confirmation:
+    # the status the confirmation read is gone, and the mark's lesson stays.
+    await seed(store)
+    sub = await stored(store, 1)
+    await store.submissions.mark_spam(sub.submission_id, lesson(1, Label.SPAM))
+
+    assert await store.spam.confirm(sub.submission_id, lesson(1, Label.HAM), if_status=ACCEPTED)
+
+    assert await store.spam.taught(sub.submission_id) is Label.SPAM
+    assert await snapshot(store, WORKSPACE_ID) == expected([lesson(1, Label.SPAM)])
+    assert await snapshot(store, INSTANCE) == expected([lesson(1, Label.SPAM)])
+    assert await store.spam.confirm(sub.submission_id, lesson(1, Label.SPAM), if_status=SPAM)
+    assert await snapshot(store, WORKSPACE_ID) == expected([lesson(1, Label.SPAM)])
+
+
 async def test_an_erasure_takes_the_submissions_contribution_away(store: Store) -> None:
     await seed(store)
     kept, erased = await stored(store, 1), await stored(store, 2)

@@ -12,7 +12,7 @@ import pytest
 
 from intake.adapters.memory import FakeClock, InMemoryStore
 from intake.domain.errors import StorageUnavailable
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.spam.hashing import KEY_NAME
 from intake.domain.spam.model import INSTANCE, Label, Lesson, pack
 from intake.domain.triage import deletion_event
@@ -44,8 +44,10 @@ class Counted:
     async def seed(self, lessons: Sequence[Lesson]) -> int:
         return await self.inner.seed(lessons)
 
-    async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
-        return await self.inner.confirm(submission_id, lesson)
+    async def confirm(
+        self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
+    ) -> bool:
+        return await self.inner.confirm(submission_id, lesson, if_status)
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:
         return await self.inner.untaught(created_before, limit)

@@ -98,6 +98,24 @@ async def test_the_status_it_has_confirms_it_once_with_no_event(triage: Triage) 
     assert await triage.now(spam) == spam
 
 
+async def test_a_confirmation_read_before_another_triage_teaches_nothing(
+    triage: Triage,
+) -> None:
+    # Two PATCHes at once: "accepted" reads the submission accepted (a confirmation)
+    # while "spam" marks it. The mark wins, as if the confirmation came first: the filter
+    # is taught what the submission is now, never the status it no longer has.
+    sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
+    read_before = await triage.now(sub)
+    await triage.admin.mark_spam(read_before)
+
+    await triage.admin.set_status(read_before, TriageStatus.ACCEPTED)
+
+    assert (await triage.now(sub)).status is SubmissionStatus.SPAM
+    assert await triage.taught(sub) is Label.SPAM
+    summary = await triage.summary()
+    assert (summary.spam_messages, summary.ham_messages) == (1, 0)
+
+
 async def test_a_reversal_unlearns_the_first_lesson(triage: Triage) -> None:
     sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="hello there")
     await triage.admin.mark_spam(sub)

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from attrs import frozen
 
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.spam.model import Label, Lesson, Statistics
 
 
@@ -62,9 +62,13 @@ class SpamStatisticsRepository(Protocol):
         counted in one transaction, never unlearned one by one. Returns how many."""
         ...
 
-    async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
+    async def confirm(
+        self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
+    ) -> bool:
         """Teaches a submission its present status (a PATCH with the status it has): one
-        transaction, idempotent as above. False when there is no such submission."""
+        transaction, idempotent as above. With `if_status` (the status the caller read),
+        only while the submission still has it: a triage in between wins, and this
+        teaches nothing. False when there is no such submission."""
         ...
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:

@@ -76,10 +76,14 @@ class InMemorySpamStatistics(Repository):
         write(self._t, tally)
         return len(lessons)
 
-    async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
+    async def confirm(
+        self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
+    ) -> bool:
         submission = self._t.submissions.get(submission_id)
         if submission is None:
             return False
+        if if_status is not None and submission.status is not if_status:
+            return True  # another triage came in between: it decided
         teach(self._t, submission, lesson, lesson.label)
         return True
 

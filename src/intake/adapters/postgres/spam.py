@@ -19,7 +19,7 @@ from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Connection, Database
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.spam.model import INSTANCE, Label, Lesson, Statistics, pack
 from intake.domain.spam.teaching import Tally, delta, stored_label, taught_label
 from intake.ports.spam_statistics import Settlement, SpamSummary, StatisticsChange
@@ -133,11 +133,15 @@ class PostgresSpamStatistics:
             await write(conn, tally)
         return len(lessons)
 
-    async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
+    async def confirm(
+        self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
+    ) -> bool:
         async with self._db.connection() as conn, conn.transaction():
             row = await (await conn.execute(_LOCK, ([submission_id],))).fetchone()
             if row is None:
                 return False
+            if if_status is not None and row["status"] != if_status.value:
+                return True  # another triage came in between: it decided
             await teach(conn, submission_id, row, lesson, lesson.label)
         return True
 

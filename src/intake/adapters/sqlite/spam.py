@@ -13,7 +13,7 @@ from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
-from intake.domain.model import Submission
+from intake.domain.model import Submission, SubmissionStatus
 from intake.domain.spam.model import INSTANCE, Label, Lesson, Statistics, pack
 from intake.domain.spam.teaching import Tally, delta, stored_label, taught_label
 from intake.ports.spam_statistics import Settlement, SpamSummary, StatisticsChange
@@ -94,12 +94,19 @@ def _seed(conn: sqlite3.Connection, lessons: Sequence[Lesson]) -> int:
     return len(lessons)
 
 
-def _confirm(conn: sqlite3.Connection, submission_id: str, lesson: Lesson) -> bool:
+def _confirm(
+    conn: sqlite3.Connection,
+    submission_id: str,
+    lesson: Lesson,
+    if_status: SubmissionStatus | None,
+) -> bool:
     with transaction(conn) as tx:
         row = conn.execute(_STATUS_AND_TAUGHT, (submission_id,)).fetchone()
         if row is None:
             tx.discard()
             return False
+        if if_status is not None and row["status"] != if_status.value:
+            return True  # another triage came in between: it decided
         teach(conn, submission_id, row, lesson, lesson.label)
     return True
 
@@ -161,8 +168,10 @@ class SqliteSpamStatistics:
     async def seed(self, lessons: Sequence[Lesson]) -> int:
         return await self._worker.run(_seed, lessons)
 
-    async def confirm(self, submission_id: str, lesson: Lesson) -> bool:
-        return await self._worker.run(_confirm, submission_id, lesson)
+    async def confirm(
+        self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
+    ) -> bool:
+        return await self._worker.run(_confirm, submission_id, lesson, if_status)
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:
         if limit < 1:

@@ -140,7 +140,11 @@ class TriageAdmin(AdminBase):
         """The status it has, asked for again: taught once, no event, nothing else."""
         if lesson is None:
             return
-        if not await self._store.spam.confirm(submission.submission_id, lesson):
+        # Only while it still has the status read: a triage in between decided.
+        confirmed = await self._store.spam.confirm(
+            submission.submission_id, lesson, if_status=submission.status
+        )
+        if not confirmed:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
         self._spam_learned(submission.workspace_id)
 
