@@ -17,7 +17,7 @@ from intake.domain.triage import TriageStatus
 from intake.ports.spam_statistics import SpamSummary
 from intake.service.admin import Admin, NotFoundError
 from intake.service.spam_settling import settle_untouched
-from tests.contract.builders import T0, WORKSPACE_ID, plan, seed, submission
+from tests.contract.builders import FORM_ID, T0, WORKSPACE_ID, plan, seed, submission
 
 pytestmark = pytest.mark.anyio
 
@@ -153,6 +153,21 @@ async def test_a_persons_erasure_removes_their_contribution(triage: Triage) -> N
 
     assert len(receipt.submissions) == 1
     assert await triage.summary() == await only_other.summary()
+
+
+async def test_a_forms_deletion_leaves_what_its_submissions_taught(triage: Triage) -> None:
+    # As retention's batch erasures do (docs/scoring.md): the lessons stay true for the
+    # workspace's other forms. Only a person's erasure, or deleting one, unlearns.
+    spam = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
+    ham = await triage.add(2, SubmissionStatus.SPAM, message="a table for four")
+    await triage.admin.mark_spam(spam)
+    await triage.admin.release(ham)
+    taught = await triage.summary()
+
+    await triage.admin.delete_form(FORM_ID)
+
+    assert await triage.store.submissions.get(spam.submission_id) is None
+    assert await triage.summary() == taught
 
 
 async def test_untouched_submissions_teach_their_status_after_the_settle_days(

@@ -5,7 +5,8 @@ A deletion is three steps, each one a rule a rerun resumes from: the form is mar
 deleted and disabled at once (no lookup finds it, its public key is `form_not_found`);
 its submissions are erased a batch at a time, each as an owner's deletion erases one
 (TriageAdmin.delete_submission: its files, its undelivered deliveries, and its
-`submission.deleted` queued for the webhook endpoints); then the form's row goes, with
+`submission.deleted` queued for the webhook endpoints; what it taught the spam filter
+stays, as retention leaves it); then the form's row goes, with
 its destinations, once nothing of it waits to be fanned out or delivered. What a
 deletion leaves unfinished (a crash, a relay still delivering) `intake purge` finishes
 (`finish_form_deletions`)."""
@@ -121,7 +122,8 @@ class FormLifecycleAdmin(TriageAdmin):
                 break
             for submission in page.submissions:
                 try:
-                    await self.delete_submission(submission)
+                    # What it taught the spam filter stays (docs/scoring.md).
+                    await self.delete_submission(submission, unlearn=False)
                 except NotFoundError:
                     continue  # erased meanwhile by another hand
                 erased += 1

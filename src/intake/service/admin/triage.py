@@ -94,15 +94,17 @@ class TriageAdmin(AdminBase):
         self._spam_learned(submission.workspace_id)
         return marked
 
-    async def delete_submission(self, submission: Submission) -> None:
+    async def delete_submission(self, submission: Submission, *, unlearn: bool = True) -> None:
         """Erases a submission and queues its `submission.deleted` for the webhook
         endpoints. Its files' blobs are deleted after the store's transaction, so that
         no stored row ever links a missing file; one that cannot be deleted now is
-        linked by no row, and the upload sweep deletes it later."""
+        linked by no row, and the upload sweep deletes it later. `unlearn`: whether
+        what it taught the spam filter goes with it (a form's deletion leaves it, as
+        retention does: docs/scoring.md, "Submissions nobody touches")."""
         now = self._clock.now()
         event = deletion_event(self._event_id(), submission, now)
         # Its lesson's hashes unlearn whatever it taught (the label is not read).
-        lesson = await self._lesson(submission, Label.HAM)
+        lesson = await self._lesson(submission, Label.HAM) if unlearn else None
         erased = await self._store.submissions.erase(
             Erasure(submission.submission_id, event, lesson)
         )
