@@ -764,6 +764,7 @@ def test_purge_sweeps_orphans_and_leftovers_and_keeps_the_rest(
         "truncated_client_ips": 0,
         "autoresponse_records": 0,
         "invitations": 0,
+        "spam_settled": 0,
         "orphan_files": 1,
         "incomplete_uploads": 1,
     }
@@ -835,8 +836,9 @@ def test_purge_without_a_blob_store_sweeps_nothing(
         "truncated_client_ips": 0,
         "autoresponse_records": 0,
         "invitations": 0,
+        "spam_settled": 0,
     }
-    assert len(cli("purge").out.splitlines()) == 7
+    assert len(cli("purge").out.splitlines()) == 8
 
 
 def test_purge_reports_a_blob_store_it_cannot_use(
