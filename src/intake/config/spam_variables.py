@@ -13,7 +13,9 @@ SPAM_CACHE_TOKENS = Variable(
     integer(minimum=1000),
     (
         "tokens of the learning filter's statistics a serving process keeps in memory, every "
-        "workspace's and the instance's together (about 100 bytes each); past it the least "
+        "workspace's and the instance's together, and the words it remembers having scored "
+        "with them (about 100 bytes each); past it, or past one workspace held per 4 tokens "
+        "(a workspace held costs about 400 bytes, even one that taught nothing), the least "
         "recently used workspaces are dropped and loaded again when next used "
         "([scoring.md](scoring.md#what-the-learning-filter-keeps))"
     ),
