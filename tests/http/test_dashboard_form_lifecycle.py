@@ -175,3 +175,22 @@ def test_a_workspace_without_forms_shows_the_first_step_to_do(dash: Dashboard) -
 
     assert steps(page)["Create a form"] is False
     assert "No forms yet." in page
+
+
+@pytest.mark.parametrize(
+    "name", ["Contact  form", "Contact\u200b form", "Contact \u202eform", " Contact\tform\n"]
+)
+def test_a_deletion_asks_for_the_name_as_the_page_shows_it(dash: Dashboard, name: str) -> None:
+    """A name with a run of spaces or an invisible character (given through the API,
+    say) is shown with the run collapsed and the character dropped: what the owner is
+    asked to type is what they see, and typing it deletes the form."""
+    form = dash.svc.form(dash.workspace.workspace_id, name=name)
+    dash.owner_signs_in()
+    path = f"/dashboard/forms/{form.form_id}/settings"
+
+    page = dash.client.get(f"{path}/delete").text
+    deleted = dash.post(f"{path}/delete", confirm="Contact form")
+
+    assert '<strong><bdi dir="auto">Contact form</bdi></strong>' in page
+    assert deleted.status_code == 303, deleted.text
+    assert dash.client.get(path).status_code == 404

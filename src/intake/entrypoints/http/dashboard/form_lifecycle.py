@@ -21,6 +21,7 @@ from intake.entrypoints.http.dashboard.form_owner import (
 )
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
 from intake.entrypoints.http.dashboard.inbox import FORMS
+from intake.entrypoints.http.dashboard.shown_text import plain
 from intake.service.accounts import NotAllowed, SignedIn
 from intake.service.admin import AdminError, NotFoundError
 
@@ -35,8 +36,10 @@ def settings_path(form: Form) -> str:
 
 
 def confirmation_word(form: Form) -> str:
-    """What an owner types to delete the form: its name, or its id when it has none."""
-    return form.name.strip() or form.form_id
+    """What an owner types to delete the form: its name as the page shows it (`plain`:
+    no invisible character, no run of spaces, which no one could type from the page),
+    or its id when it has none."""
+    return plain(form.name) or form.form_id
 
 
 @web.requires_sign_in
@@ -84,7 +87,7 @@ async def delete_page(request: Request, signed: SignedIn, form: Form) -> Respons
 async def delete(request: Request, signed: SignedIn, form: Form) -> Response:
     posted = await read_form(request, signed.csrf)
     typed = text(posted, CONFIRM)
-    if typed.strip() != confirmation_word(form):
+    if plain(typed) != confirmation_word(form):
         message = "That is not the form's name: nothing was deleted."
         return _delete_or_copy_page(request, signed, form, typed=typed, delete_error=message)
     await web.runtime(request).admin.delete_owned_form(form.workspace_id, form.form_id)

@@ -61,9 +61,14 @@ def revealed(value: object) -> Markup:
     return _isolate(_INVISIBLE.sub(_marker, _escaped(value)))
 
 
+def plain(text: object) -> str:
+    """The text as a page shows it to be read or typed: its invisible and control
+    characters dropped, each run of white space one space, none at either end."""
+    return " ".join(_INVISIBLE.sub("", str(text or "")).split())
+
+
 def titled(name: object) -> str:
-    """A name for a page's `<title>`, which holds text only (no isolate): its invisible
-    and control characters dropped, so none reorders the title around it; "(unnamed)"
-    for an empty one. Jinja escapes it as any text."""
-    kept = " ".join(_INVISIBLE.sub("", str(name or "")).split())
-    return kept or "(unnamed)"
+    """A name for a page's `<title>`, which holds text only (no isolate): `plain`, so
+    that no character reorders the title around it; "(unnamed)" for an empty one. Jinja
+    escapes it as any text."""
+    return plain(name) or "(unnamed)"
