@@ -221,3 +221,23 @@ def test_a_submissions_page_folds_names_retries_and_copies(
     page.wait_for_load_state()
     assert _status(page) == "Released: the submission is accepted."
     _clean(page, ("light",))
+
+
+def test_without_the_script_a_submission_offers_no_copy_button(
+    service: Service, browser: Browser, page: Page
+) -> None:
+    """ "Copy as JSON" needs the script: without it the button stays hidden (its `hidden`
+    attribute outweighs the look of buttons), and "View as JSON" is there instead."""
+    workspace_id, _, _, made = _form(service, 2)
+    sign_in_with_the_link(service, page, workspace_id, "no-script@example.com")
+    plain = browser.new_context(
+        viewport=PHONE, java_script_enabled=False, storage_state=page.context.storage_state()
+    )
+    plain.set_default_timeout(BROWSER_TIMEOUT_MS)
+    try:
+        bare = plain.new_page()
+        bare.goto(f"{service.base}/dashboard/submissions/{made['short']}")
+        assert bare.get_by_role("link", name="View as JSON").is_visible()
+        assert bare.locator("button.copy-json").is_hidden()
+    finally:
+        plain.close()
