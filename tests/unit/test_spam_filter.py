@@ -157,3 +157,24 @@ def test_clues_at_odds_say_little_and_agreeing_clues_say_much() -> None:
     assert agreeing_spam > 10
     assert agreeing_ham < -10
     assert abs(at_odds) < 1
+
+
+def test_the_instance_layer_shows_no_word_of_what_other_workspaces_taught() -> None:
+    # A clue's f read from the other workspaces' counts would let an owner test, word by
+    # word through their own form (a sender's address, a name), what the other
+    # workspaces' mail holds: the reasons say the instance's evidence, and no clue.
+    hasher = TokenHasher(KEY)
+    known = "ann@example.com"
+    others = _taught(
+        hasher,
+        [({**_variant(HAM, i), "email": known}, Label.HAM) for i in range(20)]
+        + [(_variant(SPAM, i), Label.SPAM) for i in range(20)],
+    )
+    probe: FieldData = {"message": "Hello", "email": known}
+
+    got = spam_score(
+        probe, None, known, hasher=hasher, evidence=Evidence(instance=others), threshold=5.0
+    )
+
+    assert [reason for reason in got.reasons if reason.startswith("instance:")]
+    assert not [reason for reason in got.reasons if "=" in reason]

@@ -92,9 +92,9 @@ def spam_score(
         said = judge(hashes, _Others(instance, own), others.spam_messages, others.ham_messages)
         shift = min((said.evidence - BOUNDARY) * POINTS_PER_EVIDENCE, INSTANCE_SHARE * threshold)
         points += others_trust * shift
+        # Its evidence only, never its clues: a clue's f, read from the other workspaces'
+        # counts, would let an owner test word by word what their mail holds.
         reasons.append(f"instance:{said.evidence:+.1f}")
-        if trust == 0.0:
-            reasons.extend(_clue_reasons(words, said))
     if trust > 0.0:
         said = judge_words(words, hasher, own)
         points = (1.0 - trust) * points + trust * learned_points(said.evidence)
