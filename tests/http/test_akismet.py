@@ -252,6 +252,37 @@ def test_the_owner_is_not_shown_reports_among_the_submissions_deliveries(
     assert [d.delivery.kind for d in detail.deliveries] == []
 
 
+def test_an_owner_cannot_retry_a_report_to_akismet(
+    make_service: ServiceFactory, akismet: FakeAkismet
+) -> None:
+    """A report is the operator's (`intake outbox retry`): the owner's retry of one
+    delivery, by the API as by the dashboard's service call, finds no such delivery."""
+    seeded = with_akismet(make_service, akismet.base_url)
+    svc = seeded.svc
+    submission_id = submit(seeded)
+    patch_status(seeded, submission_id, "spam")
+    akismet.failures = 1
+    relay_round(svc, FakeWebhookSender())  # refused once: due again later
+    [report] = [
+        d
+        for d in svc.run(svc.store.deliveries.list_deliveries)
+        if d.kind is DestinationKind.AKISMET
+    ]
+    key = svc.run(
+        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+    )
+
+    answer = svc.client.post(
+        f"/v1/deliveries/{report.delivery_id}/retry",
+        headers={"authorization": f"Bearer {key.secret}"},
+    )
+
+    assert answer.status_code == 404, answer.text
+    kept = svc.run(svc.store.deliveries.get_delivery, report.delivery_id)
+    assert kept is not None
+    assert kept.delivery.next_attempt_at == report.next_attempt_at
+
+
 def test_neither_the_key_nor_what_was_submitted_reaches_the_logs(
     make_service: ServiceFactory, akismet: FakeAkismet, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -76,9 +76,14 @@ class WebhookAdmin(SubmissionAdmin, DestinationAdmin, OwnershipAdmin, TriageAdmi
         return await destinations.get_recipient(recipient_id, workspace_id=workspace_id)
 
     async def owned_delivery(self, workspace_id: str, delivery_id: str) -> DeliveryRecord:
-        return await owned(
+        """One of the workspace's deliveries to its own destinations; a report to
+        Akismet, the operator's, is not found, as `submission_detail` does not show it."""
+        record = await owned(
             workspace_id, delivery_id, "delivery", self._store.deliveries.get_delivery, workspace_of
         )
+        if record.delivery.kind is DestinationKind.AKISMET:
+            raise NotFoundError(f"no delivery {delivery_id!r}")
+        return record
 
     async def submission_detail(self, workspace_id: str, submission_id: str) -> SubmissionDetail:
         submission = await self.owned_submission(workspace_id, submission_id)
