@@ -187,6 +187,28 @@ def test_markup_in_names_values_subjects_and_file_names_stays_text(
         assert urlsplit(href).path.startswith("/v1/files/"), href  # the file, a download
 
 
+def test_a_long_unbroken_name_wraps_on_a_phone(service: Service, page: Page) -> None:
+    """A name nobody can break (190 letters, given through the API or the command) wraps
+    where it is shown, as every value a visitor sent does: no page of the form scrolls
+    sideways at 390 px."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    long_name = "W" * 190
+    workspace_id = service.intake("workspace", "create", "--name", long_name)["workspace_id"]
+    form = service.create_form(workspace_id, "--name", long_name)
+    submission_id = submit(service, form["public_form_key"], {"k" * 60: "v" * 400})
+    sign_in_with_the_link(service, page, workspace_id, "long-name@example.com")
+
+    for path in (
+        "/dashboard",
+        f"/dashboard/forms/{form['form_id']}",
+        f"/dashboard/forms/{form['form_id']}/settings",
+        f"/dashboard/forms/{form['form_id']}/settings/delete",
+        f"/dashboard/submissions/{submission_id}",
+    ):
+        page.goto(service.base + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+
+
 def test_a_cookie_planted_before_sign_in_never_becomes_a_session(
     service: Service, workspace_id: str, browser: Browser, page: Page
 ) -> None:
