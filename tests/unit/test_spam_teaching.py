@@ -108,8 +108,9 @@ async def test_a_confirmation_read_before_another_triage_teaches_nothing(
     read_before = await triage.now(sub)
     await triage.admin.mark_spam(read_before)
 
-    await triage.admin.set_status(read_before, TriageStatus.ACCEPTED)
+    answered = await triage.admin.set_status(read_before, TriageStatus.ACCEPTED)
 
+    assert answered.status is SubmissionStatus.SPAM  # what it is, not what was read
     assert (await triage.now(sub)).status is SubmissionStatus.SPAM
     assert await triage.taught(sub) is Label.SPAM
     summary = await triage.summary()

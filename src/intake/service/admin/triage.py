@@ -60,8 +60,7 @@ class TriageAdmin(AdminBase):
         its destinations got its `submission.created` then."""
         lesson = await self._lesson(submission, Label.HAM)
         if submission.status is SubmissionStatus.ACCEPTED:
-            await self._confirm(submission, lesson)
-            return Released(submission, changed=False)
+            return Released(await self._confirm(submission, lesson), changed=False)
         now = self._clock.now()
         event = release_event(self._event_id(), submission, self._signer, now)
         report = self._report(submission, Label.HAM, now)
@@ -83,8 +82,7 @@ class TriageAdmin(AdminBase):
         confirmed: taught as spam once, nothing else changed (and nothing reported)."""
         lesson = await self._lesson(submission, Label.SPAM)
         if submission.status is SubmissionStatus.SPAM:
-            await self._confirm(submission, lesson)
-            return submission
+            return await self._confirm(submission, lesson)
         report = self._report(submission, Label.SPAM, self._clock.now())
         marked = await self._store.submissions.mark_spam(
             submission.submission_id, lesson, report=report
@@ -138,10 +136,11 @@ class TriageAdmin(AdminBase):
             return None
         return lesson_of(submission, label, await self._spam_hasher())
 
-    async def _confirm(self, submission: Submission, lesson: Lesson | None) -> None:
-        """The status it has, asked for again: taught once, no event, nothing else."""
+    async def _confirm(self, submission: Submission, lesson: Lesson | None) -> Submission:
+        """The status it has, asked for again: taught once, no event, nothing else. The
+        submission as it is now: a triage in between decided (and nothing was taught)."""
         if lesson is None:
-            return
+            return submission
         # Only while it still has the status read: a triage in between decided.
         confirmed = await self._store.spam.confirm(
             submission.submission_id, lesson, if_status=submission.status
@@ -149,6 +148,7 @@ class TriageAdmin(AdminBase):
         if not confirmed:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
         self._spam_learned(submission.workspace_id)
+        return await self.submission(submission.submission_id)
 
     def _event_id(self) -> str:
         now_ms = int(self._clock.now().timestamp() * 1000)
