@@ -9,8 +9,6 @@ an error of the run.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import statistics
 import subprocess
 from collections import Counter
@@ -19,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+
+from bench.debian import command_from_debian
 
 JSON_MARK = "BENCH_JSON "
 
@@ -190,18 +190,9 @@ def parse_output(text: str) -> LoadResult:
 
 def find_wrk() -> str:
     """wrk on PATH, installed from Debian's packages when missing and we may."""
-    found = shutil.which("wrk")
+    found = command_from_debian("wrk", "wrk")
     if found:
         return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        print("wrk is missing: installing Debian's package", flush=True)
-        install = ["apt-get", "install", "-y", "-q", "wrk"]
-        if subprocess.run(install, check=False, stdout=subprocess.DEVNULL).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], check=False, stdout=subprocess.DEVNULL)
-            subprocess.run(install, check=False, stdout=subprocess.DEVNULL)
-        found = shutil.which("wrk")
-        if found:
-            return found
     raise WrkError(
         "wrk is not installed and cannot be installed here: install it "
         "(Debian/Ubuntu: apt-get install wrk) and run the bench again"

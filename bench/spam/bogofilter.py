@@ -8,8 +8,6 @@ in a temporary folder of the run's own (`-d`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -17,6 +15,7 @@ from collections.abc import Callable, Sequence
 from email.header import Header
 from pathlib import Path
 
+from bench.debian import command_from_debian
 from bench.spam.corpus import Mail
 from bench.spam.metrics import Scored
 from bench.spam.modes import Mode
@@ -33,18 +32,9 @@ class BogofilterError(RuntimeError):
 
 def find_bogofilter() -> str:
     """bogofilter on PATH, installed from Debian's packages when missing and we may."""
-    found = shutil.which("bogofilter")
+    found = command_from_debian("bogofilter", "bogofilter")
     if found:
         return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        print("bogofilter is missing: installing Debian's package", flush=True)
-        install = ["apt-get", "install", "-y", "-q", "bogofilter"]
-        if subprocess.run(install, check=False, stdout=subprocess.DEVNULL).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], check=False, stdout=subprocess.DEVNULL)
-            subprocess.run(install, check=False, stdout=subprocess.DEVNULL)
-        found = shutil.which("bogofilter")
-        if found:
-            return found
     raise BogofilterError(
         "bogofilter is not installed and cannot be installed here: install it "
         "(Debian/Ubuntu: apt-get install bogofilter) and run the bench again"
