@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from itertools import islice
 from typing import TypeAlias
@@ -17,6 +17,19 @@ from intake.domain.uploads import StoredFile, UploadPolicy
 # A submitted value: text from a form, or any JSON value within the depth limit.
 FieldValue: TypeAlias = "str | int | float | bool | list[FieldValue] | dict[str, FieldValue] | None"
 FieldData: TypeAlias = "dict[str, FieldValue]"
+
+
+def texts_of(value: FieldValue) -> Iterator[str]:
+    """Every text a value holds, depth first, in order (lists' items, objects' values):
+    what scoring, the spam filter, Akismet and erasure read of submitted data."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts_of(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from texts_of(item)
 
 
 class FormMode(enum.StrEnum):

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import enum
 import ipaddress
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from intake.domain.client_network import plain_address
-from intake.domain.model import FieldValue, Submission
+from intake.domain.model import Submission, texts_of
 from intake.domain.validation import email_key
 
 # A form keeps its submissions from one day to ten years, or (None) until erased.
@@ -69,16 +68,6 @@ def holds_address(submission: Submission, key: str) -> bool:
     is the address whose `email_key` is `key`."""
     if submission.reply_to is not None and email_key(submission.reply_to) == key:
         return True
-    return any(email_key(text) == key for text in _texts(submission.data))
-
-
-def _texts(value: FieldValue | dict[str, FieldValue]) -> Iterator[str]:
-    if isinstance(value, str):
-        if "@" in value:  # no address without one: spares the validator most values
-            yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
+    # No address without an @: that spares the validator most values.
+    texts = texts_of(submission.data)
+    return any(email_key(text) == key for text in texts if "@" in text)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 
 from attrs import frozen
 
-from intake.domain.model import FieldData, FieldValue
+from intake.domain.model import FieldData, texts_of
 
 LINK_POINTS_FIRST = 0.5
 LINK_POINTS_EACH_MORE = 1.5
@@ -103,17 +102,6 @@ class Score:
         return self.points >= threshold
 
 
-def _texts(value: FieldValue) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
-
-
 def _is_gibberish(word: str) -> bool:
     if not word.isascii():
         return False  # the vowel heuristic only knows Latin script
@@ -168,7 +156,7 @@ def findings(data: FieldData, subject: str | None = None) -> tuple[str, ...]:
 
 
 def score(data: FieldData, subject: str | None = None) -> Score:
-    texts = [t for value in data.values() for t in _texts(value)]
+    texts = [t for value in data.values() for t in texts_of(value)]
     if subject:
         texts.append(subject)
     points = 0.0

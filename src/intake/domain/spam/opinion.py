@@ -13,7 +13,7 @@ from datetime import datetime
 
 from attrs import frozen
 
-from intake.domain.model import EventType, FieldData, FieldValue, OutboxEvent, Submission
+from intake.domain.model import EventType, FieldData, OutboxEvent, Submission, texts_of
 from intake.domain.scoring import Score
 from intake.domain.spam.model import Label
 
@@ -37,22 +37,12 @@ class OpinionQuery:
     referrer: str | None = None
 
 
-def _texts(value: FieldValue) -> list[str]:
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, list):
-        return [text for item in value for text in _texts(item)]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _texts(item)]
-    return []
-
-
 def content_of(data: FieldData, subject: str | None) -> str:
     """The subject, then every text value in the fields' order, one per line, cut to
     MAX_CONTENT_CHARS."""
     texts = [subject] if subject and subject.strip() else []
     for value in data.values():
-        texts.extend(_texts(value))
+        texts.extend(text for text in texts_of(value) if text.strip())
     return "\n".join(texts)[:MAX_CONTENT_CHARS]
 
 

@@ -13,10 +13,9 @@ distinct tokens, whatever it holds.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from itertools import islice
 
-from intake.domain.model import FieldData, FieldValue
+from intake.domain.model import FieldData, texts_of
 
 MAX_CHARS = 4_000
 MAX_TOKENS = 300
@@ -31,17 +30,6 @@ _EDGES = ".'-@_%$"
 # Read in the lowered text: a pattern without IGNORECASE runs three times as fast.
 _LINK = re.compile(r"(?:https?://|www\.)([^\s/?#<>\"'\]\)]+)")
 _MARKUP = re.compile(r"<[a-z!/][^>]{0,200}>", re.IGNORECASE)
-
-
-def _texts(value: FieldValue) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
 
 
 def _bucket(n: int) -> int:
@@ -90,7 +78,7 @@ def _bounded_texts(data: FieldData) -> list[str]:
     budget = MAX_CHARS
     texts: list[str] = []
     for name in sorted(data):
-        for text in _texts(data[name]):
+        for text in texts_of(data[name]):
             if budget <= 0:
                 return texts
             texts.append(text[:budget])
