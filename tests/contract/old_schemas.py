@@ -13,6 +13,7 @@ import psycopg
 
 from intake.adapters.postgres.migrations import _CREATE_LEDGER as PG_LEDGER
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.postgres.migrations import REPEATABLES as PG_REPEATABLES
 from intake.adapters.sql_migrations import Migration
 from intake.adapters.sqlite.migrations import _CREATE_LEDGER as SQLITE_LEDGER
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
@@ -30,6 +31,12 @@ def _before(migrations: tuple[Migration, ...], name: str) -> list[Migration]:
 def from_on(migrations: tuple[Migration, ...], name: str) -> list[str]:
     """The names `migrate()` applies to a database of the version before `name`."""
     return [m.name for m in migrations][len(_before(migrations, name)) :]
+
+
+def postgres_from_on(name: str) -> list[str]:
+    """The names PostgreSQL's `migrate()` applies to a database of the version before
+    `name`: its migrations from `name` on, then the repeatable files it never had."""
+    return from_on(PG_MIGRATIONS, name) + [r.name for r in PG_REPEATABLES]
 
 
 def sqlite_before(conn: sqlite3.Connection, name: str) -> None:

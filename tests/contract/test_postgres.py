@@ -17,10 +17,12 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
+from intake.adapters.postgres import migrations as pg_migrations
 from intake.adapters.postgres import repositories as pg
 from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.mapping import moment
-from intake.adapters.postgres.migrations import MIGRATIONS
+from intake.adapters.postgres.migrations import MIGRATIONS, REPEATABLES
+from intake.adapters.sql_migrations import Repeatable
 from intake.adapters.sql_statements import for_psycopg
 from intake.adapters.submission_pages import page_statement
 from intake.domain.errors import StorageUnavailable
@@ -42,10 +44,11 @@ from tests.contract.builders import (
     workspace,
 )
 from tests.contract.conftest import PostgresBackend, database_url
+from tests.contract.old_schemas import postgres_before
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
-MIGRATION_NAMES = [m.name for m in MIGRATIONS]
+MIGRATION_NAMES = [m.name for m in MIGRATIONS] + [r.name for r in REPEATABLES]
 
 
 @pytest.fixture
@@ -135,6 +138,74 @@ async def test_two_processes_migrating_at_once_apply_each_migration_once(
         await two.close()
     rows = await query(empty_url, "SELECT version FROM schema_migrations")
     assert len(rows) == len(MIGRATIONS)
+
+
+# The function as the catalog has it, but for the schema it is in.
+_COMMIT_DEFINITION = """
+    SELECT pg_get_function_arguments(p.oid) AS arguments,
+        pg_get_function_result(p.oid) AS result, l.lanname, p.prosrc, p.provolatile
+    FROM pg_proc AS p JOIN pg_language AS l ON l.oid = p.prolang
+    WHERE p.proname = 'intake_commit' AND p.pronamespace = current_schema()::regnamespace
+"""
+
+
+async def test_a_database_migrated_before_the_repeatable_files_ends_with_the_same_commit(
+    empty_url: str, postgres_url: str, store: PostgresStore
+) -> None:
+    # Every numbered migration, as the release before the repeatable files left it.
+    async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
+        await postgres_before(conn, MIGRATIONS[-1].name)
+        for statement in MIGRATIONS[-1].statements:
+            await conn.execute(statement)
+        await conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+            (MIGRATIONS[-1].version, MIGRATIONS[-1].name),
+        )
+    opened = await open_postgres_store(empty_url)
+    try:
+        with pytest.raises(StorageUnavailable, match="repeatable/intake_commit"):
+            await opened.ping()
+        assert await opened.migrate() == ["repeatable/intake_commit"]
+        await opened.ping()
+    finally:
+        await opened.close()
+
+    after = await query(empty_url, _COMMIT_DEFINITION)
+    fresh = await query(postgres_url, _COMMIT_DEFINITION)  # `store`'s, migrated fresh
+    assert len(after) == 1
+    assert after == fresh
+
+
+async def test_a_repeatable_file_is_applied_again_once_it_changes(
+    empty_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened = await open_postgres_store(empty_url)
+    try:
+        assert await opened.migrate() == MIGRATION_NAMES
+        released = REPEATABLES
+        changed = tuple(
+            Repeatable(r.name, (*r.statements, "COMMENT ON FUNCTION intake_commit IS 'next'"))
+            for r in released
+        )
+        monkeypatch.setattr(pg_migrations, "REPEATABLES", changed)
+        with pytest.raises(StorageUnavailable, match="intake migrate"):
+            await opened.ping()
+
+        assert await opened.migrate() == ["repeatable/intake_commit"]
+        assert await opened.migrate() == []
+        assert await query(empty_url, "SELECT obj_description('intake_commit'::regproc)") == [
+            {"obj_description": "next"}
+        ]
+        # Rolled back to the release before: its version goes back in, once.
+        monkeypatch.setattr(pg_migrations, "REPEATABLES", released)
+        await opened.ping()  # applied once: a server of the release before stays ready
+        assert await opened.migrate() == ["repeatable/intake_commit"]
+        assert await opened.migrate() == []
+    finally:
+        await opened.close()
+
+    rows = await query(empty_url, "SELECT name FROM schema_repeatables")
+    assert [row["name"] for row in rows] == ["repeatable/intake_commit"] * 2
 
 
 # Several processes at once: two stores, two pools, as two workers of `intake serve`

@@ -12,11 +12,10 @@ import psycopg
 import pytest
 
 from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres.migrations import MIGRATIONS
 from intake.ports.submissions import CommitResult, Committed, QuotaReached
 from tests.contract.builders import PERIOD, WORKSPACE_ID, form, plan, quota, seed, submission
 from tests.contract.conftest import PostgresBackend
-from tests.contract.old_schemas import from_on, postgres_before, postgres_workspace
+from tests.contract.old_schemas import postgres_before, postgres_from_on, postgres_workspace
 from tests.contract.test_postgres import empty_url, query  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
@@ -115,7 +114,7 @@ async def test_counts_made_before_the_shards_are_kept(empty_url: str) -> None:  
         )
     store = await open_postgres_store(empty_url)
     try:
-        assert await store.migrate() == from_on(MIGRATIONS, SHARDS_MIGRATION)
+        assert await store.migrate() == postgres_from_on(SHARDS_MIGRATION)
         assert await store.workspaces.usage(WORKSPACE_ID, PERIOD) == 7
         await store.forms.add(form())
 

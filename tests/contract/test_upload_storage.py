@@ -16,7 +16,6 @@ from attrs import evolve
 from intake.adapters.postgres import open_postgres_store
 from intake.adapters.postgres import submissions as pg
 from intake.adapters.postgres.mapping import commit_params
-from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from intake.domain.errors import StorageUnavailable
@@ -50,6 +49,7 @@ from tests.contract.conftest import Backend
 from tests.contract.old_schemas import (
     from_on,
     postgres_before,
+    postgres_from_on,
     postgres_workspace,
     sqlite_before,
     sqlite_workspace,
@@ -338,7 +338,7 @@ async def test_a_postgres_database_of_the_previous_version_keeps_its_rows(
         )
     store = await open_postgres_store(empty_url)
     try:
-        assert await store.migrate() == from_on(PG_MIGRATIONS, PG_NAME)
+        assert await store.migrate() == postgres_from_on(PG_NAME)
         await store.ping()
         found = await store.submissions.get(old.submission_id)
         assert found is not None

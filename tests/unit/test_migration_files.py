@@ -10,6 +10,7 @@ from importlib.resources import files
 import pytest
 
 from intake.adapters.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from intake.adapters.postgres.migrations import REPEATABLES as PG_REPEATABLES
 from intake.adapters.sql_migrations import Migration, statements_of
 from intake.adapters.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 
@@ -94,6 +95,11 @@ def test_the_readme_names_the_last_file_that_creates_each_function() -> None:
         for statement in migration.statements:
             if found := re.match(r"\s*CREATE FUNCTION (\w+)\(", statement):
                 last_creating[found[1]] = f"{migration.name}.sql"
+    # A repeatable file, applied after them, holds the live version of what it creates.
+    for repeatable in PG_REPEATABLES:
+        for statement in repeatable.statements:
+            if found := re.match(r"\s*CREATE OR REPLACE FUNCTION (\w+)\(", statement):
+                last_creating[found[1]] = f"{repeatable.name}.sql"
     readme = folder.joinpath("README.md").read_text(encoding="utf-8")
     named = dict(re.findall(r"^\| `(\w+)` .*\| `(\S+\.sql)` *\|$", readme, re.MULTILINE))
 
@@ -105,6 +111,16 @@ def test_the_readme_names_the_last_file_that_creates_each_function() -> None:
         "intake_search_text",
         "intake_charge_period",
     }
+
+
+def test_the_repeatable_commit_starts_as_the_last_migration_that_created_it() -> None:
+    # Databases of the release before have 0024's commit; the repeatable file takes over
+    # from it without a change (a later change is an edit of the file).
+    (created,) = (s for s in PG_MIGRATIONS[23].statements if "CREATE FUNCTION" in s)
+    (repeatable,) = PG_REPEATABLES
+
+    assert repeatable.name == "repeatable/intake_commit"
+    assert repeatable.statements == (created.replace("CREATE", "CREATE OR REPLACE", 1),)
 
 
 def test_a_file_is_read_as_its_statements_without_their_comments() -> None:

@@ -19,7 +19,12 @@ from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
 from intake.adapters.postgres.destinations import PostgresDestinations
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
-from intake.adapters.postgres.migrations import LATEST_VERSION, migrate, schema_version
+from intake.adapters.postgres.migrations import (
+    LATEST_VERSION,
+    migrate,
+    repeatables_missing,
+    schema_version,
+)
 from intake.adapters.postgres.notes import PostgresNotes
 from intake.adapters.postgres.repositories import (
     PostgresApiKeys,
@@ -133,10 +138,15 @@ class PostgresStore:
         migrate` cannot serve (StoreNotPrepared)."""
         async with self._db.connection() as conn:
             version = await schema_version(conn)
+            missing = await repeatables_missing(conn) if version >= LATEST_VERSION else []
         if version < LATEST_VERSION:
             raise StoreNotPrepared(
                 f"the database is not migrated (its schema is at version {version},"
                 f" this intake needs {LATEST_VERSION}): {MIGRATE_HINT}"
+            )
+        if missing:
+            raise StoreNotPrepared(
+                f"the database lacks this intake's {', '.join(missing)}: {MIGRATE_HINT}"
             )
 
     async def close(self) -> None:

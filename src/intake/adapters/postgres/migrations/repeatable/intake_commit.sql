@@ -1,0 +1,234 @@
+-- repeatable/intake_commit: a submission's commit, in one round trip. The live
+-- version, applied after the numbered migrations whenever what it sends changes
+-- (README.md): a change to the commit is an edit of this file, not a new migration.
+--
+-- Its steps, in order: the FormCheck (steps 1 and 2), the idempotency key's check, the
+-- quota on its month's shards (0004: beside others, or exactly near the ceiling), the
+-- workspace's storage (0008), the key's record, then the submission's row and its
+-- outbox event. A refusal leaves nothing written: what it counted is given back.
+
+    CREATE OR REPLACE FUNCTION intake_commit(
+        p_submission_id text,
+        p_form_id text,
+        p_workspace_id text,
+        p_status text,
+        p_data json,
+        p_subject text,
+        p_reply_to text,
+        p_spam_score double precision,
+        p_client_ip text,
+        p_created_at timestamptz,
+        p_event_id text,
+        p_event_type text,
+        p_event_submission_id text,
+        p_event_form_id text,
+        p_event_workspace_id text,
+        p_payload json,
+        p_event_created_at timestamptz,
+        p_idem_scope text,
+        p_idem_key text,
+        p_idem_fingerprint text,
+        p_idem_submission_id text,
+        p_idem_created_at timestamptz,
+        p_idem_expired_at timestamptz,
+        p_quota_workspace_id text,
+        p_quota_period text,
+        p_quota_ceiling bigint,
+        p_check_form_id text DEFAULT NULL,
+        p_check_public_key text DEFAULT NULL,
+        p_quota_exact boolean DEFAULT true,
+        p_files jsonb DEFAULT '[]',
+        p_storage_bytes bigint DEFAULT NULL,
+        p_storage_ceiling bigint DEFAULT NULL,
+        p_spam_reasons text DEFAULT '[]',
+        OUT outcome text,
+        OUT held_fingerprint text,
+        OUT held_submission_id text,
+        OUT held_created_at timestamptz
+    )
+    LANGUAGE plpgsql
+    AS $function$
+    DECLARE
+        c_shards CONSTANT integer := 32;
+        v_public_key text;
+        v_mode text;
+        v_open boolean;
+        v_shard integer;
+        v_used bigint;
+    BEGIN
+        IF p_check_form_id IS NOT NULL THEN
+            SELECT f.public_form_key, f.mode, f.enabled AND w.active
+            INTO v_public_key, v_mode, v_open
+            FROM forms AS f JOIN workspaces AS w ON w.workspace_id = f.workspace_id
+            WHERE f.form_id = p_check_form_id;
+            -- The order of steps 1 and 2: a rotated key is not found, a form turned
+            -- protected is refused on the public route, then a paused form or a
+            -- suspended workspace.
+            IF NOT FOUND
+                    OR (p_check_public_key IS NOT NULL AND v_public_key <> p_check_public_key)
+                    THEN
+                outcome := 'form_not_found';
+                RETURN;
+            END IF;
+            IF p_check_public_key IS NOT NULL AND v_mode <> 'public' THEN
+                outcome := 'unauthorized';
+                RETURN;
+            END IF;
+            IF NOT v_open THEN
+                outcome := 'form_disabled';
+                RETURN;
+            END IF;
+        END IF;
+
+        IF p_idem_scope IS NOT NULL THEN
+            SELECT i.fingerprint, i.submission_id, i.created_at
+            INTO held_fingerprint, held_submission_id, held_created_at
+            FROM idempotency AS i
+            WHERE i.scope = p_idem_scope AND i.key = p_idem_key
+                AND i.created_at > p_idem_expired_at;
+            IF FOUND THEN
+                outcome := 'idempotency_taken';
+                RETURN;
+            END IF;
+        END IF;
+
+        IF p_quota_workspace_id IS NOT NULL THEN
+            IF p_quota_ceiling <= 0 THEN
+                outcome := 'quota_reached';
+                RETURN;
+            END IF;
+            IF NOT coalesce(p_quota_exact, true) THEN
+                -- Any shard of the month that no other commit holds (none waits here).
+                -- Counted by a statement of its own: its snapshot sees the version just
+                -- locked, which may be newer than this statement's.
+                SELECT shard INTO v_shard FROM monthly_usage_shards
+                WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period
+                ORDER BY shard
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED;
+                IF NOT FOUND THEN
+                    -- Every shard is held (more commits at once than shards): wait for
+                    -- one, holding none meanwhile. Not found: not made yet.
+                    SELECT shard INTO v_shard FROM monthly_usage_shards
+                    WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period
+                        AND shard = mod(pg_backend_pid(), c_shards)
+                    FOR UPDATE;
+                END IF;
+                IF FOUND THEN
+                    UPDATE monthly_usage_shards SET count = count + 1
+                    WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period
+                        AND shard = v_shard;
+                    SELECT sum(count) INTO v_used FROM monthly_usage_shards
+                    WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period;
+                    IF v_used + c_shards - 1 > p_quota_ceiling THEN
+                        -- Too close to count beside others: give it back, count exactly.
+                        UPDATE monthly_usage_shards SET count = count - 1
+                        WHERE workspace_id = p_quota_workspace_id
+                            AND period = p_quota_period AND shard = v_shard;
+                        outcome := 'quota_exact';
+                        RETURN;
+                    END IF;
+                END IF;
+            END IF;
+            IF v_shard IS NULL THEN
+                -- Exactly: one such commit at a time, every shard of the month held.
+                PERFORM pg_advisory_xact_lock(
+                    hashtextextended(p_quota_workspace_id || ' ' || p_quota_period, 0)
+                );
+                INSERT INTO monthly_usage_shards (workspace_id, period, shard, count)
+                SELECT p_quota_workspace_id, p_quota_period, s, 0
+                FROM generate_series(0, c_shards - 1) AS s
+                ON CONFLICT DO NOTHING;
+                SELECT sum(count) INTO v_used FROM (
+                    SELECT count FROM monthly_usage_shards
+                    WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period
+                    ORDER BY shard
+                    FOR UPDATE
+                ) AS held;
+                IF v_used >= p_quota_ceiling THEN
+                    outcome := 'quota_reached';
+                    RETURN;
+                END IF;
+                v_shard := 0;
+                UPDATE monthly_usage_shards SET count = count + 1
+                WHERE workspace_id = p_quota_workspace_id AND period = p_quota_period
+                    AND shard = v_shard;
+            END IF;
+        END IF;
+
+        IF coalesce(p_storage_bytes, 0) > 0 THEN
+            INSERT INTO workspace_storage AS s (workspace_id, bytes)
+            SELECT p_workspace_id, p_storage_bytes
+            WHERE p_storage_ceiling IS NULL OR p_storage_bytes <= p_storage_ceiling
+            ON CONFLICT (workspace_id) DO UPDATE SET bytes = s.bytes + excluded.bytes
+            WHERE p_storage_ceiling IS NULL OR s.bytes + excluded.bytes <= p_storage_ceiling;
+            IF NOT FOUND THEN
+                IF v_shard IS NOT NULL THEN
+                    UPDATE monthly_usage_shards SET count = count - 1
+                    WHERE workspace_id = p_quota_workspace_id
+                        AND period = p_quota_period AND shard = v_shard;
+                END IF;
+                outcome := 'storage_full';
+                RETURN;
+            END IF;
+        END IF;
+
+        IF p_idem_scope IS NOT NULL THEN
+            LOOP
+                INSERT INTO idempotency AS i
+                    (scope, key, fingerprint, submission_id, created_at)
+                VALUES (
+                    p_idem_scope, p_idem_key, p_idem_fingerprint, p_idem_submission_id,
+                    p_idem_created_at
+                )
+                ON CONFLICT (scope, key) DO UPDATE
+                SET fingerprint = excluded.fingerprint,
+                    submission_id = excluded.submission_id,
+                    created_at = excluded.created_at
+                WHERE i.created_at <= p_idem_expired_at;
+                EXIT WHEN FOUND;
+                -- Held by a live record committed since the check above: each statement
+                -- of the function reads what is committed when it starts.
+                SELECT i.fingerprint, i.submission_id, i.created_at
+                INTO held_fingerprint, held_submission_id, held_created_at
+                FROM idempotency AS i
+                WHERE i.scope = p_idem_scope AND i.key = p_idem_key;
+                IF FOUND THEN
+                    IF v_shard IS NOT NULL THEN
+                        -- The shard is still held by this transaction: no one has seen
+                        -- the count, and it goes back to what it was.
+                        UPDATE monthly_usage_shards SET count = count - 1
+                        WHERE workspace_id = p_quota_workspace_id
+                            AND period = p_quota_period AND shard = v_shard;
+                    END IF;
+                    IF coalesce(p_storage_bytes, 0) > 0 THEN
+                        UPDATE workspace_storage SET bytes = bytes - p_storage_bytes
+                        WHERE workspace_id = p_workspace_id;
+                    END IF;
+                    outcome := 'idempotency_taken';
+                    RETURN;
+                END IF;
+                -- The holder was deleted in between (a purge): the key is free again.
+            END LOOP;
+        END IF;
+
+        INSERT INTO submissions (
+            submission_id, form_id, workspace_id, status, data, subject, reply_to,
+            spam_score, client_ip, created_at, files, spam_reasons
+        ) VALUES (
+            p_submission_id, p_form_id, p_workspace_id, p_status, p_data, p_subject,
+            p_reply_to, p_spam_score, p_client_ip, p_created_at, coalesce(p_files, '[]'),
+            coalesce(p_spam_reasons, '[]')
+        );
+        -- Due at once: the relay's first attempt needs no wait.
+        INSERT INTO outbox (
+            event_id, event_type, submission_id, form_id, workspace_id, payload,
+            created_at, next_attempt_at
+        ) VALUES (
+            p_event_id, p_event_type, p_event_submission_id, p_event_form_id,
+            p_event_workspace_id, p_payload, p_event_created_at, p_event_created_at
+        );
+        outcome := 'committed';
+    END
+    $function$
+;
