@@ -23,6 +23,9 @@ class Worker:
         self._executor = executor
         self._conn = conn  # touched only by functions running on the executor's thread
         self._closed = False
+        # Held by a transaction of several calls (sql.executor), from its BEGIN to its
+        # end: another caller's function would run inside it.
+        self.turn = asyncio.Lock()
 
     @classmethod
     async def start(cls, path: str, *, busy_timeout: float, create: bool = True) -> Worker:
@@ -43,6 +46,19 @@ class Worker:
         **kwargs: P.kwargs,
     ) -> T:
         """Runs `fn(connection, ...)` on the worker thread, driver errors translated."""
+        if self.turn.locked():  # after the transaction that holds the connection
+            async with self.turn:
+                pass
+        # Sent before this coroutine yields: no transaction can begin in between.
+        return await self.run_in_turn(fn, *args, **kwargs)
+
+    async def run_in_turn(
+        self,
+        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """As `run`, for the holder of `turn` (and `run` itself)."""
         if self._closed:
             raise StorageUnavailable("the store is closed")
         return await _hop(self._executor, _mapped(fn), self._conn, *args, **kwargs)

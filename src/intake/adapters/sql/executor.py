@@ -1,0 +1,63 @@
+"""What a repository of this package sends its statements through: one store's
+connection (SQLite's worker thread, PostgreSQL's pool), seen alike.
+
+Statements are written once, in sqlite3's placeholder styles (`?` and `:name`,
+sql_statements.py); the PostgreSQL executor renders them for psycopg. Rows are read by
+column name and turned into domain objects by the executor's `rows`, which knows how its
+store holds a time, a boolean and JSON (sql_rows.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol, TypeAlias
+
+from intake.adapters.sql_rows import Row, RowMapper
+
+# `?` placeholders take a sequence, `:name` ones a mapping.
+Params: TypeAlias = Mapping[str, object] | Sequence[object]
+
+
+class Statements(Protocol):
+    """Runs statements, alone or inside a transaction."""
+
+    @property
+    def rows(self) -> RowMapper:
+        """Rows to domain objects and back, as this store holds them."""
+        ...
+
+    @property
+    def locks_rows(self) -> bool:
+        """True on PostgreSQL, whose transactions see others' commits as they happen: a
+        transaction that must keep what it read first takes row locks (`FOR UPDATE`).
+        False on SQLite, whose transaction holds the database's one write lock from its
+        start (BEGIN IMMEDIATE), so that nothing it reads can change under it."""
+        ...
+
+    async def fetch_one(self, statement: str, params: Params = ()) -> Row | None:
+        """The first row the statement answers, or None."""
+        ...
+
+    async def fetch_all(self, statement: str, params: Params = ()) -> Sequence[Row]:
+        """Every row the statement answers, in its order."""
+        ...
+
+    async def execute(self, statement: str, params: Params = ()) -> int:
+        """Runs one statement; the number of rows it inserted, changed or deleted."""
+        ...
+
+
+class Transaction(Statements, Protocol):
+    def discard(self) -> None:
+        """Ends the transaction with a rollback, without an error, when the block ends."""
+        ...
+
+
+class Executor(Statements, Protocol):
+    def transaction(self) -> AbstractAsyncContextManager[Transaction]:
+        """The statements sent through the transaction it yields are committed together
+        when the block ends, or none of them: an exception (cancellation included) or a
+        `discard()` rolls them back. Statements sent meanwhile through the executor
+        itself are not part of it."""
+        ...
