@@ -17,11 +17,9 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 
-from attrs import frozen
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
@@ -30,10 +28,7 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from intake.domain.errors import SUBMISSION_CODES, ErrorCode
-from intake.domain.model import Plan
-from intake.domain.quota import PlanTerms, ceiling, period
-from intake.ports.deliveries import DeliveryCounts
-from intake.ports.store import Store
+from intake.service.health import StoreFigures
 from intake.service.relay import RelayRound
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -45,8 +40,6 @@ DURATION_BUCKETS = (
 OUTCOMES = ("accepted", "replayed", *(code.value for code in SUBMISSION_CODES))
 # Any other method is one label value, so a client cannot mint series.
 _METHODS = frozenset({"GET", "HEAD", "POST", "OPTIONS", "PUT", "PATCH", "DELETE"})
-# A workspace this far up its monthly ceiling counts as near it.
-NEAR_CEILING = 0.8
 RELAY_RESULTS = ("delivered", "failed", "dead")
 # The files prometheus-client writes in multiprocess mode (`counter_1234.db`, ...):
 # only these are cleared from a directory an operator names, whatever else is there.
@@ -260,43 +253,7 @@ class RelayMetrics:
                 self._results[result].inc(count)
 
 
-# -- figures read from the store at scrape time -----------------------------------------
-
-
-@frozen
-class StoreFigures:
-    backlog: int
-    oldest_age_seconds: float
-    deliveries: DeliveryCounts
-    quota_used: int
-    workspaces_near_ceiling: int
-    workspaces_at_ceiling: int
-
-
-async def read_store_figures(
-    store: Store, now: datetime, plans: Mapping[Plan, PlanTerms]
-) -> StoreFigures:
-    """Four read-only queries, none of which grows with the submissions kept: the
-    backlog and the delivery counts, and this month's quota use of the workspaces that
-    have any (one row each)."""
-    waiting, oldest = await store.deliveries.backlog(now)
-    counts = await store.deliveries.counts()
-    near = reached = used_total = 0
-    for workspace, used in await store.workspaces.usage_in_period(period(now)):
-        top = ceiling(workspace, plans)
-        used_total += used
-        if used >= top:
-            reached += 1
-        elif used >= NEAR_CEILING * top:
-            near += 1
-    return StoreFigures(
-        backlog=waiting,
-        oldest_age_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else 0.0,
-        deliveries=counts,
-        quota_used=used_total,
-        workspaces_near_ceiling=near,
-        workspaces_at_ceiling=reached,
-    )
+# -- figures read from the store at scrape time (service/health.py) ---------------------
 
 
 class _StoreCollector(Collector):

@@ -20,9 +20,9 @@ from starlette.responses import Response
 
 from intake.domain.errors import METRICS_UNAUTHORIZED, ErrorCode, Rejection, StorageUnavailable
 from intake.entrypoints.http.rendering import error_response
-from intake.metrics import ServiceMetrics, StoreFigures
+from intake.metrics import ServiceMetrics
 from intake.serve_runtime import ServeRuntime
-from intake.service.health import store_figures
+from intake.service.health import StoreFigures, store_figures
 
 log = logging.getLogger("intake.http")
 
