@@ -24,7 +24,7 @@ from intake.adapters.sqlite import open_sqlite_store
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.domain.model import FieldValue
 from intake.domain.ratelimit import RateLimits, RateRule
-from intake.service.admin import Admin
+from intake.service.admin import owner_services
 from intake.service.messages import Accepted, FieldsBody, PublicTarget, SubmitRequest
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 
@@ -42,9 +42,9 @@ async def _measure(folder: Path, rounds: int) -> dict[str, list[float]]:
     store = await open_sqlite_store(f"sqlite:///{folder / 'intake.db'}")
     try:
         clock, ids = SystemClock(), SecureIdSource()
-        admin = Admin(store, clock, ids)
-        workspace = await admin.create_workspace("Bench", monthly_limit=2_000_000_000)
-        form = await admin.create_form(workspace.workspace_id)
+        admin = owner_services(store, clock, ids)
+        workspace = await admin.workspaces.create("Bench", monthly_limit=2_000_000_000)
+        form = await admin.forms.create(workspace.workspace_id)
         limits = RateLimits(*([_UNLIMITED] * 5))
         pipeline = SubmissionPipeline(
             store=store,

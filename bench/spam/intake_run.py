@@ -24,7 +24,7 @@ from intake.adapters.memory import FakeClock, InMemoryStore
 from intake.config import Settings
 from intake.domain.model import Plan, Submission, SubmissionStatus
 from intake.entrypoints.library import Intake
-from intake.service.admin import Admin
+from intake.service.admin import OwnerServices
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 ARRIVAL_GAP = 1.0  # seconds between two submissions of one simulated day
@@ -79,18 +79,18 @@ class IntakeRun:
 
 @frozen
 class _Form:
-    admin: Admin
+    services: OwnerServices
     key: str
     workspace_id: str
     threshold: float
 
 
 async def _form(intake: Intake) -> _Form:
-    admin = intake.admin
-    workspace = await admin.create_workspace(
+    admin = intake.services
+    workspace = await admin.workspaces.create(
         "Spam bench", Plan.BUSINESS, monthly_limit=MONTHLY_LIMIT
     )
-    form = await admin.create_form(workspace.workspace_id, name="Contact")
+    form = await admin.forms.create(workspace.workspace_id, name="Contact")
     return _Form(admin, form.public_form_key, workspace.workspace_id, form.spam_threshold)
 
 
@@ -98,7 +98,7 @@ async def _submit(intake: Intake, form: _Form, mail: Mail) -> tuple[Scored, Subm
     result = await intake.submit(form.key, mail.fields, client_ip=CLIENT_IP)
     if not result.ok or result.submission_id is None:
         raise RunError(f"{mail.name} was refused: {result.status} {result.error_code}")
-    submission = await form.admin.submission(result.submission_id)
+    submission = await form.services.submissions.get(result.submission_id)
     if submission.status not in (SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM):
         raise RunError(f"{mail.name} was kept as {submission.status.value}")
     flagged = submission.status is SubmissionStatus.SPAM
@@ -125,12 +125,12 @@ async def run(
             scored, submission = await _submit(intake, form, mail)
             results.append(scored)
             if mode is Mode.FULL or scored.flagged != mail.spam:
-                await owner.teach(form.admin, submission, spam=mail.spam)
+                await owner.teach(form.services, submission, spam=mail.spam)
                 corrections += scored.flagged != mail.spam
             day, within = divmod(index + 1, per_day)
             clock.set(START + timedelta(days=day, seconds=within * ARRIVAL_GAP))
             if mode is Mode.ERRORS and within == 0:
-                settled += await owner.settle_untouched(form.admin, settle_after)
+                settled += await owner.settle_untouched(form.services, settle_after)
             progress(index + 1)
         timed = None
         if mode is Mode.FULL:

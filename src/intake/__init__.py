@@ -3,8 +3,8 @@
 Library use::
 
     async with Intake.open(database_url="sqlite:///intake.db") as intake:
-        workspace = await intake.admin.create_workspace("Acme")
-        form = await intake.admin.create_form(workspace.workspace_id, name="Contact")
+        workspace = await intake.workspaces.create("Acme")
+        form = await intake.forms.create(workspace.workspace_id, name="Contact")
         result = await intake.submit(form.public_form_key, {"email": "a@example.com"})
 """
 

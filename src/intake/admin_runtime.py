@@ -1,5 +1,5 @@
 """What a management command runs on: the store, the blob store and the download-link
-signer, and the `Admin` use cases made of them.
+signer, and the owner-side services made of them (service/admin/services.py).
 
 A command opens nothing else: no rate limiter (and so no Redis), no challenge client, no
 relay senders, none of which it uses; the relay is built by relay_runtime.py, a serving
@@ -25,7 +25,7 @@ from intake.ports.ids import IdSource
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import Storage, enter_storage
-from intake.service.admin import Admin
+from intake.service.admin import OwnerServices, owner_services
 from intake.service.spam_knowledge import SpamKnowledge
 
 
@@ -38,7 +38,7 @@ class AdminRuntime:
     clock: Clock
     blobs: BlobStore | None
     signer: DownloadSigner
-    admin: Admin
+    services: OwnerServices
 
 
 async def _resolve_host(host: str, port: int) -> list[str]:
@@ -64,11 +64,11 @@ async def open_admin_runtime(
             clock=clock,
             blobs=storage.blobs,
             signer=storage.signer,
-            admin=make_admin(settings, storage, clock, SecureIdSource()),
+            services=make_owner_services(settings, storage, clock, SecureIdSource()),
         )
 
 
-def make_admin(
+def make_owner_services(
     settings: Settings,
     storage: Storage,
     clock: Clock,
@@ -76,11 +76,11 @@ def make_admin(
     spam_knowledge: SpamKnowledge | None = None,
     *,
     spam_reports: bool | None = None,
-) -> Admin:
-    """The owner-side use cases on `storage`, as every composition builds them; a serving
+) -> OwnerServices:
+    """The owner-side services on `storage`, as every composition builds them; a serving
     process shares its `spam_knowledge` with its pipeline. `spam_reports`: whether triage
     is reported to Akismet (unset: when it is configured)."""
-    return Admin(
+    return owner_services(
         storage.store,
         clock,
         id_source,

@@ -1,6 +1,6 @@
 """What a serving process runs on: the store, the blob store, the download-link signer,
-the rate limiter, the challenge client, and the submission pipeline and the `Admin` use
-cases made of them.
+the rate limiter, the challenge client, and the submission pipeline and the owner-side
+services made of them.
 
 - embedded (the default): SQLite and the in-process rate limiter;
 - production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL
@@ -26,7 +26,7 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import open_redis_rate_limiter
 from intake.adapters.system import SecureIdSource, SystemClock
 from intake.adapters.user_agent import USER_AGENT
-from intake.admin_runtime import make_admin
+from intake.admin_runtime import make_owner_services
 from intake.config import ConfigError, Settings
 from intake.config.variables import REDIS_URL
 from intake.domain.signing import DownloadSigner
@@ -40,7 +40,7 @@ from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import enter_storage
-from intake.service.admin import Admin
+from intake.service.admin import OwnerServices
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.spam_knowledge import SpamKnowledge
 from intake.service.spam_scoring import SpamScoring
@@ -72,7 +72,7 @@ class ServeRuntime:
     rate_limiter: RateLimiter
     challenge: ChallengeVerifier
     pipeline: SubmissionPipeline
-    admin: Admin
+    services: OwnerServices
     blobs: BlobStore | None
     signer: DownloadSigner
     # The Redis limiter's fallback to per-process windows, for health and metrics; None
@@ -191,7 +191,7 @@ async def enter_serving(
         rate_limiter=limiter,
         challenge=challenge,
         pipeline=pipeline,
-        admin=make_admin(
+        services=make_owner_services(
             settings, storage, clock, id_source, knowledge, spam_reports=opinion is not None
         ),
         blobs=storage.blobs,

@@ -75,7 +75,7 @@ def _in_service(service: Service, use: Callable[[Runtime], Awaitable[T]]) -> T:
 
 def _form_with_uploads(service: Service, workspace_id: str, name: str) -> Form:
     async def create(runtime: Runtime) -> Form:
-        return await runtime.admin.create_form(
+        return await runtime.services.forms.create(
             workspace_id, name=name, uploads=UploadChanges(enabled=True)
         )
 
@@ -86,8 +86,11 @@ def _stored(service: Service, form_id: str) -> list[dict[str, Any]]:
     """The form's submissions as `intake submissions list` shows them."""
 
     async def listing(runtime: Runtime) -> list[dict[str, Any]]:
-        admin = runtime.admin
-        return [submission_view(s, admin.files_view(s)) async for s in admin.submissions(form_id)]
+        admin = runtime.services
+        return [
+            submission_view(s, admin.submissions.files_view(s))
+            async for s in admin.exports.submissions(form_id)
+        ]
 
     return _in_service(service, listing)
 

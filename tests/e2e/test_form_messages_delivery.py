@@ -63,14 +63,14 @@ def _form(env: dict[str, str], messages: MessageChanges, hook: str | None = None
     async def setup() -> str:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.admin
-            workspace = await admin.create_workspace("E2E", monthly_limit=1000)
-            form = await admin.create_form(
+            admin = runtime.services
+            workspace = await admin.workspaces.create("E2E", monthly_limit=1000)
+            form = await admin.forms.create(
                 workspace.workspace_id, name="Contact", messages=messages
             )
-            await admin.add_recipient(form.form_id, OWNER)
+            await admin.recipients.add(form.form_id, OWNER)
             if hook is not None:
-                await admin.add_webhook(form.form_id, hook)
+                await admin.webhooks.add(form.form_id, hook)
         return form.public_form_key
 
     return anyio.run(setup)
@@ -155,7 +155,7 @@ def test_spam_and_honeypot_submissions_send_no_confirmation(
             intake = Intake(runtime)
             spam = await intake.submit(key, {"email": VICTIM, "message": SPAM})
             assert spam.ok
-            stored = await runtime.admin.submission(spam.submission_id or "")
+            stored = await runtime.services.submissions.get(spam.submission_id or "")
             assert stored.status is SubmissionStatus.SPAM
             trap = await intake.submit(key, {"email": "other@example.com", "_gotcha": "x"})
             assert trap.ok

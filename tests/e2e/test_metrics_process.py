@@ -168,13 +168,13 @@ def test_a_served_process_counts_outcomes_and_shows_the_backlog_until_the_relay_
 ) -> None:
     async def setup() -> tuple[Form, Form, Form, str]:
         async with open_runtime(Settings.from_env(env)) as runtime:
-            admin = runtime.admin
-            workspace = (await admin.create_workspace("Metrics")).workspace_id
-            plain = await admin.create_form(workspace)
-            other = await admin.create_form(workspace)
-            guarded = await admin.create_form(workspace, allowed_origins=["https://ok.example"])
-            await admin.add_webhook(plain.form_id, receiver.url())
-            key = await admin.create_api_key(workspace)
+            admin = runtime.services
+            workspace = (await admin.workspaces.create("Metrics")).workspace_id
+            plain = await admin.forms.create(workspace)
+            other = await admin.forms.create(workspace)
+            guarded = await admin.forms.create(workspace, allowed_origins=["https://ok.example"])
+            await admin.webhooks.add(plain.form_id, receiver.url())
+            key = await admin.keys.create(workspace)
         return plain, other, guarded, key.secret
 
     # Set up in-process (tests/cli covers the commands); the service and the relay run
@@ -259,9 +259,9 @@ def test_the_relay_serves_its_own_counters_on_its_metrics_port(
 ) -> None:
     async def setup() -> str:
         async with open_runtime(Settings.from_env(env)) as runtime:
-            workspace = await runtime.admin.create_workspace("Relay")
-            form = await runtime.admin.create_form(workspace.workspace_id)
-            await runtime.admin.add_webhook(form.form_id, receiver.url())
+            workspace = await runtime.services.workspaces.create("Relay")
+            form = await runtime.services.forms.create(workspace.workspace_id)
+            await runtime.services.webhooks.add(form.form_id, receiver.url())
         return form.public_form_key
 
     public_form_key = anyio.run(setup)
@@ -333,8 +333,8 @@ def test_two_workers_sum_their_counts_in_every_scrape(
 ) -> None:
     async def setup() -> str:
         async with open_runtime(Settings.from_env(env)) as runtime:
-            workspace = await runtime.admin.create_workspace("Workers", plan=Plan.BUSINESS)
-            form = await runtime.admin.create_form(workspace.workspace_id)
+            workspace = await runtime.services.workspaces.create("Workers", plan=Plan.BUSINESS)
+            form = await runtime.services.forms.create(workspace.workspace_id)
         return form.public_form_key
 
     public_form_key = anyio.run(setup)

@@ -79,11 +79,11 @@ def form(env: dict[str, str], receiver: Receiver) -> dict[str, str]:
     async def setup() -> dict[str, str]:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.admin
-            workspace = await admin.create_workspace("E2E")
-            form = await admin.create_form(workspace.workspace_id)
-            hook = await admin.add_webhook(form.form_id, receiver.url())
-            await admin.add_recipient(form.form_id, MAIL_TO)
+            admin = runtime.services
+            workspace = await admin.workspaces.create("E2E")
+            form = await admin.forms.create(workspace.workspace_id)
+            hook = await admin.webhooks.add(form.form_id, receiver.url())
+            await admin.recipients.add(form.form_id, MAIL_TO)
         return {
             "form_id": form.form_id,
             "public_form_key": form.public_form_key,

@@ -53,10 +53,10 @@ def prepared(database: str, receiver: Receiver, smtp: SmtpServer, level: str) ->
     async def setup() -> None:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            workspace = await runtime.admin.create_workspace("Logs")
-            form = await runtime.admin.create_form(workspace.workspace_id)
-            await runtime.admin.add_webhook(form.form_id, marked_url(receiver))
-            await runtime.admin.add_recipient(form.form_id, MAIL_TO)
+            workspace = await runtime.services.workspaces.create("Logs")
+            form = await runtime.services.forms.create(workspace.workspace_id)
+            await runtime.services.webhooks.add(form.form_id, marked_url(receiver))
+            await runtime.services.recipients.add(form.form_id, MAIL_TO)
             result = await Intake(runtime).submit(
                 form.public_form_key,
                 {"email": "ada@example.com", "message": f"contents-{MARKER}"},

@@ -67,13 +67,13 @@ def _setup(env: dict[str, str], receiver: Receiver) -> tuple[str, str, str]:
             await runtime.store.migrate()
         # Opened again on the migrated database: the signer reads its secret at open.
         async with open_runtime(Settings.from_env(env)) as runtime:
-            admin = runtime.admin
-            workspace = await admin.create_workspace("Rotation")
-            form = await admin.create_form(workspace.workspace_id)
-            hook = await admin.add_webhook(form.form_id, receiver.url())
+            admin = runtime.services
+            workspace = await admin.workspaces.create("Rotation")
+            form = await admin.forms.create(workspace.workspace_id)
+            hook = await admin.webhooks.add(form.form_id, receiver.url())
             for index in range(SEALED_FORMS):
-                other = await admin.create_form(workspace.workspace_id, name=f"f{index}")
-                await admin.add_webhook(other.form_id, receiver.url(f"/other/{index}"))
+                other = await admin.forms.create(workspace.workspace_id, name=f"f{index}")
+                await admin.webhooks.add(other.form_id, receiver.url(f"/other/{index}"))
             link = runtime.signer.link("sub_before_rotation", 0, datetime.now(UTC)).url
         return form.public_form_key, hook.secret, link
 
@@ -163,7 +163,7 @@ def test_rotation_under_load_loses_no_delivery_and_breaks_no_valid_link(
 
     async def check() -> bool:
         async with open_runtime(Settings.from_env(only_new)) as runtime:
-            forms = await runtime.admin.forms()
+            forms = await runtime.services.forms.all()
             assert len(forms) == SEALED_FORMS + 1
             return runtime.signer.verify(
                 "sub_before_rotation",

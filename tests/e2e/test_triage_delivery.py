@@ -57,19 +57,19 @@ def setup(env: dict[str, str], receiver: Receiver) -> dict[str, Any]:
     async def make() -> dict[str, Any]:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.admin
-            workspace = await admin.create_workspace("E2E")
-            form = await admin.create_form(workspace.workspace_id)
-            await admin.update_form(form.form_id, FormChanges(spam_threshold=0.001))
+            admin = runtime.services
+            workspace = await admin.workspaces.create("E2E")
+            form = await admin.forms.create(workspace.workspace_id)
+            await admin.forms.update(form.form_id, FormChanges(spam_threshold=0.001))
             secrets = {}
             for path in PATHS:
-                hook = await admin.add_webhook(
+                hook = await admin.webhooks.add(
                     form.form_id, receiver.url(path), include_flagged=path.endswith("flagged")
                 )
                 secrets[path] = hook.secret
             for email in RECIPIENTS:
-                await admin.add_recipient(form.form_id, email)
-            key = await admin.create_api_key(
+                await admin.recipients.add(form.form_id, email)
+            key = await admin.keys.create(
                 workspace.workspace_id, scopes=frozenset({Scope.SUBMIT, Scope.MANAGE})
             )
         return {"form_id": form.form_id, "secrets": secrets, "key": key.secret}

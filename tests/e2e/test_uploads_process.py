@@ -185,7 +185,7 @@ def _workspace(env: dict[str, str]) -> str:
 
     async def setup() -> str:
         async with _open(env) as runtime:
-            workspace = await runtime.admin.create_workspace("Uploads")
+            workspace = await runtime.services.workspaces.create("Uploads")
         return workspace.workspace_id
 
     return anyio.run(setup)
@@ -199,8 +199,8 @@ def _form(
 
     async def setup() -> dict[str, str]:
         async with _open(env) as runtime:
-            workspace = await runtime.admin.create_workspace("Uploads")
-            form = await runtime.admin.create_form(
+            workspace = await runtime.services.workspaces.create("Uploads")
+            form = await runtime.services.forms.create(
                 workspace.workspace_id,
                 uploads=UploadChanges(
                     enabled=True, max_file_size=max_file_size, max_total_size=max_total_size

@@ -44,7 +44,7 @@ from intake.domain.ratelimit import RateLimits, RateRule
 from intake.entrypoints.http import create_app
 from intake.logs import JsonFormatter
 from intake.ports.challenge import ChallengeVerdict
-from intake.service.admin import Admin, FormChanges
+from intake.service.admin import FormChanges, owner_services
 from intake.service.messages import CONFIRMATION
 from tests.http.conftest import MANAGEMENT_ERRORS, SPEC_ERRORS
 from tests.http.spec_check import SpecCheck
@@ -156,20 +156,20 @@ def world() -> Iterator[World]:
         with TestClient(app, client=(PEER, 1234), follow_redirects=False) as client:
             portal = client.portal
             assert portal is not None
-            admin = Admin(store, clock, ids)
+            admin = owner_services(store, clock, ids)
 
             def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
                 return portal.call(partial(fn, *args, **kwargs))
 
-            ws = call(admin.create_workspace, "Hostile", plan=Plan.BUSINESS).workspace_id
-            plain = call(admin.create_form, ws, name="Contact")
-            protected = call(admin.create_form, ws, mode=FormMode.PROTECTED)
-            listed = call(admin.create_form, ws, allowed_origins=[LISTED_ORIGIN])
+            ws = call(admin.workspaces.create, "Hostile", plan=Plan.BUSINESS).workspace_id
+            plain = call(admin.forms.create, ws, name="Contact")
+            protected = call(admin.forms.create, ws, mode=FormMode.PROTECTED)
+            listed = call(admin.forms.create, ws, allowed_origins=[LISTED_ORIGIN])
             guarded = call(
-                admin.create_form, ws, challenge=Challenge(ChallengeProvider.TURNSTILE, "s")
+                admin.forms.create, ws, challenge=Challenge(ChallengeProvider.TURNSTILE, "s")
             )
             ruled = call(
-                admin.create_form,
+                admin.forms.create,
                 ws,
                 rules=[
                     FieldRule("name", RuleKind.REQUIRED),
@@ -178,9 +178,9 @@ def world() -> Iterator[World]:
                     FieldRule("message", RuleKind.MAX_LENGTH, 10),
                 ],
             )
-            paused = call(admin.create_form, ws)
-            call(admin.update_form, paused.form_id, FormChanges(enabled=False))
-            key = call(admin.create_api_key, ws)
+            paused = call(admin.forms.create, ws)
+            call(admin.forms.update, paused.form_id, FormChanges(enabled=False))
+            key = call(admin.keys.create, ws)
             spec = SpecCheck.of(client.get("/openapi.json"))
             forms = (plain, protected, listed, guarded, ruled, paused)
             yield World(

@@ -96,7 +96,7 @@ from intake.ports.submissions import (
 from intake.ports.triage import Erased, Erasure, Release, Released
 from intake.ports.users import UserRepository
 from intake.ports.workspaces import WorkspaceRepository
-from intake.service.admin import Admin, CreatedKey, FormChanges
+from intake.service.admin import CreatedKey, FormChanges, owner_services
 from tests.conftest import unavailable
 from tests.contract.conftest import (
     admin_url,
@@ -512,7 +512,7 @@ class Service:
         self.clock = clock
         self.ids = ids
         self.challenge = challenge
-        self.admin = Admin(store, clock, ids, blobs=blobs)
+        self.services = owner_services(store, clock, ids, blobs=blobs)
 
     def run(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
         """Runs an async call on the app's own event loop."""
@@ -523,16 +523,16 @@ class Service:
     # Seeding
 
     def workspace(self, **options: Any) -> Workspace:
-        return self.run(self.admin.create_workspace, options.pop("name", "Acme"), **options)
+        return self.run(self.services.workspaces.create, options.pop("name", "Acme"), **options)
 
     def form(self, workspace_id: str, **options: Any) -> Form:
-        return self.run(self.admin.create_form, workspace_id, **options)
+        return self.run(self.services.forms.create, workspace_id, **options)
 
     def api_key(self, workspace_id: str) -> CreatedKey:
-        return self.run(self.admin.create_api_key, workspace_id)
+        return self.run(self.services.keys.create, workspace_id)
 
     def update_form(self, form_id: str, **changes: Any) -> Form:
-        return self.run(self.admin.update_form, form_id, FormChanges(**changes))
+        return self.run(self.services.forms.update, form_id, FormChanges(**changes))
 
     # Calls
 
@@ -590,7 +590,7 @@ class Service:
 
     def submissions(self, form_id: str) -> list[Submission]:
         async def collect() -> list[Submission]:
-            return [s async for s in self.admin.submissions(form_id)]
+            return [s async for s in self.services.exports.submissions(form_id)]
 
         return self.run(collect)
 
@@ -603,7 +603,7 @@ class Service:
         return [row for row in self._outbox() if row.event.submission_id == submission_id]
 
     def used(self, workspace_id: str) -> int:
-        return self.run(self.admin.usage, workspace_id).used
+        return self.run(self.services.workspaces.usage, workspace_id).used
 
     def stored(self) -> tuple[int, int]:
         """(submissions, outbox rows): what a refusal must leave as it found."""

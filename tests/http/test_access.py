@@ -78,7 +78,7 @@ def test_the_bearer_scheme_is_case_insensitive(seeded: Seeded) -> None:
 
 
 def test_a_revoked_key_is_unauthorized(seeded: Seeded) -> None:
-    seeded.svc.run(seeded.svc.admin.revoke_api_key, seeded.key.key.key_id)
+    seeded.svc.run(seeded.svc.services.keys.revoke, seeded.key.key.key_id)
 
     response = seeded.svc.server(seeded.form.form_id, seeded.key.secret, data=FIELDS)
 
@@ -87,7 +87,7 @@ def test_a_revoked_key_is_unauthorized(seeded: Seeded) -> None:
 
 
 def test_an_unauthorized_answer_is_the_same_for_every_kind_of_bad_key(seeded: Seeded) -> None:
-    seeded.svc.run(seeded.svc.admin.revoke_api_key, seeded.key.key.key_id)
+    seeded.svc.run(seeded.svc.services.keys.revoke, seeded.key.key.key_id)
     answers = [
         seeded.svc.server(seeded.form.form_id, seeded.key.secret, data=FIELDS),
         seeded.svc.server(seeded.form.form_id, "intake_sk_" + "1" * 39, data=FIELDS),
@@ -190,7 +190,7 @@ def test_a_paused_form_is_disabled_on_both_endpoints(seeded: Seeded) -> None:
 
 
 def test_a_form_of_a_suspended_workspace_is_disabled(seeded: Seeded) -> None:
-    seeded.svc.run(seeded.svc.admin.set_workspace_active, seeded.workspace.workspace_id, False)
+    seeded.svc.run(seeded.svc.services.workspaces.set_active, seeded.workspace.workspace_id, False)
 
     response = seeded.svc.public(seeded.form.public_form_key, data=FIELDS)
 
@@ -216,7 +216,7 @@ def test_an_unknown_public_key_is_not_found(seeded: Seeded) -> None:
 
 
 def test_a_rotated_key_no_longer_resolves_and_the_new_one_does(seeded: Seeded) -> None:
-    rotated = seeded.svc.run(seeded.svc.admin.rotate_key, seeded.form.form_id)
+    rotated = seeded.svc.run(seeded.svc.services.forms.rotate_key, seeded.form.form_id)
 
     old = seeded.svc.public(seeded.form.public_form_key, data=FIELDS)
     new = seeded.svc.public(rotated.public_form_key, data=FIELDS)

@@ -152,7 +152,7 @@ def relay_round(svc: Service, webhooks: FakeWebhookSender) -> None:
 def patch_status(seeded: Seeded, submission_id: str, status: str) -> None:
     svc = seeded.svc
     key = svc.run(
-        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
     )
     answer = svc.client.patch(
         f"/v1/submissions/{submission_id}",
@@ -168,7 +168,7 @@ def test_triage_is_reported_by_the_relay_until_akismet_takes_it(
     seeded = with_akismet(make_service, akismet.base_url)
     svc = seeded.svc
     svc.run(
-        svc.admin.add_webhook,
+        svc.services.webhooks.add,
         seeded.form.form_id,
         "https://hooks.example.com/h",
         include_flagged=True,
@@ -247,7 +247,7 @@ def test_the_owner_is_not_shown_reports_among_the_submissions_deliveries(
     relay_round(svc, FakeWebhookSender())
     assert akismet.received("submit-spam") != []
 
-    detail = svc.run(svc.admin.submission_detail, seeded.workspace.workspace_id, submission_id)
+    detail = svc.run(svc.services.submissions.detail, seeded.workspace.workspace_id, submission_id)
 
     assert [d.delivery.kind for d in detail.deliveries] == []
 
@@ -269,7 +269,7 @@ def test_an_owner_cannot_retry_a_report_to_akismet(
         if d.kind is DestinationKind.AKISMET
     ]
     key = svc.run(
-        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
     )
 
     answer = svc.client.post(

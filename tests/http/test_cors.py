@@ -149,7 +149,7 @@ def test_quota_and_conflict_answers_echo_the_origin(seeded: Seeded) -> None:
     seeded.svc.public(key, data=FIELDS, idempotency_key="c-2")
     conflict = seeded.svc.public(key, data={"x": "y"}, origin=ORIGIN, idempotency_key="c-2")
     seeded.svc.run(
-        seeded.svc.admin.update_workspace,
+        seeded.svc.services.workspaces.update,
         seeded.workspace.workspace_id,
         WorkspaceChanges(monthly_limit=1),
     )

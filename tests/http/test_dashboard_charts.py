@@ -41,7 +41,7 @@ class Charts:
         self.svc = dash.svc
         self.form_id = dash.form.form_id
         created = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             dash.workspace.workspace_id,
             scopes=frozenset({Scope.SUBMIT}),
         )
@@ -125,7 +125,7 @@ def test_a_forms_page_draws_90_days_with_failed_deliveries_and_a_table(
     charts.submit_at(NOW - timedelta(days=95))  # before the 90 days
     store = charts.svc.store
     charts.svc.run(store.deliveries.fan_out, NOW - timedelta(days=60), 100)  # nowhere to go
-    charts.svc.run(charts.svc.admin.add_webhook, charts.form_id, "https://hooks.example.com/x")
+    charts.svc.run(charts.svc.services.webhooks.add, charts.form_id, "https://hooks.example.com/x")
     moment = NOW - timedelta(days=1)
     charts.submit_at(moment)
     # Its one delivery fails for good: as the relay records a last failed attempt.

@@ -36,12 +36,12 @@ def _chat(dash: Dashboard) -> str:
 
 
 def _kinds(dash: Dashboard) -> list[str]:
-    return sorted(c.app.value for c in dash.svc.run(dash.svc.admin.chats, dash.form.form_id))
+    return sorted(c.app.value for c in dash.svc.run(dash.svc.services.chats.all, dash.form.form_id))
 
 
 def _add(dash: Dashboard) -> str:
     chat = ChatRequest(kind="slack", url=SLACK)
-    return dash.svc.run(dash.svc.admin.add_chat, dash.form.form_id, chat).destination_id
+    return dash.svc.run(dash.svc.services.chats.add, dash.form.form_id, chat).destination_id
 
 
 def test_an_owner_adds_destinations_never_shown_their_secret(dash: Dashboard) -> None:
@@ -143,7 +143,7 @@ def test_another_workspaces_form_and_destination_are_not_found(dash: Dashboard) 
     other = dash.svc.workspace(name="Other")
     other_form = dash.svc.form(other.workspace_id)
     chat = ChatRequest(kind="slack", url=SLACK)
-    theirs = dash.svc.run(dash.svc.admin.add_chat, other_form.form_id, chat).destination_id
+    theirs = dash.svc.run(dash.svc.services.chats.add, other_form.form_id, chat).destination_id
     dash.owner_signs_in()
 
     answers = [
@@ -160,7 +160,7 @@ def test_another_forms_destination_of_the_same_workspace_is_not_found(dash: Dash
     # neither removed nor sent a test.
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
     chat = ChatRequest(kind="slack", url=SLACK)
-    sibling = dash.svc.run(dash.svc.admin.add_chat, second.form_id, chat).destination_id
+    sibling = dash.svc.run(dash.svc.services.chats.add, second.form_id, chat).destination_id
     dash.owner_signs_in()
 
     answers = [
@@ -170,6 +170,6 @@ def test_another_forms_destination_of_the_same_workspace_is_not_found(dash: Dash
     ]
 
     assert [a.status_code for a in answers] == [404] * 3
-    kept = dash.svc.run(dash.svc.admin.chats, second.form_id)
+    kept = dash.svc.run(dash.svc.services.chats.all, second.form_id)
     assert [c.destination_id for c in kept] == [sibling]
     assert dash.svc.run(dash.svc.store.deliveries.list_deliveries) == []

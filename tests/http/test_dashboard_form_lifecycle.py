@@ -57,27 +57,27 @@ def test_a_new_form_leads_to_its_settings_and_its_html(dash: Dashboard) -> None:
     assert "Form created." in page.text
     assert "Careers" in page.text
     form_id = location.split("/")[3]
-    form = dash.svc.run(dash.svc.admin.form, form_id)
+    form = dash.svc.run(dash.svc.services.forms.get, form_id)
     assert form.name == "Careers"
     assert f"/f/{form.public_form_key}" in page.text, "the snippet carries its key"
 
 
 def test_a_new_form_without_a_name_is_refused_by_its_control(dash: Dashboard) -> None:
     dash.owner_signs_in()
-    before = dash.svc.run(dash.svc.admin.forms, dash.workspace.workspace_id)
+    before = dash.svc.run(dash.svc.services.forms.all, dash.workspace.workspace_id)
 
     refused = dash.post("/dashboard/forms/new", workspace=dash.workspace.workspace_id, name=" ")
 
     assert refused.status_code == 422
     assert "a form&#39;s name cannot be empty" in refused.text
     assert 'aria-invalid="true"' in refused.text
-    assert dash.svc.run(dash.svc.admin.forms, dash.workspace.workspace_id) == before
+    assert dash.svc.run(dash.svc.services.forms.all, dash.workspace.workspace_id) == before
 
 
 def test_members_and_strangers_cannot_make_copy_or_delete_forms(dash: Dashboard) -> None:
     dash.set_password(dash.link("member@example.com", Role.MEMBER))
     path = f"/dashboard/forms/{dash.form.form_id}/settings"
-    before = dash.svc.run(dash.svc.admin.forms, dash.workspace.workspace_id)
+    before = dash.svc.run(dash.svc.services.forms.all, dash.workspace.workspace_id)
 
     workspace = dash.workspace.workspace_id
     assert dash.post("/dashboard/forms/new", workspace=workspace, name="X").status_code == 403
@@ -85,7 +85,7 @@ def test_members_and_strangers_cannot_make_copy_or_delete_forms(dash: Dashboard)
     assert dash.post(f"{path}/duplicate").status_code == 403
     assert dash.client.get(f"{path}/delete").status_code == 403
     assert dash.post(f"{path}/delete", confirm=dash.form.name).status_code == 403
-    assert dash.svc.run(dash.svc.admin.forms, dash.workspace.workspace_id) == before
+    assert dash.svc.run(dash.svc.services.forms.all, dash.workspace.workspace_id) == before
     assert "New form" not in dash.client.get("/dashboard").text
 
 
@@ -99,7 +99,7 @@ def test_a_post_without_its_csrf_token_changes_nothing(dash: Dashboard) -> None:
     )
 
     assert (deleted.status_code, made.status_code) == (403, 403)
-    assert len(dash.svc.run(dash.svc.admin.forms, dash.workspace.workspace_id)) == 1
+    assert len(dash.svc.run(dash.svc.services.forms.all, dash.workspace.workspace_id)) == 1
 
 
 def test_a_duplicate_has_the_settings_and_a_key_of_its_own(dash: Dashboard) -> None:
@@ -111,7 +111,7 @@ def test_a_duplicate_has_the_settings_and_a_key_of_its_own(dash: Dashboard) -> N
     assert location.endswith("?duplicated=1")
     page = dash.client.get(location)
     assert "Form duplicated" in page.text
-    copy = dash.svc.run(dash.svc.admin.form, location.split("/")[3])
+    copy = dash.svc.run(dash.svc.services.forms.get, location.split("/")[3])
     assert copy.name == f"{dash.form.name} (copy)"
     assert copy.public_form_key != dash.form.public_form_key
     assert copy.allowed_origins == dash.form.allowed_origins
@@ -132,7 +132,7 @@ def test_a_deletion_needs_the_forms_name_typed(dash: Dashboard) -> None:
 
     assert wrong.status_code == 422
     assert "nothing was deleted" in wrong.text
-    assert svc.run(svc.admin.form, dash.form.form_id) == dash.form
+    assert svc.run(svc.services.forms.get, dash.form.form_id) == dash.form
 
     right = dash.post(f"{path}/delete", confirm=dash.form.name)
 
@@ -161,7 +161,7 @@ def test_the_first_steps_tick_themselves_off(dash: Dashboard) -> None:
     assert second["Put its HTML on your site and send a test submission"] is True
     assert second["Add a notification: a mail recipient, a webhook or a chat"] is False
 
-    svc.run(svc.admin.add_recipient, dash.form.form_id, "team@example.com")
+    svc.run(svc.services.recipients.add, dash.form.form_id, "team@example.com")
 
     assert "First steps" not in dash.client.get("/dashboard").text, "all done: gone"
 

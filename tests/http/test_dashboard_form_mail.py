@@ -38,12 +38,12 @@ def _mail(dash: Dashboard) -> str:
 
 
 def _recipients(dash: Dashboard) -> list[str]:
-    found = dash.svc.run(dash.svc.admin.recipients, dash.form.form_id)
+    found = dash.svc.run(dash.svc.services.recipients.all, dash.form.form_id)
     return [r.email for r in found]
 
 
 def _add(dash: Dashboard, email: str) -> str:
-    recipient = dash.svc.run(dash.svc.admin.add_recipient, dash.form.form_id, email)
+    recipient = dash.svc.run(dash.svc.services.recipients.add, dash.form.form_id, email)
     return recipient.recipient_id
 
 
@@ -194,7 +194,7 @@ def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
 def test_another_workspaces_form_and_recipient_are_not_found(dash: Dashboard) -> None:
     other = dash.svc.workspace(name="Other")
     other_form = dash.svc.form(other.workspace_id)
-    theirs = dash.svc.run(dash.svc.admin.add_recipient, other_form.form_id, "them@example.com")
+    theirs = dash.svc.run(dash.svc.services.recipients.add, other_form.form_id, "them@example.com")
     dash.owner_signs_in()
     path = f"/dashboard/forms/{other_form.form_id}/settings/mail"
 
@@ -208,19 +208,19 @@ def test_another_workspaces_form_and_recipient_are_not_found(dash: Dashboard) ->
     ]
 
     assert [a.status_code for a in answers] == [404] * 6
-    assert dash.svc.run(dash.svc.admin.recipients, other_form.form_id) == [theirs]
+    assert dash.svc.run(dash.svc.services.recipients.all, other_form.form_id) == [theirs]
     assert dash.svc.run(dash.svc.store.deliveries.list_deliveries) == []
 
 
 def test_a_recipient_of_another_form_is_not_found_under_this_one(dash: Dashboard) -> None:
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
-    elsewhere = dash.svc.run(dash.svc.admin.add_recipient, second.form_id, "x@example.com")
+    elsewhere = dash.svc.run(dash.svc.services.recipients.add, second.form_id, "x@example.com")
     dash.owner_signs_in()
 
     answer = dash.post(_mail(dash) + "/remove", recipient=elsewhere.recipient_id, confirm="yes")
 
     assert answer.status_code == 404
-    assert len(dash.svc.run(dash.svc.admin.recipients, second.form_id)) == 1
+    assert len(dash.svc.run(dash.svc.services.recipients.all, second.form_id)) == 1
 
 
 def test_csrf_and_another_site_are_refused_with_nothing_changed(dash: Dashboard) -> None:

@@ -43,7 +43,7 @@ class Messages:
         )
 
     def stored(self) -> Form:
-        return self.dash.svc.run(self.dash.svc.admin.form, self.dash.form.form_id)
+        return self.dash.svc.run(self.dash.svc.services.forms.get, self.dash.form.form_id)
 
 
 @pytest.fixture

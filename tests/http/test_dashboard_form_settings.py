@@ -89,7 +89,7 @@ class FormSettings:
         return self.dash.client.post(f"{self.path}/{action}", data=data)
 
     def stored(self) -> Form:
-        return self.dash.svc.run(self.dash.svc.admin.form, self.dash.form.form_id)
+        return self.dash.svc.run(self.dash.svc.services.forms.get, self.dash.form.form_id)
 
     def submit(self, origin: str | None = None, key: str | None = None) -> httpx2.Response:
         key = key or self.stored().public_form_key
@@ -157,7 +157,7 @@ def test_another_workspaces_form_and_an_unknown_id_are_not_found(dash: Dashboard
             dash.client.post(path + "/rotate-key", data={"csrf": token}),
         ]
         assert [answer.status_code for answer in answers] == [404] * 5
-    assert dash.svc.run(dash.svc.admin.form, other.form_id) == other
+    assert dash.svc.run(dash.svc.services.forms.get, other.form_id) == other
 
 
 def test_saved_settings_take_effect_on_real_submissions(pages: FormSettings) -> None:

@@ -19,7 +19,7 @@ from intake.domain.deliveries import DeliveryState
 from intake.domain.model import Scope
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import form_webhooks
-from intake.service.admin import Admin
+from intake.service.admin import OwnerServices
 from intake.service.relay import Relay
 from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
@@ -48,19 +48,19 @@ def _hooks(dash: Dashboard) -> str:
     return f"/dashboard/forms/{dash.form.form_id}/settings/webhooks"
 
 
-def _admin(dash: Dashboard) -> Admin:
+def _admin(dash: Dashboard) -> OwnerServices:
     """The serving process's own, which takes the receiver's private address."""
-    admin: Admin = dash.app.state.runtime.admin
+    admin: OwnerServices = dash.app.state.runtime.services
     return admin
 
 
 def _add(dash: Dashboard, url: str) -> str:
-    created = dash.svc.run(_admin(dash).add_webhook, dash.form.form_id, url)
+    created = dash.svc.run(_admin(dash).webhooks.add, dash.form.form_id, url)
     return created.endpoint.endpoint_id
 
 
 def _endpoints(dash: Dashboard) -> list[tuple[str, bool]]:
-    found = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    found = dash.svc.run(dash.svc.services.webhooks.all, dash.form.form_id)
     return [(e.url, e.include_flagged) for e in found]
 
 
@@ -82,7 +82,7 @@ def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(dash: Dashboard) -> 
 
     # Post, redirect, get: the page it leads to shows the secret, once.
     assert posted.status_code == 303
-    [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    [endpoint] = dash.svc.run(dash.svc.services.webhooks.all, dash.form.form_id)
     assert posted.headers["location"] == f"{_hooks(dash)}?created={endpoint.endpoint_id}"
     added = dash.client.get(posted.headers["location"])
     assert added.status_code == 200
@@ -166,7 +166,7 @@ def test_a_test_event_reaches_the_receiver_signed_and_shows_in_the_log(
     added = dash.client.get(dash.post(_hooks(dash), url=receiver.url()).headers["location"])
     secret = SECRET.search(added.text)
     assert secret is not None
-    [endpoint] = dash.svc.run(dash.svc.admin.webhooks, dash.form.form_id)
+    [endpoint] = dash.svc.run(dash.svc.services.webhooks.all, dash.form.form_id)
     page = f"{_hooks(dash)}/{endpoint.endpoint_id}"
 
     sent = dash.post(page + "/test")
@@ -193,7 +193,7 @@ def test_a_failed_delivery_is_retried_and_a_submission_is_linked(
 ) -> None:
     endpoint_id = _add(dash, receiver.url())
     submitter = dash.svc.run(
-        dash.svc.admin.create_api_key, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
+        dash.svc.services.keys.create, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
     )
     answer = dash.svc.server(dash.form.form_id, submitter.secret, json={"message": "hi"})
     submission_id = answer.json()["submission_id"]
@@ -228,7 +228,7 @@ def test_the_log_pages_and_filters_by_state(
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
     for _ in range(3):
         dash.svc.clock.advance(61)  # tests to one endpoint: one a minute
-        dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id)
+        dash.svc.run(dash.svc.services.webhooks.test, endpoint_id)
     dash.owner_signs_in()
     page = f"{_hooks(dash)}/{endpoint_id}"
 
@@ -265,7 +265,7 @@ def test_a_disabled_endpoint_cannot_be_tested(dash: Dashboard) -> None:
 
 def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
-    queued = dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id)
+    queued = dash.svc.run(dash.svc.services.webhooks.test, endpoint_id)
     dash.set_password(dash.link("member@example.com", Role.MEMBER))
     page = f"{_hooks(dash)}/{endpoint_id}"
 
@@ -287,13 +287,15 @@ def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
 def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
     other = dash.svc.workspace(name="Other")
     other_form = dash.svc.form(other.workspace_id)
-    theirs = dash.svc.run(_admin(dash).add_webhook, other_form.form_id, "http://127.0.0.1:9/t")
+    theirs = dash.svc.run(_admin(dash).webhooks.add, other_form.form_id, "http://127.0.0.1:9/t")
     their_id = theirs.endpoint.endpoint_id
-    their_delivery = dash.svc.run(dash.svc.admin.test_endpoint, their_id).delivery.delivery_id
+    their_delivery = dash.svc.run(dash.svc.services.webhooks.test, their_id).delivery.delivery_id
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
-    sibling = dash.svc.run(_admin(dash).add_webhook, second.form_id, "http://127.0.0.1:9/s")
+    sibling = dash.svc.run(_admin(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
     sibling_id = sibling.endpoint.endpoint_id
-    sibling_delivery = dash.svc.run(dash.svc.admin.test_endpoint, sibling_id).delivery.delivery_id
+    sibling_delivery = dash.svc.run(
+        dash.svc.services.webhooks.test, sibling_id
+    ).delivery.delivery_id
     mine = _add(dash, "http://127.0.0.1:9/h")
     dash.owner_signs_in()
     elsewhere = f"/dashboard/forms/{other_form.form_id}/settings/webhooks"
@@ -315,12 +317,12 @@ def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
     ]
 
     assert [a.status_code for a in answers] == [404] * 12
-    assert [e.endpoint_id for e in dash.svc.run(dash.svc.admin.webhooks, other_form.form_id)] == [
-        their_id
-    ]
-    assert [e.endpoint_id for e in dash.svc.run(dash.svc.admin.webhooks, second.form_id)] == [
-        sibling_id
-    ]
+    assert [
+        e.endpoint_id for e in dash.svc.run(dash.svc.services.webhooks.all, other_form.form_id)
+    ] == [their_id]
+    assert [
+        e.endpoint_id for e in dash.svc.run(dash.svc.services.webhooks.all, second.form_id)
+    ] == [sibling_id]
     assert len(dash.svc.run(dash.svc.store.deliveries.list_deliveries)) == 2
 
 
@@ -356,7 +358,9 @@ def _queued(dash: Dashboard, endpoint_id: str, count: int) -> list[str]:
     queued = []
     for _ in range(count):
         dash.svc.clock.advance(61)  # tests to one endpoint: one a minute
-        queued.append(dash.svc.run(dash.svc.admin.test_endpoint, endpoint_id).delivery.delivery_id)
+        queued.append(
+            dash.svc.run(dash.svc.services.webhooks.test, endpoint_id).delivery.delivery_id
+        )
     return queued
 
 
@@ -417,9 +421,9 @@ def test_retry_all_dead_is_for_owners_with_the_token_and_this_forms_endpoints(
 ) -> None:
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
-    sibling = dash.svc.run(_admin(dash).add_webhook, second.form_id, "http://127.0.0.1:9/s")
+    sibling = dash.svc.run(_admin(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
     other = dash.svc.form(dash.svc.workspace(name="Other").workspace_id)
-    theirs = dash.svc.run(_admin(dash).add_webhook, other.form_id, "http://127.0.0.1:9/t")
+    theirs = dash.svc.run(_admin(dash).webhooks.add, other.form_id, "http://127.0.0.1:9/t")
     endpoints = [endpoint_id, sibling.endpoint.endpoint_id, theirs.endpoint.endpoint_id]
     dead = [_queued(dash, each, 1)[0] for each in endpoints]
     _sent(dash, dead, delivered=False)

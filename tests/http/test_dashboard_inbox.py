@@ -38,7 +38,7 @@ class Inbox:
         self.form_id = dash.form.form_id
         self.path = f"/dashboard/forms/{self.form_id}"
         created = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             dash.workspace.workspace_id,
             scopes=frozenset({Scope.SUBMIT}),
         )
@@ -82,7 +82,7 @@ def _other_workspace(inbox: Inbox) -> tuple[str, str]:
     workspace = svc.workspace(name="Other")
     form = svc.form(workspace.workspace_id, name="Theirs")
     key = svc.run(
-        svc.admin.create_api_key, workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
+        svc.services.keys.create, workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
     )
     return form.form_id, inbox.submit(form.form_id, key.secret, message="theirs")
 

@@ -384,7 +384,7 @@ def test_a_suspended_workspace_sends_no_invitation(dash: Dashboard) -> None:
     workspace = dash.workspace.workspace_id
     _invite(dash, "bob@example.com", workspace)
     (pending,) = _invitation_ids(dash.client.get(MEMBERS))
-    dash.svc.run(dash.svc.admin.set_workspace_active, workspace, False)
+    dash.svc.run(dash.svc.services.workspaces.set_active, workspace, False)
 
     invited = _invite(dash, "carol@example.com", workspace)
     resent = dash.post(MEMBERS + "/invitations/resend", invitation=pending)

@@ -177,12 +177,12 @@ def test_an_owner_sets_and_clears_a_forms_retention_and_the_inbox_says_it(
     saved = _save(dash, "30")
 
     assert saved.status_code == 303, saved.text
-    assert dash.svc.run(dash.svc.admin.form, dash.form.form_id).retention_days == 30
+    assert dash.svc.run(dash.svc.services.forms.get, dash.form.form_id).retention_days == 30
     assert "Submissions are kept 30 days, then erased" in dash.client.get(inbox).text
     assert 'value="30"' in dash.client.get(_settings_path(dash)).text
 
     assert _save(dash, "").status_code == 303
-    assert dash.svc.run(dash.svc.admin.form, dash.form.form_id).retention_days is None
+    assert dash.svc.run(dash.svc.services.forms.get, dash.form.form_id).retention_days is None
 
 
 @pytest.mark.parametrize("retention", ["0", "ten", "99999"])
@@ -193,4 +193,4 @@ def test_a_bad_retention_is_refused_beside_its_control(dash: Dashboard, retentio
 
     assert refused.status_code == 422
     assert 'id="retention_days-error"' in refused.text or "retention" in refused.text.lower()
-    assert dash.svc.run(dash.svc.admin.form, dash.form.form_id).retention_days is None
+    assert dash.svc.run(dash.svc.services.forms.get, dash.form.form_id).retention_days is None

@@ -71,7 +71,7 @@ def _revoke(
 
 
 def _keys(dash: Dashboard) -> list[tuple[str, frozenset[Scope], bool]]:
-    keys = dash.svc.run(dash.svc.admin.api_keys, dash.workspace.workspace_id)
+    keys = dash.svc.run(dash.svc.services.keys.all, dash.workspace.workspace_id)
     return [(k.key_id, k.scopes, k.revoked) for k in keys]
 
 
@@ -182,7 +182,7 @@ def test_another_workspace_is_not_found(dash: Dashboard) -> None:
     assert _create(dash, ["read"], workspace=other.workspace_id).status_code == 404
     assert _revoke(dash, other_key.key_id, confirm=True).status_code == 404
     assert _revoke(dash, "key_nope", confirm=True).status_code == 404
-    assert dash.svc.run(dash.svc.admin.api_keys, other.workspace_id)[0].revoked is False
+    assert dash.svc.run(dash.svc.services.keys.all, other.workspace_id)[0].revoked is False
 
 
 def test_the_workspace_parameter_chooses_among_the_users(dash: Dashboard) -> None:
@@ -212,7 +212,7 @@ def test_usage_shows_the_plan_the_month_and_each_form(dash: Dashboard) -> None:
         answer = dash.svc.server(dash.form.form_id, submitter, json={"message": f"{n}"})
         assert answer.status_code == 201, answer.text
     dash.svc.form(dash.workspace.workspace_id, name="javascript:alert(1)")
-    usage = dash.svc.run(dash.svc.admin.usage, dash.workspace.workspace_id)
+    usage = dash.svc.run(dash.svc.services.workspaces.usage, dash.workspace.workspace_id)
     _owner(dash)
 
     page = dash.client.get(SETTINGS).text
@@ -238,7 +238,7 @@ def test_the_keys_list_pages_through_a_workspaces_keys(
     _owner(dash)
     workspace = dash.workspace.workspace_id
     made = {
-        dash.svc.run(dash.svc.admin.create_api_key, workspace, frozenset({Scope.READ})).key.prefix
+        dash.svc.run(dash.svc.services.keys.create, workspace, frozenset({Scope.READ})).key.prefix
         for _ in range(3)
     }
 

@@ -42,7 +42,7 @@ def dash(make_service: ServiceFactory) -> Dashboard:
 
 def _submit(dash: Dashboard, data: Mapping[str, object]) -> str:
     created = dash.svc.run(
-        dash.svc.admin.create_api_key,
+        dash.svc.services.keys.create,
         dash.workspace.workspace_id,
         scopes=frozenset({Scope.SUBMIT}),
     )

@@ -60,7 +60,7 @@ def _post(dash: Dashboard, submission_id: str, action: str) -> httpx2.Response:
 
 def test_the_page_shows_fields_files_reply_to_and_deliveries(dash: Dashboard) -> None:
     svc = dash.svc
-    svc.run(svc.admin.add_webhook, dash.form.form_id, HOOK)
+    svc.run(svc.services.webhooks.add, dash.form.form_id, HOOK)
     submission_id = _submit(
         dash,
         [

@@ -47,7 +47,7 @@ def _page(submission_id: str) -> str:
 def _dead_delivery(dash: Dashboard) -> tuple[str, str]:
     """A submission whose one webhook delivery was given up: its id and the delivery's."""
     svc = dash.svc
-    svc.run(svc.admin.add_webhook, dash.form.form_id, HOOK)
+    svc.run(svc.services.webhooks.add, dash.form.form_id, HOOK)
     submission_id = _submit(dash, [("message", "hello")])
     svc.run(svc.store.deliveries.fan_out, svc.clock.now(), 100)
     [delivery] = svc.run(svc.store.deliveries.list_deliveries)
@@ -71,7 +71,7 @@ def _retry(dash: Dashboard, submission_id: str, delivery_id: str, **data: str) -
 def test_the_json_is_the_apis_from_the_same_view(dash: Dashboard) -> None:
     submission_id, _ = _dead_delivery(dash)
     key = dash.svc.run(
-        dash.svc.admin.create_api_key, dash.workspace.workspace_id, scopes=frozenset({Scope.READ})
+        dash.svc.services.keys.create, dash.workspace.workspace_id, scopes=frozenset({Scope.READ})
     )
     dash.owner_signs_in()
 
@@ -210,7 +210,7 @@ def test_every_triage_says_what_it_did_once(dash: Dashboard, action: str, said: 
 
 def test_a_delivery_not_tried_yet_has_no_retry(dash: Dashboard) -> None:
     svc = dash.svc
-    svc.run(svc.admin.add_webhook, dash.form.form_id, HOOK)
+    svc.run(svc.services.webhooks.add, dash.form.form_id, HOOK)
     submission_id = _submit(dash, [("message", "hello")])
     svc.run(svc.store.deliveries.fan_out, svc.clock.now(), 100)
     dash.owner_signs_in()

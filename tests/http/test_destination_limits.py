@@ -38,7 +38,7 @@ class Owner:
         self.svc = seeded.svc
         self.form_id = seeded.form.form_id
         key = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             seeded.workspace.workspace_id,
             scopes=frozenset({Scope.MANAGE}),
         )
@@ -114,4 +114,4 @@ def test_the_dashboard_says_the_form_has_as_many_as_it_may(make_service: Service
     assert refused.status_code == 422
     assert f"this form has {BOUND} notification recipients" in refused.text
     assert 'value="one.more@example.com"' in refused.text  # kept, to add once one is removed
-    assert len(dash.svc.run(dash.svc.admin.recipients, dash.form.form_id)) == BOUND
+    assert len(dash.svc.run(dash.svc.services.recipients.all, dash.form.form_id)) == BOUND

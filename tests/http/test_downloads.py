@@ -41,7 +41,7 @@ from intake.ports.blobs import validate_content_type
 from intake.ports.submissions import CommitPlan, Committed
 from intake.resources import DOWNLOAD_SECRET_NAME
 from intake.serve_runtime import ServeRuntime
-from intake.service.admin import Admin
+from intake.service.admin import owner_services
 from tests.http.conftest import (
     BROWSER_ACCEPT,
     LINK_MESSAGES,
@@ -68,11 +68,11 @@ class Downloads:
         self.blobs = blobs
         self.clock = clock
         self.ids = SeededIdSource(3)
-        self.admin = Admin(store, clock, self.ids)
+        self.services = owner_services(store, clock, self.ids)
         self.document: dict[str, Any] = client.get("/openapi.json").json()
         self._count = 0
-        workspace = self.run(self.admin.create_workspace, "Acme")
-        self.form: Form = self.run(self.admin.create_form, workspace.workspace_id, name="Jobs")
+        workspace = self.run(self.services.workspaces.create, "Acme")
+        self.form: Form = self.run(self.services.forms.create, workspace.workspace_id, name="Jobs")
 
     @property
     def runtime(self) -> ServeRuntime:

@@ -45,7 +45,7 @@ class People:
 
     def key(self, *scopes: Scope, workspace_id: str | None = None) -> CreatedKey:
         created: CreatedKey = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             workspace_id or self.workspace_id,
             scopes=frozenset(scopes),
         )
@@ -229,7 +229,7 @@ def test_a_retention_out_of_range_is_refused(people: People, days: object) -> No
 
     assert refused.status_code == 422, refused.text
     assert set(refused.json()["error"]["fields"]) == {"retention_days"}
-    assert people.svc.run(people.svc.admin.form, people.form.form_id).retention_days is None
+    assert people.svc.run(people.svc.services.forms.get, people.form.form_id).retention_days is None
 
 
 # -- the client address a submission keeps -----------------------------------------------

@@ -39,15 +39,15 @@ class Probe:
     def __init__(self, seeded: Seeded) -> None:
         svc = self.svc = seeded.svc
         key = svc.run(
-            svc.admin.create_api_key,
+            svc.services.keys.create,
             seeded.workspace.workspace_id,
             scopes=frozenset({Scope.MANAGE}),
         )
         self.headers = {"authorization": f"Bearer {key.secret}"}
         other = svc.workspace(name="Other")
         form = svc.form(other.workspace_id, name="Theirs")
-        endpoint = svc.run(svc.admin.add_webhook, form.form_id, "https://hooks.example.com/in")
-        recipient = svc.run(svc.admin.add_recipient, form.form_id, "them@example.com")
+        endpoint = svc.run(svc.services.webhooks.add, form.form_id, "https://hooks.example.com/in")
+        recipient = svc.run(svc.services.recipients.add, form.form_id, "them@example.com")
         chat = ChatDestination("chat_0123456789abcdef", form.form_id, ChatApp.SLACK, "x")
         svc.run(svc.store.destinations.add_chat, chat)
         self.foreign = {

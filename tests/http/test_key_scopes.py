@@ -14,7 +14,7 @@ UNKNOWN_KEY = "intake_sk_" + "1" * 39
 
 
 def scoped_key(svc: Service, workspace_id: str, *scopes: Scope) -> CreatedKey:
-    return svc.run(svc.admin.create_api_key, workspace_id, scopes=frozenset(scopes))
+    return svc.run(svc.services.keys.create, workspace_id, scopes=frozenset(scopes))
 
 
 @pytest.mark.parametrize(

@@ -137,7 +137,7 @@ def test_the_rate_limit_is_evaluated_before_the_quota(make_service: ServiceFacto
     svc = make_service()
     seeded = Seeded(svc)
     svc.run(
-        svc.admin.update_workspace,
+        svc.services.workspaces.update,
         seeded.workspace.workspace_id,
         WorkspaceChanges(monthly_limit=0),
     )
@@ -238,7 +238,7 @@ def _limited(make_service: ServiceFactory, plan: Plan, monthly_limit: int | None
     svc = make_service()
     seeded = Seeded(svc)
     svc.run(
-        svc.admin.update_workspace,
+        svc.services.workspaces.update,
         seeded.workspace.workspace_id,
         WorkspaceChanges(plan=plan, monthly_limit=monthly_limit),
     )

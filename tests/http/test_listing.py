@@ -43,7 +43,7 @@ class Listing:
 
     def key(self, *scopes: Scope) -> CreatedKey:
         created: CreatedKey = self.svc.run(
-            self.svc.admin.create_api_key, self.workspace_id, scopes=frozenset(scopes)
+            self.svc.services.keys.create, self.workspace_id, scopes=frozenset(scopes)
         )
         return created
 

@@ -40,7 +40,7 @@ def _deliver(
 ) -> None:
     svc = seeded.svc
     key = svc.run(
-        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
     )
     changed = svc.client.patch(
         f"/v1/forms/{seeded.form.form_id}",
@@ -48,7 +48,7 @@ def _deliver(
         json={"autoresponse": True, "templates": templates},
     )
     assert changed.status_code == 200, changed.text
-    svc.run(svc.admin.add_recipient, seeded.form.form_id, OWNER)
+    svc.run(svc.services.recipients.add, seeded.form.form_id, OWNER)
     answer = svc.public(seeded.form.public_form_key, json=fields)
     assert answer.status_code == 201, answer.text
     relay = Relay(

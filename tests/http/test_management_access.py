@@ -118,13 +118,13 @@ class Workspace:
         self.workspace_id = svc.workspace(name=name).workspace_id
         self.form_id = svc.form(self.workspace_id, name=f"{name} contact").form_id
         self.endpoint_id = svc.run(
-            svc.admin.add_webhook, self.form_id, "https://hooks.example.com/intake"
+            svc.services.webhooks.add, self.form_id, "https://hooks.example.com/intake"
         ).endpoint.endpoint_id
         self.recipient_id = svc.run(
-            svc.admin.add_recipient, self.form_id, "owner@example.com"
+            svc.services.recipients.add, self.form_id, "owner@example.com"
         ).recipient_id
         chat = ChatRequest(kind="slack", url="https://hooks.slack.example.com/services/x")
-        self.destination_id = svc.run(svc.admin.add_chat, self.form_id, chat).destination_id
+        self.destination_id = svc.run(svc.services.chats.add, self.form_id, chat).destination_id
         submitter = self.key(Scope.SUBMIT)
         answer = svc.server(self.form_id, submitter.secret, json={"message": f"from {name}"})
         assert answer.status_code == 201, answer.text
@@ -139,7 +139,7 @@ class Workspace:
 
     def key(self, *scopes: Scope) -> CreatedKey:
         created: CreatedKey = self.svc.run(
-            self.svc.admin.create_api_key, self.workspace_id, scopes=frozenset(scopes)
+            self.svc.services.keys.create, self.workspace_id, scopes=frozenset(scopes)
         )
         return created
 
@@ -158,11 +158,11 @@ class Workspace:
         """Everything an operation of the table could change in this workspace."""
         svc = self.svc
         return (
-            svc.run(svc.admin.forms, self.workspace_id),
+            svc.run(svc.services.forms.all, self.workspace_id),
             svc.run(svc.store.submissions.get, self.submission_id),
-            svc.run(svc.admin.webhooks, self.form_id),
-            svc.run(svc.admin.recipients, self.form_id),
-            svc.run(svc.admin.chats, self.form_id),
+            svc.run(svc.services.webhooks.all, self.form_id),
+            svc.run(svc.services.recipients.all, self.form_id),
+            svc.run(svc.services.chats.all, self.form_id),
             svc.run(svc.store.deliveries.list_deliveries),
             svc.run(svc.store.submissions.outbox, 1_000),
             svc.used(self.workspace_id),
@@ -239,7 +239,7 @@ def test_a_missing_malformed_or_unknown_key_is_unauthorized(
 @pytest.mark.parametrize("operation", ids_param(OPERATIONS))
 def test_a_revoked_key_is_unauthorized(owner: Workspace, operation: Operation) -> None:
     key = owner.key(Scope.SUBMIT, Scope.READ, Scope.MANAGE)
-    owner.svc.run(owner.svc.admin.revoke_api_key, key.key.key_id)
+    owner.svc.run(owner.svc.services.keys.revoke, key.key.key_id)
     before = owner.state()
 
     response = call(owner.svc, operation, owner.ids, bearer(key))

@@ -36,11 +36,11 @@ class Owner:
         self.workspace_id = seeded.workspace.workspace_id
         self.form_id = seeded.form.form_id
         created = svc.run(
-            svc.admin.create_api_key, self.workspace_id, scopes=frozenset({Scope.MANAGE})
+            svc.services.keys.create, self.workspace_id, scopes=frozenset({Scope.MANAGE})
         )
         self.headers = {"authorization": f"Bearer {created.secret}"}
         reader = svc.run(
-            svc.admin.create_api_key, self.workspace_id, scopes=frozenset({Scope.READ})
+            svc.services.keys.create, self.workspace_id, scopes=frozenset({Scope.READ})
         )
         self.read_headers = {"authorization": f"Bearer {reader.secret}"}
 
@@ -137,13 +137,13 @@ def test_a_read_key_may_list_but_not_add(owner: Owner) -> None:
 
 def test_another_workspaces_destination_is_not_found(owner: Owner) -> None:
     svc = owner.svc
-    other = svc.run(svc.admin.create_workspace, "Other")
-    form = svc.run(svc.admin.create_form, other.workspace_id)
+    other = svc.run(svc.services.workspaces.create, "Other")
+    form = svc.run(svc.services.forms.create, other.workspace_id)
     theirs = owner.request(
         "POST", f"/v1/forms/{form.form_id}/destinations", json={"kind": "slack", "url": SLACK}
     )
     added = owner.request("POST", owner.path, json={"kind": "slack", "url": SLACK}).json()
-    key = svc.run(svc.admin.create_api_key, other.workspace_id, scopes=frozenset({Scope.MANAGE}))
+    key = svc.run(svc.services.keys.create, other.workspace_id, scopes=frozenset({Scope.MANAGE}))
     stranger = {"authorization": f"Bearer {key.secret}"}
 
     _refused(theirs, "not_found", 404)

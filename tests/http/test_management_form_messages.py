@@ -147,7 +147,8 @@ def test_the_preview_shows_the_form_templates_with_a_sample_submission(owner: Ow
     assert tried["subject"] == "Thanks"
     # Tried, not saved.
     assert (
-        owner.svc.run(owner.svc.admin.form, form_id).messages.templates.autoresponse_subject is None
+        owner.svc.run(owner.svc.services.forms.get, form_id).messages.templates.autoresponse_subject
+        is None
     )
 
 

@@ -51,7 +51,7 @@ class Owner:
 
     def _key(self, scope: Scope) -> dict[str, str]:
         created = self.svc.run(
-            self.svc.admin.create_api_key, self.workspace_id, scopes=frozenset({scope})
+            self.svc.services.keys.create, self.workspace_id, scopes=frozenset({scope})
         )
         return {"authorization": f"Bearer {created.secret}"}
 
@@ -68,7 +68,7 @@ class Owner:
         return created
 
     def stored(self, form_id: str) -> dict[str, object]:
-        return form_view(self.svc.run(self.svc.admin.form, form_id))
+        return form_view(self.svc.run(self.svc.services.forms.get, form_id))
 
 
 @pytest.fixture
@@ -483,7 +483,7 @@ def test_a_read_key_changes_nothing(owner: Owner) -> None:
 def test_a_rotated_key_stops_resolving_at_once(seeded: Seeded) -> None:
     svc = seeded.svc
     owner_key = svc.run(
-        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
     )
     old_key = seeded.form.public_form_key
     assert svc.public(old_key, json=MESSAGE).status_code == 201  # resolved, and cached
@@ -496,7 +496,7 @@ def test_a_rotated_key_stops_resolving_at_once(seeded: Seeded) -> None:
     assert response.status_code == 200, response.text
     new_key = response.json()["public_form_key"]
     assert new_key != old_key
-    assert response.json() == form_view(svc.run(svc.admin.form, seeded.form.form_id))
+    assert response.json() == form_view(svc.run(svc.services.forms.get, seeded.form.form_id))
     assert_error(svc.public(old_key, json=MESSAGE), "form_not_found")
     assert svc.public(new_key, json=MESSAGE).status_code == 201
 
@@ -525,7 +525,7 @@ def test_a_rotated_key_stops_at_once_on_every_serving_process(
 ) -> None:
     svc = seeded.svc
     manager = svc.run(
-        svc.admin.create_api_key, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, seeded.workspace.workspace_id, scopes=frozenset({Scope.MANAGE})
     )
     old_key = seeded.form.public_form_key
     second = OnBackend(

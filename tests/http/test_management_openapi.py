@@ -315,7 +315,7 @@ def _schema_of(name: str) -> dict[str, Any]:
 def test_each_object_answered_has_exactly_the_documented_keys(seeded: Seeded) -> None:
     svc = seeded.svc
     ws, form_id = seeded.workspace.workspace_id, seeded.form.form_id
-    manage = svc.run(svc.admin.create_api_key, ws, frozenset({Scope.MANAGE})).secret
+    manage = svc.run(svc.services.keys.create, ws, frozenset({Scope.MANAGE})).secret
     auth = {"Authorization": f"Bearer {manage}"}
     submitted = svc.server(form_id, seeded.key.secret, json={"email": "ada@example.com"})
     submission_id = submitted.json()["submission_id"]

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def reader(seeded: Seeded) -> CreatedKey:
     return seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.SUBMIT, Scope.READ}),
     )
@@ -76,7 +76,7 @@ def test_retry_after_is_truthful(seeded: Seeded, reader: CreatedKey) -> None:
 
 def test_the_windows_are_per_key(seeded: Seeded, reader: CreatedKey) -> None:
     other = seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.READ}),
     )
@@ -141,7 +141,7 @@ def test_the_long_window_refuses_what_the_short_one_admits(make_service: Service
     )
     seeded = Seeded(make_service(Settings(rate_limits=limits)))
     key = seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.READ}),
     )
@@ -162,7 +162,7 @@ def test_a_refusal_speaks_of_requests_not_submissions(make_service: ServiceFacto
     limits = RateLimits(management_burst=RateRule(1, BURST_SECONDS))
     seeded = Seeded(make_service(Settings(rate_limits=limits)))
     key = seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.READ}),
     )

@@ -22,7 +22,7 @@ class Workspace:
 
     def _key(self, scope: Scope) -> str:
         created = self.svc.run(
-            self.svc.admin.create_api_key, self.workspace_id, scopes=frozenset({scope})
+            self.svc.services.keys.create, self.workspace_id, scopes=frozenset({scope})
         )
         return created.secret
 
@@ -108,7 +108,7 @@ def test_a_new_month_starts_from_nothing(svc: Service) -> None:
 @pytest.mark.parametrize("scope", [Scope.READ, Scope.MANAGE])
 def test_a_read_or_manage_key_reads_usage(svc: Service, scope: Scope) -> None:
     acme = Workspace(svc, "Acme")
-    key = svc.run(svc.admin.create_api_key, acme.workspace_id, scopes=frozenset({scope}))
+    key = svc.run(svc.services.keys.create, acme.workspace_id, scopes=frozenset({scope}))
 
     response = svc.client.get("/v1/usage", headers={"authorization": f"Bearer {key.secret}"})
 
@@ -120,6 +120,6 @@ def test_a_paused_forms_month_is_still_shown(svc: Service) -> None:
     acme = Workspace(svc, "Acme")
     form_id = acme.form()
     acme.submit(form_id, 2)
-    svc.run(svc.admin.update_form, form_id, FormChanges(enabled=False))
+    svc.run(svc.services.forms.update, form_id, FormChanges(enabled=False))
 
     assert acme.usage()["forms"] == [{"form_id": form_id, "used": 2, "honeypot_hits": 0}]

@@ -47,13 +47,13 @@ class Owner:
         self.workspace_id = seeded.workspace.workspace_id
         self.form_id = seeded.form.form_id
         created = svc.run(
-            svc.admin.create_api_key, self.workspace_id, scopes=frozenset({Scope.MANAGE})
+            svc.services.keys.create, self.workspace_id, scopes=frozenset({Scope.MANAGE})
         )
         self.headers = {"authorization": f"Bearer {created.secret}"}
-        self.endpoint = svc.run(svc.admin.add_webhook, self.form_id, HOOK)
-        self.recipient = svc.run(svc.admin.add_recipient, self.form_id, "owner@example.com")
+        self.endpoint = svc.run(svc.services.webhooks.add, self.form_id, HOOK)
+        self.recipient = svc.run(svc.services.recipients.add, self.form_id, "owner@example.com")
         submitter = svc.run(
-            svc.admin.create_api_key, self.workspace_id, scopes=frozenset({Scope.SUBMIT})
+            svc.services.keys.create, self.workspace_id, scopes=frozenset({Scope.SUBMIT})
         )
         answer = svc.server(self.form_id, submitter.secret, json={"message": "Hello"})
         assert answer.status_code == 201, answer.text
@@ -193,7 +193,7 @@ def test_a_bad_webhook_is_refused_naming_the_field(
     answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json=body)
 
     assert field in fields(answer)
-    assert len(owner.svc.run(owner.svc.admin.webhooks, owner.form_id)) == 1
+    assert len(owner.svc.run(owner.svc.services.webhooks.all, owner.form_id)) == 1
 
 
 @pytest.mark.parametrize(
@@ -208,7 +208,7 @@ def test_a_site_local_address_is_refused(owner: Owner, url: str) -> None:
     answer = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": url})
 
     assert "not a public address" in fields(answer)["url"]
-    assert len(owner.svc.run(owner.svc.admin.webhooks, owner.form_id)) == 1
+    assert len(owner.svc.run(owner.svc.services.webhooks.all, owner.form_id)) == 1
 
 
 def test_a_refusal_never_says_what_a_private_name_resolves_to(owner: Owner) -> None:
@@ -249,7 +249,7 @@ def test_a_second_webhook_at_the_same_url_is_refused(owner: Owner) -> None:
     answer = owner.request("POST", path, json={"url": again, "include_flagged": True})
 
     assert fields(answer) == {"url": "this form has an endpoint at this URL already"}
-    assert [e.url for e in owner.svc.run(owner.svc.admin.webhooks, owner.form_id)] == [HOOK]
+    assert [e.url for e in owner.svc.run(owner.svc.services.webhooks.all, owner.form_id)] == [HOOK]
     other = owner.request("POST", path, json={"url": HOOK + "/other"})
     assert other.status_code == 201, other.text
 
@@ -291,7 +291,7 @@ def test_removing_a_webhook_drops_its_undelivered_deliveries(owner: Owner) -> No
 
 
 def test_a_test_event_is_queued_for_that_endpoint_only(owner: Owner) -> None:
-    other = owner.svc.run(owner.svc.admin.add_webhook, owner.form_id, "https://b.example.com/h")
+    other = owner.svc.run(owner.svc.services.webhooks.add, owner.form_id, "https://b.example.com/h")
     before = len(owner.svc.run(owner.svc.store.deliveries.list_deliveries))
 
     answer = owner.request("POST", f"/v1/webhooks/{owner.endpoint_id}/test")
@@ -457,11 +457,11 @@ def test_a_delivered_delivery_cannot_be_retried(owner: Owner) -> None:
 def test_retrying_an_endpoints_dead_deliveries_makes_only_those_due(owner: Owner) -> None:
     svc = owner.svc
     dead = owner.webhook_delivery()
-    other = svc.run(svc.admin.add_webhook, owner.form_id, HOOK + "/other").endpoint.endpoint_id
-    others = svc.run(svc.admin.test_endpoint, other).delivery.delivery_id
+    other = svc.run(svc.services.webhooks.add, owner.form_id, HOOK + "/other").endpoint.endpoint_id
+    others = svc.run(svc.services.webhooks.test, other).delivery.delivery_id
     for delivery_id in (dead, others):
         owner.claim_and_fail(delivery_id, dead=True)
-    delivered = svc.run(svc.admin.test_endpoint, owner.endpoint_id).delivery.delivery_id
+    delivered = svc.run(svc.services.webhooks.test, owner.endpoint_id).delivery.delivery_id
     svc.run(svc.store.deliveries.record_success, delivered, svc.clock.now(), 200)
     svc.clock.advance(60)
 
@@ -521,14 +521,14 @@ def test_a_bad_recipient_is_refused_naming_the_field(
     answer = owner.request("POST", f"/v1/forms/{owner.form_id}/notifications", json=body)
 
     assert field in fields(answer)
-    assert len(owner.svc.run(owner.svc.admin.recipients, owner.form_id)) == 1
+    assert len(owner.svc.run(owner.svc.services.recipients.all, owner.form_id)) == 1
 
 
 def test_a_test_mail_is_queued_for_that_recipient_only_and_parked_without_smtp(
     owner: Owner,
 ) -> None:
     svc = owner.svc
-    other = svc.run(svc.admin.add_recipient, owner.form_id, "other@example.com")
+    other = svc.run(svc.services.recipients.add, owner.form_id, "other@example.com")
     before = len(svc.run(svc.store.deliveries.list_deliveries))
 
     answer = owner.request("POST", f"/v1/notifications/{owner.recipient.recipient_id}/test")
@@ -559,7 +559,7 @@ def test_a_test_mail_is_queued_for_that_recipient_only_and_parked_without_smtp(
 
 
 def test_a_read_key_reads_but_cannot_test_or_retry(owner: Owner, svc: Service) -> None:
-    reader = svc.run(svc.admin.create_api_key, owner.workspace_id, scopes=frozenset({Scope.READ}))
+    reader = svc.run(svc.services.keys.create, owner.workspace_id, scopes=frozenset({Scope.READ}))
     headers = {"authorization": f"Bearer {reader.secret}"}
     delivery_id = owner.webhook_delivery()
 
@@ -579,7 +579,7 @@ def test_a_read_key_sees_a_webhook_url_as_its_scheme_and_host_only(
     owner: Owner, svc: Service
 ) -> None:
     added = owner.request("POST", f"/v1/forms/{owner.form_id}/webhooks", json={"url": TOKENED})
-    reader = svc.run(svc.admin.create_api_key, owner.workspace_id, scopes=frozenset({Scope.READ}))
+    reader = svc.run(svc.services.keys.create, owner.workspace_id, scopes=frozenset({Scope.READ}))
 
     listed = svc.client.get(
         f"/v1/forms/{owner.form_id}/webhooks",

@@ -306,7 +306,7 @@ def test_the_backlog_rises_with_a_submission_and_falls_once_the_relay_delivers_i
     seeded: Seeded,
 ) -> None:
     svc = seeded.svc
-    svc.run(svc.admin.add_webhook, seeded.form.form_id, "https://hooks.example.com/intake")
+    svc.run(svc.services.webhooks.add, seeded.form.form_id, "https://hooks.example.com/intake")
     empty = scrape(svc)
     assert empty.value("intake_outbox_backlog") == 0
     assert empty.value("intake_outbox_oldest_undelivered_age_seconds") == 0
@@ -334,7 +334,7 @@ def test_the_backlog_rises_with_a_submission_and_falls_once_the_relay_delivers_i
 def test_a_delivery_parked_as_dead_shows_in_its_state(seeded: Seeded) -> None:
     svc = seeded.svc
     url = "https://hooks.example.com/gone"
-    svc.run(svc.admin.add_webhook, seeded.form.form_id, url)
+    svc.run(svc.services.webhooks.add, seeded.form.form_id, url)
     svc.public(seeded.form.public_form_key, data=FIELDS)
     sender = FakeWebhookSender()
     sender.script(url, GONE)
@@ -471,7 +471,7 @@ def test_the_public_cannot_tell_a_honeypot_from_spam_or_a_real_submission(
 ) -> None:
     seeded = Seeded(make_service(Settings(metrics_token=token)))
     svc, key = seeded.svc, seeded.form.public_form_key
-    svc.run(svc.admin.add_webhook, seeded.form.form_id, "https://hooks.example.com/intake")
+    svc.run(svc.services.webhooks.add, seeded.form.form_id, "https://hooks.example.com/intake")
 
     def look() -> tuple[int, dict[str, str], object]:
         return public_view(svc.client.get("/metrics", headers={"authorization": "Bearer x"}))

@@ -141,7 +141,7 @@ def _every_public_error(svc: Service, seeded: Seeded) -> dict[str, httpx2.Respon
     )
     svc.fail_commits(1)
     answers["service_unavailable"] = svc.public(key, data=FIELDS, peer="198.51.100.4")
-    svc.run(svc.admin.update_workspace, ws, WorkspaceChanges(monthly_limit=1))
+    svc.run(svc.services.workspaces.update, ws, WorkspaceChanges(monthly_limit=1))
     answers["quota_exceeded"] = svc.public(key, data=FIELDS, peer="198.51.100.1")
     for _ in range(5):
         svc.public(key, data=FIELDS, peer="198.51.100.2")
@@ -191,7 +191,7 @@ def test_every_server_error_answer_validates_against_the_document(seeded: Seeded
     )
     svc.fail_commits(1)
     answers["service_unavailable"] = svc.server(form_id, secret, data=FIELDS)
-    svc.run(svc.admin.update_workspace, ws, WorkspaceChanges(monthly_limit=1))
+    svc.run(svc.services.workspaces.update, ws, WorkspaceChanges(monthly_limit=1))
     answers["quota_exceeded"] = svc.server(form_id, secret, data=FIELDS)
     for _ in range(50):
         svc.server(form_id, secret, data=FIELDS)

@@ -201,7 +201,7 @@ def forms(svc: Service) -> tuple[str, str, str, str]:
     uploads = UploadChanges(enabled=True)
     first = svc.form(ws, name="Apply", uploads=uploads)
     second = svc.form(ws, name="Contact")
-    manage = svc.run(svc.admin.create_api_key, ws, frozenset({Scope.MANAGE}))
+    manage = svc.run(svc.services.keys.create, ws, frozenset({Scope.MANAGE}))
     return first.public_form_key, second.public_form_key, manage.secret, first.form_id
 
 

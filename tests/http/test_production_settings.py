@@ -50,9 +50,9 @@ class Production:
         """A public form in a new workspace, made through the runtime's own admin."""
         portal = self.client.portal
         assert portal is not None
-        admin = self.runtime.admin
-        workspace = portal.call(admin.create_workspace, "Acme")
-        form = portal.call(admin.create_form, workspace.workspace_id)
+        admin = self.runtime.services
+        workspace = portal.call(admin.workspaces.create, "Acme")
+        form = portal.call(admin.forms.create, workspace.workspace_id)
         self.forms.append(form)
         return form
 

@@ -75,8 +75,8 @@ def _form_key(client: TestClient) -> str:
     portal = client.portal
     assert portal is not None
     runtime: ServeRuntime = client.app.state.runtime  # type: ignore[attr-defined]
-    workspace = portal.call(runtime.admin.create_workspace, "Acme")
-    form = portal.call(runtime.admin.create_form, workspace.workspace_id)
+    workspace = portal.call(runtime.services.workspaces.create, "Acme")
+    form = portal.call(runtime.services.forms.create, workspace.workspace_id)
     key: str = form.public_form_key
     return key
 

@@ -44,7 +44,7 @@ class Owner:
         self.smtp = smtp
         self.form = seeded.form
         key = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             seeded.workspace.workspace_id,
             scopes=frozenset({Scope.MANAGE}),
         )
@@ -168,7 +168,9 @@ def test_a_signed_in_owners_own_address_is_confirmed_at_once(
     dash.post(mail, email=STRANGER)
 
     svc = dash.svc
-    found = {r.email: r.status.value for r in svc.run(svc.admin.recipients, dash.form.form_id)}
+    found = {
+        r.email: r.status.value for r in svc.run(svc.services.recipients.all, dash.form.form_id)
+    }
     assert found == {"owner@example.com": "confirmed", STRANGER: "pending"}
     page = dash.client.get(mail)
     assert "Waiting for the address to confirm" in page.text

@@ -34,7 +34,7 @@ UNANSWERED = "We could not answer that request. Please try again."
 @pytest.fixture
 def manager(seeded: Seeded) -> CreatedKey:
     return seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.MANAGE}),
     )

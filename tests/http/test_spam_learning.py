@@ -70,7 +70,7 @@ class Owner:
 
     def _key(self, scope: Scope) -> CreatedKey:
         created: CreatedKey = self.svc.run(
-            self.svc.admin.create_api_key, self.workspace_id, scopes=frozenset({scope})
+            self.svc.services.keys.create, self.workspace_id, scopes=frozenset({scope})
         )
         return created
 
@@ -213,7 +213,7 @@ def test_the_dashboards_triage_teaches_and_its_settings_show_it(
     dash.owner_signs_in()
     svc = dash.svc
     key = svc.run(
-        svc.admin.create_api_key, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
+        svc.services.keys.create, dash.workspace.workspace_id, scopes=frozenset({Scope.SUBMIT})
     )
     one, two = (
         svc.server(dash.form.form_id, key.secret, json={"message": f"{SPAM} {n}"}).json()[

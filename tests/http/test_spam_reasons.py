@@ -45,7 +45,7 @@ def test_the_message_scores_as_spam_for_several_reasons() -> None:
 
 def _reader(seeded: Seeded) -> CreatedKey:
     created: CreatedKey = seeded.svc.run(
-        seeded.svc.admin.create_api_key,
+        seeded.svc.services.keys.create,
         seeded.workspace.workspace_id,
         scopes=frozenset({Scope.READ}),
     )

@@ -104,13 +104,15 @@ def test_a_workspace_of_its_own_ceiling_is_held_to_it(capped: Uploads) -> None:
     workspace_id = up.seeded.workspace.workspace_id
     assert up.post(files=cv(FIRST, 1)).status_code == 201
     own_limit = WorkspaceChanges(storage_limit=FIRST + 9_000)
-    up.svc.run(up.svc.admin.update_workspace, workspace_id, own_limit)
+    up.svc.run(up.svc.services.workspaces.update, workspace_id, own_limit)
 
     taken = up.post(SPAM, cv(9_000, 2))  # past the deployment's ceiling, within its own
     refused = up.post(files=cv(1_000, 3))
 
     assert taken.status_code == 201, taken.text
     assert_error(refused, "quota_exceeded")
-    up.svc.run(up.svc.admin.update_workspace, workspace_id, WorkspaceChanges(storage_limit=None))
+    up.svc.run(
+        up.svc.services.workspaces.update, workspace_id, WorkspaceChanges(storage_limit=None)
+    )
     assert_error(up.post(files=cv(1_000, 4)), "quota_exceeded")  # the deployment's again
     up.assert_only_stored_files()

@@ -35,11 +35,13 @@ class Suspended:
         svc = self.svc = seeded.svc
         self.workspace_id = seeded.workspace.workspace_id
         self.form_id = seeded.form.form_id
-        key = svc.run(svc.admin.create_api_key, self.workspace_id, scopes=frozenset({Scope.MANAGE}))
+        key = svc.run(svc.services.keys.create, self.workspace_id, scopes=frozenset({Scope.MANAGE}))
         self.headers = {"authorization": f"Bearer {key.secret}"}
-        self.recipient = svc.run(svc.admin.add_recipient, self.form_id, "owner@example.com")
-        self.endpoint = svc.run(svc.admin.add_webhook, self.form_id, "https://hooks.example.com/x")
-        svc.run(svc.admin.set_workspace_active, self.workspace_id, False)
+        self.recipient = svc.run(svc.services.recipients.add, self.form_id, "owner@example.com")
+        self.endpoint = svc.run(
+            svc.services.webhooks.add, self.form_id, "https://hooks.example.com/x"
+        )
+        svc.run(svc.services.workspaces.set_active, self.workspace_id, False)
 
     def request(self, method: str, path: str, **options: Any) -> httpx2.Response:
         return self.svc.client.request(method, path, headers=self.headers, **options)
@@ -70,12 +72,12 @@ def test_a_suspended_workspaces_key_changes_nothing(suspended: Suspended) -> Non
     for answer in answers:
         _refused(answer)
     svc = suspended.svc
-    assert [r.email for r in svc.run(svc.admin.recipients, suspended.form_id)] == [
+    assert [r.email for r in svc.run(svc.services.recipients.all, suspended.form_id)] == [
         "owner@example.com"
     ]
-    assert len(svc.run(svc.admin.webhooks, suspended.form_id)) == 1
-    assert svc.run(svc.admin.form, suspended.form_id).name == "Contact"
-    assert len(svc.run(svc.admin.forms, suspended.workspace_id)) == 1
+    assert len(svc.run(svc.services.webhooks.all, suspended.form_id)) == 1
+    assert svc.run(svc.services.forms.get, suspended.form_id).name == "Contact"
+    assert len(svc.run(svc.services.forms.all, suspended.workspace_id)) == 1
 
 
 def test_a_suspended_workspaces_key_sends_nothing(suspended: Suspended) -> None:
@@ -109,7 +111,7 @@ def test_a_suspended_workspaces_owner_is_told_in_the_dashboard(
     dash = Dashboard(make_service())
     dash.owner_signs_in()
     svc, form_id = dash.svc, dash.form.form_id
-    svc.run(svc.admin.set_workspace_active, dash.workspace.workspace_id, False)
+    svc.run(svc.services.workspaces.set_active, dash.workspace.workspace_id, False)
     mail = f"/dashboard/forms/{form_id}/settings/mail"
 
     page = dash.client.get(mail)
@@ -120,4 +122,4 @@ def test_a_suspended_workspaces_owner_is_told_in_the_dashboard(
     for refused in (added, exported):
         assert refused.status_code == 403
         assert "This workspace is suspended" in refused.text
-    assert svc.run(svc.admin.recipients, form_id) == []
+    assert svc.run(svc.services.recipients.all, form_id) == []

@@ -33,15 +33,15 @@ class Owner:
         svc = self.svc = seeded.svc
         form_id = seeded.form.form_id
         key = svc.run(
-            svc.admin.create_api_key,
+            svc.services.keys.create,
             seeded.workspace.workspace_id,
             scopes=frozenset({Scope.MANAGE}),
         )
         self.headers = {"authorization": f"Bearer {key.secret}"}
-        recipient = svc.run(svc.admin.add_recipient, form_id, "owner@example.com")
-        hook = svc.run(svc.admin.add_webhook, form_id, "https://hooks.example.com/x")
+        recipient = svc.run(svc.services.recipients.add, form_id, "owner@example.com")
+        hook = svc.run(svc.services.webhooks.add, form_id, "https://hooks.example.com/x")
         chat = svc.run(
-            svc.admin.add_chat,
+            svc.services.chats.add,
             form_id,
             ChatRequest(kind="slack", url="https://hooks.slack.com/services/T/B/x"),
         )
@@ -108,7 +108,7 @@ def test_the_dashboard_says_when_the_next_test_may_go(make_service: ServiceFacto
     dash = Dashboard(make_service())
     dash.owner_signs_in()
     svc = dash.svc
-    recipient = svc.run(svc.admin.add_recipient, dash.form.form_id, "team@example.com")
+    recipient = svc.run(svc.services.recipients.add, dash.form.form_id, "team@example.com")
     path = f"/dashboard/forms/{dash.form.form_id}/settings/mail/test"
 
     first = dash.post(path, recipient=recipient.recipient_id)

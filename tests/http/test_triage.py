@@ -33,7 +33,7 @@ class Triage:
 
     def key(self, *scopes: Scope, workspace_id: str | None = None) -> CreatedKey:
         created: CreatedKey = self.svc.run(
-            self.svc.admin.create_api_key,
+            self.svc.services.keys.create,
             workspace_id or self.workspace_id,
             scopes=frozenset(scopes),
         )
@@ -186,7 +186,7 @@ def test_a_deletion_deletes_the_files_and_gives_their_bytes_back(svc: Service) -
     workspace_id = up.seeded.workspace.workspace_id
     assert svc.run(svc.store.workspaces.storage_used, workspace_id) == 5000
     key: CreatedKey = svc.run(
-        svc.admin.create_api_key, workspace_id, scopes=frozenset({Scope.MANAGE})
+        svc.services.keys.create, workspace_id, scopes=frozenset({Scope.MANAGE})
     )
 
     response = svc.client.delete(

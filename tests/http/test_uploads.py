@@ -585,7 +585,7 @@ def test_a_validation_error_beside_a_valid_file_is_refused_and_keeps_nothing(
 def test_an_exhausted_quota_is_refused_and_keeps_nothing(up: Uploads) -> None:
     workspace_id = up.seeded.workspace.workspace_id
     changes = WorkspaceChanges(plan=Plan.FREE, monthly_limit=1)
-    up.svc.run(up.svc.admin.update_workspace, workspace_id, changes)
+    up.svc.run(up.svc.services.workspaces.update, workspace_id, changes)
     accepted = up.post(files=[("cv", "cv.pdf", pdf(800, 1), "application/pdf")])
 
     refused = up.post(files=[("cv", "cv.pdf", pdf(9000, 2), "application/pdf")])

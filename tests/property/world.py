@@ -25,7 +25,7 @@ from intake.domain.model import Challenge, ChallengeProvider, Form, Plan, Worksp
 from intake.domain.quota import ceiling, period
 from intake.domain.ratelimit import RateLimits, RateRule, Window
 from intake.ports.challenge import ChallengeVerdict
-from intake.service.admin import Admin
+from intake.service.admin import OwnerServices, owner_services
 from intake.service.commit_timing import CommitTiming
 from intake.service.messages import (
     FieldsBody,
@@ -88,7 +88,7 @@ class World:
     clock: FakeClock
     limiter: InProcessRateLimiter
     verifier: FakeChallengeVerifier
-    admin: Admin
+    services: OwnerServices
     pipeline: SubmissionPipeline
     settings: PipelineSettings
 
@@ -113,13 +113,13 @@ class World:
             settings=settings,
             commit_timing=commit_timing,
         )
-        admin = Admin(store, clock, ids, plans=settings.plans)
+        admin = owner_services(store, clock, ids, plans=settings.plans)
         return cls(store, clock, limiter, verifier, admin, pipeline, settings)
 
     async def workspace(
         self, plan: Plan = Plan.FREE, monthly_limit: int | None = None
     ) -> Workspace:
-        return await self.admin.create_workspace("Acme", plan=plan, monthly_limit=monthly_limit)
+        return await self.services.workspaces.create("Acme", plan=plan, monthly_limit=monthly_limit)
 
     async def submit(self, request: SubmitRequest) -> Outcome:
         return await self.pipeline.submit(request)

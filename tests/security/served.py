@@ -35,10 +35,10 @@ class Served(ServedProcess):
 
         async def make() -> dict[str, str]:
             async with open_runtime(Settings.from_env(self.env)) as runtime:
-                admin = runtime.admin
-                workspace = await admin.create_workspace("Security")
-                form = await admin.create_form(workspace.workspace_id, mode=mode)
-                key = await admin.create_api_key(workspace.workspace_id)
+                admin = runtime.services
+                workspace = await admin.workspaces.create("Security")
+                form = await admin.forms.create(workspace.workspace_id, mode=mode)
+                key = await admin.keys.create(workspace.workspace_id)
             return {
                 "workspace_id": workspace.workspace_id,
                 "form_id": form.form_id,

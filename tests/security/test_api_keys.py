@@ -62,10 +62,10 @@ def two(svc: Service) -> tuple[Seeded, Seeded]:
 def test_every_kind_of_bad_credential_gets_the_same_401(two: tuple[Seeded, Seeded]) -> None:
     a, b = two
     revoked = a.svc.api_key(a.workspace.workspace_id)
-    a.svc.run(a.svc.admin.revoke_api_key, revoked.key.key_id)
+    a.svc.run(a.svc.services.keys.revoke, revoked.key.key_id)
     valid = a.key.secret
     b_revoked = b.svc.api_key(b.workspace.workspace_id)
-    b.svc.run(b.svc.admin.revoke_api_key, b_revoked.key.key_id)
+    b.svc.run(b.svc.services.keys.revoke, b_revoked.key.key_id)
     credentials: dict[str, str | None] = {
         "no header": None,
         "empty": "",
@@ -136,7 +136,7 @@ def test_a_revoked_key_of_another_workspace_is_unauthorized_before_any_form_is_l
     two: tuple[Seeded, Seeded],
 ) -> None:
     a, b = two
-    b.svc.run(b.svc.admin.revoke_api_key, b.key.key.key_id)
+    b.svc.run(b.svc.services.keys.revoke, b.key.key.key_id)
 
     on_a = a.svc.server(a.form.form_id, b.key.secret, data=FIELDS)
     on_missing = a.svc.server("frm_" + "0" * 26, b.key.secret, data=FIELDS)
@@ -233,7 +233,7 @@ def test_a_key_is_looked_up_by_the_hash_of_the_whole_secret_and_compared_in_cons
 ) -> None:
     a, _ = two
     revoked = a.svc.api_key(a.workspace.workspace_id)
-    a.svc.run(a.svc.admin.revoke_api_key, revoked.key.key_id)
+    a.svc.run(a.svc.services.keys.revoke, revoked.key.key_id)
     recording = RecordingKeys(a.svc.store.api_keys)
     a.svc.store.api_keys = recording
     compared: list[tuple[bytes, bytes]] = []
@@ -316,7 +316,7 @@ def test_refusals_take_as_long_for_keys_that_exist_as_for_keys_that_do_not(
 ) -> None:
     a, b = two
     revoked = a.svc.api_key(a.workspace.workspace_id)
-    a.svc.run(a.svc.admin.revoke_api_key, revoked.key.key_id)
+    a.svc.run(a.svc.services.keys.revoke, revoked.key.key_id)
     unknown = [_well_formed_unknown() for _ in range(SAMPLES + 20)]
     body = b"name=Ada"
     form_type = {"content-type": "application/x-www-form-urlencoded"}

@@ -171,10 +171,10 @@ def _deliver(
     async def setup() -> tuple[str, str]:
         async with open_runtime(settings) as runtime:
             await runtime.store.migrate()
-            workspace = await runtime.admin.create_workspace("Acme")
-            form = await runtime.admin.create_form(workspace.workspace_id, name=form_name)
-            hook = await runtime.admin.add_webhook(form.form_id, receiver.url())
-            await runtime.admin.add_recipient(form.form_id, OWNER)
+            workspace = await runtime.services.workspaces.create("Acme")
+            form = await runtime.services.forms.create(workspace.workspace_id, name=form_name)
+            hook = await runtime.services.webhooks.add(form.form_id, receiver.url())
+            await runtime.services.recipients.add(form.form_id, OWNER)
         return form.public_form_key, hook.secret
 
     key, secret = anyio.run(setup)

@@ -86,7 +86,7 @@ def listed(seeded: Seeded) -> Seeded:
     every submission a generated test makes."""
     seeded.svc.update_form(seeded.form.form_id, allowed_origins=[ALLOWED])
     seeded.svc.run(
-        seeded.svc.admin.update_workspace,
+        seeded.svc.services.workspaces.update,
         seeded.workspace.workspace_id,
         WorkspaceChanges(monthly_limit=10**6),
     )

@@ -19,7 +19,7 @@ from intake.service.accounts import (
     SignedIn,
     SignInRefused,
 )
-from intake.service.admin import Admin, AdminError, NotFoundError
+from intake.service.admin import AdminError, NotFoundError, owner_services
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,7 @@ class World:
         self.clock = FakeClock()
         self.mailer = mailer
         ids = SeededIdSource()
-        self.admin = Admin(self.store, self.clock, ids)
+        self.services = owner_services(self.store, self.clock, ids)
         self.accounts = Accounts(
             self.store,
             self.clock,
@@ -45,7 +45,7 @@ class World:
         )
 
     async def workspace(self, name: str = "Acme") -> str:
-        return (await self.admin.create_workspace(name)).workspace_id
+        return (await self.services.workspaces.create(name)).workspace_id
 
     async def signed_in(self, email: str, workspace_id: str, role: Role) -> SignedIn:
         created = await self.accounts.create_user(email, workspace_id, role)

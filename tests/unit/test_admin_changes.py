@@ -7,29 +7,35 @@ import pytest
 
 from intake.adapters.memory import FakeClock, InMemoryStore, SeededIdSource
 from intake.domain.model import Challenge, ChallengeProvider, FieldRule, Plan, RuleKind
-from intake.service.admin import Admin, AdminError, FormChanges, WorkspaceChanges
+from intake.service.admin import (
+    AdminError,
+    FormChanges,
+    OwnerServices,
+    WorkspaceChanges,
+    owner_services,
+)
 
 pytestmark = pytest.mark.anyio
 
 
-def _admin() -> Admin:
-    return Admin(InMemoryStore(), FakeClock(), SeededIdSource())
+def _admin() -> OwnerServices:
+    return owner_services(InMemoryStore(), FakeClock(), SeededIdSource())
 
 
 async def test_a_workspace_keeps_its_limits_when_none_is_given() -> None:
     admin = _admin()
-    workspace = await admin.create_workspace("Acme", monthly_limit=10, storage_limit=2048)
+    workspace = await admin.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
 
-    same = await admin.update_workspace(workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS))
+    same = await admin.workspaces.update(workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS))
 
     assert (same.plan, same.monthly_limit, same.storage_limit) == (Plan.BUSINESS, 10, 2048)
 
 
 async def test_a_workspace_limit_given_as_none_is_dropped() -> None:
     admin = _admin()
-    workspace = await admin.create_workspace("Acme", monthly_limit=10, storage_limit=2048)
+    workspace = await admin.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
 
-    dropped = await admin.update_workspace(
+    dropped = await admin.workspaces.update(
         workspace.workspace_id, WorkspaceChanges(monthly_limit=None, storage_limit=None)
     )
 
@@ -38,25 +44,25 @@ async def test_a_workspace_limit_given_as_none_is_dropped() -> None:
 
 async def test_a_negative_storage_limit_is_refused_and_nothing_changes() -> None:
     admin = _admin()
-    workspace = await admin.create_workspace("Acme")
+    workspace = await admin.workspaces.create("Acme")
 
     with pytest.raises(AdminError, match="cannot be negative"):
-        await admin.update_workspace(
+        await admin.workspaces.update(
             workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS, storage_limit=-1)
         )
 
-    assert await admin.workspace(workspace.workspace_id) == workspace
+    assert await admin.workspaces.get(workspace.workspace_id) == workspace
 
 
 async def test_a_form_keeps_its_challenge_and_redirect_when_they_are_not_given() -> None:
     admin = _admin()
-    workspace = await admin.create_workspace("Acme")
+    workspace = await admin.workspaces.create("Acme")
     challenge = Challenge(ChallengeProvider.TURNSTILE, "secret")
-    form = await admin.create_form(
+    form = await admin.forms.create(
         workspace.workspace_id, challenge=challenge, redirect_url="https://shop.example/thanks"
     )
 
-    renamed = await admin.update_form(form.form_id, FormChanges(name="Renamed"))
+    renamed = await admin.forms.update(form.form_id, FormChanges(name="Renamed"))
 
     assert renamed.name == "Renamed"
     assert renamed.challenge == challenge
@@ -65,14 +71,14 @@ async def test_a_form_keeps_its_challenge_and_redirect_when_they_are_not_given()
 
 async def test_a_challenge_or_redirect_given_as_none_is_taken_away() -> None:
     admin = _admin()
-    workspace = await admin.create_workspace("Acme")
-    form = await admin.create_form(
+    workspace = await admin.workspaces.create("Acme")
+    form = await admin.forms.create(
         workspace.workspace_id,
         challenge=Challenge(ChallengeProvider.TURNSTILE, "secret"),
         redirect_url="https://shop.example/thanks",
     )
 
-    cleared = await admin.update_form(form.form_id, FormChanges(challenge=None, redirect_url=None))
+    cleared = await admin.forms.update(form.form_id, FormChanges(challenge=None, redirect_url=None))
 
     assert (cleared.challenge, cleared.redirect_url, cleared.name) == (None, None, form.name)
 

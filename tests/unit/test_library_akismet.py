@@ -34,8 +34,8 @@ class Scripted:
 async def test_a_library_users_opinion_is_asked_and_told() -> None:
     opinion = Scripted()
     async with Intake.open(SETTINGS, spam_opinion=opinion) as intake:
-        workspace = await intake.admin.create_workspace("Acme")
-        form = await intake.admin.create_form(workspace.workspace_id)
+        workspace = await intake.services.workspaces.create("Acme")
+        form = await intake.services.forms.create(workspace.workspace_id)
         key = form.public_form_key
         visitor = {"client_ip": "203.0.113.9", "user_agent": "Mozilla/5.0"}
         spam = await intake.submit(key, {"message": "casino bonus"}, **visitor)
@@ -45,10 +45,12 @@ async def test_a_library_users_opinion_is_asked_and_told() -> None:
         assert ham.ok
         assert unasked.submission_id is not None
 
-        flagged = await intake.admin.submission(spam.submission_id)
+        flagged = await intake.services.submissions.get(spam.submission_id)
         assert flagged.status is SubmissionStatus.SPAM
-        await intake.admin.release(flagged)
-        await intake.admin.mark_spam(await intake.admin.submission(unasked.submission_id))
+        await intake.services.triage.release(flagged)
+        await intake.services.triage.mark_spam(
+            await intake.services.submissions.get(unasked.submission_id)
+        )
         await intake.runtime.relay.run_once()
 
     assert [q.user_agent for q in opinion.asked] == ["Mozilla/5.0", "Mozilla/5.0"]

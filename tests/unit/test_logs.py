@@ -14,7 +14,7 @@ from intake.config import Settings
 from intake.domain.model import Challenge, ChallengeProvider
 from intake.entrypoints.http import create_app
 from intake.logs import JsonFormatter, logging_config
-from intake.service.admin import Admin
+from intake.service.admin import owner_services
 
 
 def _record(**extra: object) -> logging.LogRecord:
@@ -45,14 +45,14 @@ def test_no_log_record_carries_submission_contents_or_secrets(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     store, clock, ids = InMemoryStore(), FakeClock(), SeededIdSource()
-    admin = Admin(store, clock, ids)
+    admin = owner_services(store, clock, ids)
 
     async def seed() -> tuple[str, str, str]:
-        workspace = await admin.create_workspace("Acme")
-        form = await admin.create_form(
+        workspace = await admin.workspaces.create("Acme")
+        form = await admin.forms.create(
             workspace.workspace_id, challenge=Challenge(ChallengeProvider.TURNSTILE, SECRET)
         )
-        key = await admin.create_api_key(workspace.workspace_id)
+        key = await admin.keys.create(workspace.workspace_id)
         return form.public_form_key, form.form_id, key.secret
 
     public_key, form_id, api_key = asyncio.run(seed())

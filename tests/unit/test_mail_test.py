@@ -15,7 +15,7 @@ from intake.adapters.memory.senders import FakeMailer, FakeWebhookSender
 from intake.domain.deliveries import DeliveryState, NotificationRecipient, mail_test_event
 from intake.domain.mail_tests import render_test_mail
 from intake.domain.model import EventType, Form
-from intake.service.admin import Admin, NotFoundError
+from intake.service.admin import NotFoundError, owner_services
 from intake.service.delivery_sending import NO_MAILER
 from intake.service.relay import Relay
 
@@ -61,23 +61,23 @@ class World:
         self.store = InMemoryStore()
         self.clock = FakeClock()
         self.mailer = mailer
-        self.admin = Admin(self.store, self.clock, SeededIdSource(5))
+        self.services = owner_services(self.store, self.clock, SeededIdSource(5))
         self.relay = Relay(self.store, FakeWebhookSender(), mailer, self.clock)
 
     async def form(self) -> Form:
-        workspace = await self.admin.create_workspace("Acme")
-        return await self.admin.create_form(workspace.workspace_id, name="Contact")
+        workspace = await self.services.workspaces.create("Acme")
+        return await self.services.forms.create(workspace.workspace_id, name="Contact")
 
 
 @pytest.mark.anyio
 async def test_a_test_mail_reaches_that_recipient_only() -> None:
     world = World(FakeMailer())
     form = await world.form()
-    chosen = await world.admin.add_recipient(form.form_id, "owner@example.com")
-    await world.admin.add_recipient(form.form_id, "other@example.com")
-    await world.admin.add_webhook(form.form_id, "https://hooks.example.com/h")
+    chosen = await world.services.recipients.add(form.form_id, "owner@example.com")
+    await world.services.recipients.add(form.form_id, "other@example.com")
+    await world.services.webhooks.add(form.form_id, "https://hooks.example.com/h")
 
-    queued = await world.admin.test_owned_recipient(form.workspace_id, chosen.recipient_id)
+    queued = await world.services.recipients.test_owned(form.workspace_id, chosen.recipient_id)
     done = await world.relay.run_once()
 
     # A recipient is mailed about accepted submissions only; a test reaches it anyway.
@@ -88,7 +88,7 @@ async def test_a_test_mail_reaches_that_recipient_only() -> None:
     [sent] = world.mailer.sent
     assert sent["To"] == "owner@example.com"
     assert sent["Subject"] == "Test mail from Contact"
-    record = await world.admin.owned_delivery(form.workspace_id, queued.delivery.delivery_id)
+    record = await world.services.deliveries.owned(form.workspace_id, queued.delivery.delivery_id)
     assert record.delivery.state is DeliveryState.DELIVERED
 
 
@@ -96,12 +96,12 @@ async def test_a_test_mail_reaches_that_recipient_only() -> None:
 async def test_without_a_mail_server_the_test_is_parked_and_a_retry_sends_it_later() -> None:
     world = World(None)
     form = await world.form()
-    recipient = await world.admin.add_recipient(form.form_id, "owner@example.com")
+    recipient = await world.services.recipients.add(form.form_id, "owner@example.com")
 
-    queued = await world.admin.test_recipient(recipient.recipient_id)  # the operator's way
+    queued = await world.services.recipients.test(recipient.recipient_id)  # the operator's way
     await world.relay.run_once()
 
-    record = await world.admin.owned_delivery(form.workspace_id, queued.delivery.delivery_id)
+    record = await world.services.deliveries.owned(form.workspace_id, queued.delivery.delivery_id)
     assert (record.delivery.state, record.delivery.last_error) == (DeliveryState.DEAD, NO_MAILER)
 
 
@@ -109,10 +109,10 @@ async def test_without_a_mail_server_the_test_is_parked_and_a_retry_sends_it_lat
 async def test_another_workspaces_recipient_cannot_be_tested() -> None:
     world = World(FakeMailer())
     form = await world.form()
-    recipient = await world.admin.add_recipient(form.form_id, "owner@example.com")
-    other = await world.admin.create_workspace("Other")
+    recipient = await world.services.recipients.add(form.form_id, "owner@example.com")
+    other = await world.services.workspaces.create("Other")
 
     with pytest.raises(NotFoundError):
-        await world.admin.test_owned_recipient(other.workspace_id, recipient.recipient_id)
+        await world.services.recipients.test_owned(other.workspace_id, recipient.recipient_id)
     with pytest.raises(NotFoundError):
-        await world.admin.test_recipient("rcpt_missing")
+        await world.services.recipients.test("rcpt_missing")

@@ -19,8 +19,8 @@ SETTINGS = Settings.from_env({"INTAKE_DATABASE_URL": "sqlite:///:memory:"})
 async def _made(intake: Intake, count: int) -> tuple[str, list[str]]:
     """A form with `count` accepted submissions; their ids, newest first: highest first,
     as ids sort by time (two made in one millisecond sort by their random part)."""
-    workspace = await intake.admin.create_workspace("Acme")
-    form = await intake.admin.create_form(workspace.workspace_id)
+    workspace = await intake.services.workspaces.create("Acme")
+    form = await intake.services.forms.create(workspace.workspace_id)
     ids = []
     for number in range(count):
         # One client address each: the rate limit is not what this is about.
@@ -37,7 +37,7 @@ async def test_every_submission_comes_once_newest_first_across_pages(page_size: 
     async with Intake.open(SETTINGS) as intake:
         form_id, ids = await _made(intake, 5)
 
-        listed = intake.admin.newest_submissions(form_id, page_size=page_size)
+        listed = intake.services.exports.newest(form_id, page_size=page_size)
 
         assert [s.submission_id async for s in listed] == ids
 
@@ -47,7 +47,7 @@ async def test_a_limit_keeps_the_newest_that_many(limit: int, page_size: int) ->
     async with Intake.open(SETTINGS) as intake:
         form_id, ids = await _made(intake, 5)
 
-        listed = intake.admin.newest_submissions(form_id, limit=limit, page_size=page_size)
+        listed = intake.services.exports.newest(form_id, limit=limit, page_size=page_size)
 
         assert [s.submission_id async for s in listed] == ids[:limit]
 
@@ -57,6 +57,6 @@ async def test_the_filter_applies_to_every_page() -> None:
         form_id, _ = await _made(intake, 4)
         spam = SubmissionFilter(frozenset({SubmissionStatus.SPAM}))
 
-        listed = intake.admin.newest_submissions(form_id, spam, page_size=1)
+        listed = intake.services.exports.newest(form_id, spam, page_size=1)
 
         assert [s async for s in listed] == []

@@ -64,7 +64,7 @@ async def _world(**form_options: Any) -> tuple[World, Recording, Form]:
     recording = Recording(world.store.submissions)
     world.store.submissions = recording  # type: ignore[assignment]
     workspace = await world.workspace()
-    form = await world.admin.create_form(workspace.workspace_id, **form_options)
+    form = await world.services.forms.create(workspace.workspace_id, **form_options)
     return world, recording, form
 
 

@@ -42,7 +42,7 @@ from intake.domain.uploads import StoredFile
 from intake.domain.webhooks import headers
 from intake.ports.senders import MailRejected, MailUnavailable, WebhookResponse
 from intake.ports.submissions import CommitPlan, Committed
-from intake.service.admin import Admin
+from intake.service.admin import owner_services
 from intake.service.delivery_sending import NO_MAILER
 from intake.service.relay import Relay, RelayRound
 
@@ -62,7 +62,7 @@ class World:
         self.ids = SeededIdSource(7)
         self.sender = FakeWebhookSender()
         self.mailer = FakeMailer()
-        self.admin = Admin(self.store, self.clock, self.ids)
+        self.services = owner_services(self.store, self.clock, self.ids)
         self.form: Form | None = None
         self._count = 0
 
@@ -79,20 +79,20 @@ class World:
         )
 
     async def make_form(self) -> Form:
-        workspace = await self.admin.create_workspace("Acme")
-        self.form = await self.admin.create_form(workspace.workspace_id, name="Contact")
+        workspace = await self.services.workspaces.create("Acme")
+        self.form = await self.services.forms.create(workspace.workspace_id, name="Contact")
         return self.form
 
     async def webhook(self, url: str, *, include_flagged: bool = False) -> WebhookEndpoint:
         assert self.form is not None
-        created = await self.admin.add_webhook(
+        created = await self.services.webhooks.add(
             self.form.form_id, url, include_flagged=include_flagged
         )
         return created.endpoint
 
     async def recipient(self, email: str = "owner@example.com") -> NotificationRecipient:
         assert self.form is not None
-        return await self.admin.add_recipient(self.form.form_id, email)
+        return await self.services.recipients.add(self.form.form_id, email)
 
     async def commit(
         self,
@@ -234,7 +234,7 @@ async def test_a_longer_retry_after_is_honoured_and_a_shorter_one_is_not(world: 
     await world.relay().run_once()
 
     due = {d.destination_id: d.next_attempt_at for d in await world.deliveries()}
-    endpoints = {e.url: e.endpoint_id for e in await world.admin.webhooks(world.form_id())}
+    endpoints = {e.url: e.endpoint_id for e in await world.services.webhooks.all(world.form_id())}
     assert due[endpoints[HOOK_A]] == world.clock.now() + timedelta(seconds=120)
     assert due[endpoints[HOOK_B]] == world.clock.now() + RETRY_SCHEDULE[1]
 
@@ -324,7 +324,7 @@ async def test_without_a_mail_server_mail_is_parked_dead_and_can_be_retried_late
     event = await world.commit()
 
     parked = await world.relay(mailer=False).run_once()
-    retried = await world.admin.retry(event.event_id)
+    retried = await world.services.deliveries.retry_event(event.event_id)
     sent = await world.relay().run_once()
 
     assert parked == RelayRound(fanned_out=1, dead=1)

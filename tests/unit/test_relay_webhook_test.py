@@ -14,7 +14,7 @@ from intake.adapters.memory.senders import FakeMailer, FakeWebhookSender, SentWe
 from intake.domain.deliveries import AttemptOutcome, DeliveryState
 from intake.domain.model import Form, Scope
 from intake.ports.senders import WebhookResponse
-from intake.service.admin import Admin
+from intake.service.admin import owner_services
 from intake.service.relay import Relay
 
 pytestmark = pytest.mark.anyio
@@ -28,13 +28,13 @@ class World:
         self.store = InMemoryStore()
         self.clock = FakeClock()
         self.sender = FakeWebhookSender()
-        self.admin = Admin(self.store, self.clock, SeededIdSource(3))
+        self.services = owner_services(self.store, self.clock, SeededIdSource(3))
         self.relay = Relay(self.store, self.sender, FakeMailer(), self.clock, jitter=lambda: 0.0)
 
     async def form(self) -> Form:
-        workspace = await self.admin.create_workspace("Acme")
-        await self.admin.create_api_key(workspace.workspace_id, scopes=frozenset({Scope.MANAGE}))
-        return await self.admin.create_form(workspace.workspace_id, name="Contact")
+        workspace = await self.services.workspaces.create("Acme")
+        await self.services.keys.create(workspace.workspace_id, scopes=frozenset({Scope.MANAGE}))
+        return await self.services.forms.create(workspace.workspace_id, name="Contact")
 
 
 def verified(sent: SentWebhook, secret: str) -> bool:
@@ -48,11 +48,11 @@ def verified(sent: SentWebhook, secret: str) -> bool:
 async def test_a_test_event_reaches_only_its_endpoint_signed() -> None:
     world = World()
     form = await world.form()
-    a = await world.admin.add_webhook(form.form_id, HOOK_A)
-    await world.admin.add_webhook(form.form_id, HOOK_B, include_flagged=True)
-    await world.admin.add_recipient(form.form_id, "owner@example.com")
+    a = await world.services.webhooks.add(form.form_id, HOOK_A)
+    await world.services.webhooks.add(form.form_id, HOOK_B, include_flagged=True)
+    await world.services.recipients.add(form.form_id, "owner@example.com")
 
-    queued = await world.admin.test_webhook(form.workspace_id, a.endpoint.endpoint_id)
+    queued = await world.services.webhooks.test_owned(form.workspace_id, a.endpoint.endpoint_id)
     done = await world.relay.run_once()
 
     assert (done.delivered, done.failed, done.dead) == (1, 0, 0)
@@ -67,7 +67,7 @@ async def test_a_test_event_reaches_only_its_endpoint_signed() -> None:
         "workspace_id": form.workspace_id,
         "created_at": world.clock.now().isoformat(),
     }
-    record = await world.admin.owned_delivery(form.workspace_id, queued.delivery.delivery_id)
+    record = await world.services.deliveries.owned(form.workspace_id, queued.delivery.delivery_id)
     assert record.delivery.state is DeliveryState.DELIVERED
     assert [(t.outcome, t.status_code) for t in record.attempts] == [
         (AttemptOutcome.DELIVERED, 200)
@@ -77,20 +77,20 @@ async def test_a_test_event_reaches_only_its_endpoint_signed() -> None:
 async def test_attempts_keep_the_status_and_a_retried_delivery_goes_out_at_once() -> None:
     world = World()
     form = await world.form()
-    a = await world.admin.add_webhook(form.form_id, HOOK_A)
+    a = await world.services.webhooks.add(form.form_id, HOOK_A)
     world.sender.script(HOOK_A, WebhookResponse(status=410))
-    queued = await world.admin.test_webhook(form.workspace_id, a.endpoint.endpoint_id)
+    queued = await world.services.webhooks.test_owned(form.workspace_id, a.endpoint.endpoint_id)
     delivery_id = queued.delivery.delivery_id
 
     await world.relay.run_once()
-    dead = await world.admin.owned_delivery(form.workspace_id, delivery_id)
+    dead = await world.services.deliveries.owned(form.workspace_id, delivery_id)
     # 410 disables the endpoint; a new one at the same URL is how an owner resumes, so
     # here the failing answer is a 500 on a second endpoint's test instead.
-    b = await world.admin.add_webhook(form.form_id, HOOK_B)
+    b = await world.services.webhooks.add(form.form_id, HOOK_B)
     world.sender.script(HOOK_B, WebhookResponse(status=500, error="boom"))
-    second = await world.admin.test_webhook(form.workspace_id, b.endpoint.endpoint_id)
+    second = await world.services.webhooks.test_owned(form.workspace_id, b.endpoint.endpoint_id)
     await world.relay.run_once()
-    failed = await world.admin.owned_delivery(form.workspace_id, second.delivery.delivery_id)
+    failed = await world.services.deliveries.owned(form.workspace_id, second.delivery.delivery_id)
 
     assert dead.delivery.state is DeliveryState.DEAD
     assert [(t.outcome, t.error) for t in dead.attempts] == [
@@ -99,10 +99,10 @@ async def test_attempts_keep_the_status_and_a_retried_delivery_goes_out_at_once(
     assert [(t.status_code, t.error) for t in failed.attempts] == [(500, "HTTP 500: boom")]
 
     # Retried: due at once (not in 5 s), and this time the receiver takes it.
-    await world.admin.retry_owned_delivery(form.workspace_id, second.delivery.delivery_id)
+    await world.services.deliveries.retry_owned(form.workspace_id, second.delivery.delivery_id)
     world.clock.advance(1)
     await world.relay.run_once()
-    again = await world.admin.owned_delivery(form.workspace_id, second.delivery.delivery_id)
+    again = await world.services.deliveries.owned(form.workspace_id, second.delivery.delivery_id)
     assert again.delivery.state is DeliveryState.DELIVERED
     assert [t.status_code for t in again.attempts] == [500, 200]
     assert [s.url for s in world.sender.sent] == [HOOK_A, HOOK_B, HOOK_B]

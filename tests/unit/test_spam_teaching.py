@@ -15,7 +15,8 @@ from intake.domain.spam.history import PastMessage
 from intake.domain.spam.model import Label
 from intake.domain.triage import TriageStatus
 from intake.ports.spam_statistics import SpamSummary
-from intake.service.admin import Admin, NotFoundError
+from intake.service.admin import NotFoundError, owner_services
+from intake.service.spam_knowledge import SpamKnowledge
 from intake.service.spam_settling import settle_untouched
 from tests.contract.builders import FORM_ID, T0, WORKSPACE_ID, plan, seed, submission
 
@@ -29,7 +30,7 @@ class Triage:
     def __init__(self) -> None:
         self.store = InMemoryStore()
         self.clock = FakeClock(T0 + DAY)
-        self.admin = Admin(self.store, self.clock, SeededIdSource())
+        self.services = owner_services(self.store, self.clock, SeededIdSource())
 
     async def add(self, n: int, status: SubmissionStatus, **data: str) -> Submission:
         fields: FieldData = dict(data)
@@ -43,7 +44,7 @@ class Triage:
         return found
 
     async def summary(self) -> SpamSummary:
-        return await self.admin.spam_summary(WORKSPACE_ID)
+        return await self.services.spam.summary(WORKSPACE_ID)
 
     async def taught(self, sub: Submission) -> Label | None:
         return await self.store.spam.taught(sub.submission_id)
@@ -63,8 +64,8 @@ async def test_marking_spam_teaches_spam_and_releasing_teaches_ham(triage: Triag
     spam = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
     ham = await triage.add(2, SubmissionStatus.SPAM, message="a table for four")
 
-    await triage.admin.mark_spam(spam)
-    await triage.admin.release(ham)
+    await triage.services.triage.mark_spam(spam)
+    await triage.services.triage.release(ham)
 
     summary = await triage.summary()
     assert (summary.spam_messages, summary.ham_messages) == (1, 1)
@@ -77,7 +78,7 @@ async def test_marking_spam_teaches_spam_and_releasing_teaches_ham(triage: Triag
 async def test_releasing_an_unverified_submission_teaches_ham(triage: Triage) -> None:
     unverified = await triage.add(1, SubmissionStatus.UNVERIFIED, message="hello")
 
-    await triage.admin.set_status(unverified, TriageStatus.ACCEPTED)
+    await triage.services.triage.set_status(unverified, TriageStatus.ACCEPTED)
 
     assert await triage.taught(unverified) is Label.HAM
 
@@ -88,8 +89,8 @@ async def test_the_status_it_has_confirms_it_once_with_no_event(triage: Triage) 
     events = await triage.events()
 
     for _ in range(3):
-        assert await triage.admin.set_status(accepted, TriageStatus.ACCEPTED) == accepted
-        assert await triage.admin.set_status(spam, TriageStatus.SPAM) == spam
+        assert await triage.services.triage.set_status(accepted, TriageStatus.ACCEPTED) == accepted
+        assert await triage.services.triage.set_status(spam, TriageStatus.SPAM) == spam
 
     summary = await triage.summary()
     assert (summary.spam_messages, summary.ham_messages) == (1, 1)
@@ -106,9 +107,9 @@ async def test_a_confirmation_read_before_another_triage_teaches_nothing(
     # is taught what the submission is now, never the status it no longer has.
     sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
     read_before = await triage.now(sub)
-    await triage.admin.mark_spam(read_before)
+    await triage.services.triage.mark_spam(read_before)
 
-    answered = await triage.admin.set_status(read_before, TriageStatus.ACCEPTED)
+    answered = await triage.services.triage.set_status(read_before, TriageStatus.ACCEPTED)
 
     assert answered.status is SubmissionStatus.SPAM  # what it is, not what was read
     assert (await triage.now(sub)).status is SubmissionStatus.SPAM
@@ -119,10 +120,10 @@ async def test_a_confirmation_read_before_another_triage_teaches_nothing(
 
 async def test_a_reversal_unlearns_the_first_lesson(triage: Triage) -> None:
     sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="hello there")
-    await triage.admin.mark_spam(sub)
+    await triage.services.triage.mark_spam(sub)
     after_spam = await triage.summary()
 
-    await triage.admin.release(await triage.now(sub))
+    await triage.services.triage.release(await triage.now(sub))
 
     summary = await triage.summary()
     assert (summary.spam_messages, summary.ham_messages) == (0, 1)
@@ -132,9 +133,9 @@ async def test_a_reversal_unlearns_the_first_lesson(triage: Triage) -> None:
 
 async def test_deleting_a_submission_unlearns_what_it_taught(triage: Triage) -> None:
     sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
-    await triage.admin.mark_spam(sub)
+    await triage.services.triage.mark_spam(sub)
 
-    await triage.admin.delete_submission(await triage.now(sub))
+    await triage.services.triage.delete(await triage.now(sub))
 
     assert await triage.summary() == NOTHING
 
@@ -142,15 +143,15 @@ async def test_deleting_a_submission_unlearns_what_it_taught(triage: Triage) -> 
 async def test_a_persons_erasure_removes_their_contribution(triage: Triage) -> None:
     theirs = await triage.add(1, SubmissionStatus.SPAM, email="ada@example.com", message="hi")
     other = await triage.add(2, SubmissionStatus.SPAM, email="bob@example.com", message="yo")
-    await triage.admin.release(theirs)
-    await triage.admin.mark_spam(other)
+    await triage.services.triage.release(theirs)
+    await triage.services.triage.mark_spam(other)
     only_other = Triage()
     await seed(only_other.store)
-    await only_other.admin.mark_spam(
+    await only_other.services.triage.mark_spam(
         await only_other.add(2, SubmissionStatus.SPAM, email="bob@example.com", message="yo")
     )
 
-    receipt = await triage.admin.erase_person(WORKSPACE_ID, "ada@example.com")
+    receipt = await triage.services.privacy.erase_person(WORKSPACE_ID, "ada@example.com")
 
     assert len(receipt.submissions) == 1
     assert await triage.summary() == await only_other.summary()
@@ -161,11 +162,11 @@ async def test_a_forms_deletion_leaves_what_its_submissions_taught(triage: Triag
     # workspace's other forms. Only a person's erasure, or deleting one, unlearns.
     spam = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
     ham = await triage.add(2, SubmissionStatus.SPAM, message="a table for four")
-    await triage.admin.mark_spam(spam)
-    await triage.admin.release(ham)
+    await triage.services.triage.mark_spam(spam)
+    await triage.services.triage.release(ham)
     taught = await triage.summary()
 
-    await triage.admin.delete_form(FORM_ID)
+    await triage.services.forms.delete(FORM_ID)
 
     assert await triage.store.submissions.get(spam.submission_id) is None
     assert await triage.summary() == taught
@@ -180,21 +181,21 @@ async def test_untouched_submissions_teach_their_status_after_the_settle_days(
     recent = await triage.add(20, SubmissionStatus.ACCEPTED, message="just in")
     triage.clock.set(T0 + 17 * DAY)  # accepted and spam over 14 days old, recent not
 
-    assert await triage.admin.settle_untouched(timedelta(days=14)) == 2
+    assert await triage.services.spam.settle_untouched(timedelta(days=14)) == 2
 
     assert await triage.taught(accepted) is Label.HAM
     assert await triage.taught(spam) is Label.SPAM
     assert await triage.taught(unverified) is None
     assert await triage.taught(recent) is None
-    assert await triage.admin.settle_untouched(timedelta(days=14)) == 0  # once
+    assert await triage.services.spam.settle_untouched(timedelta(days=14)) == 0  # once
 
 
 async def test_a_triage_wins_over_the_untouched_rule(triage: Triage) -> None:
     sub = await triage.add(1, SubmissionStatus.ACCEPTED, message="cheap pills")
-    await triage.admin.mark_spam(sub)
+    await triage.services.triage.mark_spam(sub)
     triage.clock.set(T0 + 30 * DAY)
 
-    assert await triage.admin.settle_untouched(timedelta(days=14)) == 0
+    assert await triage.services.spam.settle_untouched(timedelta(days=14)) == 0
 
     assert await triage.taught(sub) is Label.SPAM
 
@@ -203,13 +204,13 @@ async def test_a_zero_settle_days_teaches_nothing(triage: Triage) -> None:
     await triage.add(1, SubmissionStatus.ACCEPTED, message="hello")
     triage.clock.set(T0 + 300 * DAY)
 
-    assert await triage.admin.settle_untouched(timedelta(0)) == 0
+    assert await triage.services.spam.settle_untouched(timedelta(0)) == 0
 
 
 async def test_the_untouched_rule_goes_through_every_batch(triage: Triage) -> None:
     for n in range(1, 8):
         await triage.add(n, SubmissionStatus.ACCEPTED, message=f"hello {n}")
-    hasher = await triage.admin._spam_hasher()
+    hasher = await SpamKnowledge(triage.store.spam, triage.store.secrets, triage.clock).hasher()
 
     taught = await settle_untouched(
         triage.store.spam, hasher, T0 + 30 * DAY, timedelta(days=14), batch_size=3
@@ -223,8 +224,8 @@ async def test_training_counts_an_owners_history(triage: Triage) -> None:
     spam = [PastMessage({"message": f"cheap pills {n}"}, None, None) for n in range(3)]
     ham = [PastMessage({"message": "a table for four"}, "Booking", "bob@example.org")]
 
-    assert await triage.admin.train_spam_filter(WORKSPACE_ID, Label.SPAM, iter(spam)) == 3
-    assert await triage.admin.train_spam_filter(WORKSPACE_ID, Label.HAM, ham) == 1
+    assert await triage.services.spam.train(WORKSPACE_ID, Label.SPAM, iter(spam)) == 3
+    assert await triage.services.spam.train(WORKSPACE_ID, Label.HAM, ham) == 1
 
     summary = await triage.summary()
     assert (summary.spam_messages, summary.ham_messages) == (3, 1)
@@ -232,9 +233,9 @@ async def test_training_counts_an_owners_history(triage: Triage) -> None:
 
 async def test_an_unknown_workspace_is_not_found(triage: Triage) -> None:
     with pytest.raises(NotFoundError):
-        await triage.admin.spam_summary("ws_nope")
+        await triage.services.spam.summary("ws_nope")
     with pytest.raises(NotFoundError):
-        await triage.admin.train_spam_filter("ws_nope", Label.SPAM, [])
+        await triage.services.spam.train("ws_nope", Label.SPAM, [])
 
 
 async def test_a_submission_whose_data_is_gone_teaches_nothing(triage: Triage) -> None:
@@ -242,8 +243,8 @@ async def test_a_submission_whose_data_is_gone_teaches_nothing(triage: Triage) -
     blank = submission(1, status=SubmissionStatus.SPAM, data={}, created_at=T0 + DAY)
     await triage.store.submissions.commit(plan(blank))
 
-    await triage.admin.set_status(blank, TriageStatus.SPAM)  # confirmed: nothing to learn
-    await triage.admin.release(await triage.now(blank))
+    await triage.services.triage.set_status(blank, TriageStatus.SPAM)  # confirmed: nothing to learn
+    await triage.services.triage.release(await triage.now(blank))
 
     assert await triage.taught(blank) is None
     assert await triage.summary() == NOTHING

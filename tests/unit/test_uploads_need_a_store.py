@@ -9,17 +9,23 @@ from attrs import evolve
 from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import FakeClock, InMemoryStore, SeededIdSource
 from intake.domain.uploads import UploadPolicy
-from intake.service.admin import Admin, AdminError, FormChanges, UploadChanges
+from intake.service.admin import (
+    AdminError,
+    FormChanges,
+    OwnerServices,
+    UploadChanges,
+    owner_services,
+)
 
 pytestmark = pytest.mark.anyio
 
 NO_STORE = "no blob store is configured"
 
 
-def _admin(*, blobs: bool) -> Admin:
+def _admin(*, blobs: bool) -> OwnerServices:
     clock = FakeClock()
     store = InMemoryBlobStore(clock=clock) if blobs else None
-    return Admin(InMemoryStore(), clock, SeededIdSource(), blobs=store)
+    return owner_services(InMemoryStore(), clock, SeededIdSource(), blobs=store)
 
 
 @pytest.mark.parametrize(
@@ -31,13 +37,13 @@ async def test_a_form_cannot_be_created_taking_files_without_a_store(
     changes: UploadChanges,
 ) -> None:
     admin = _admin(blobs=False)
-    workspace = await admin.create_workspace("Acme")
+    workspace = await admin.workspaces.create("Acme")
 
     with pytest.raises(AdminError, match=NO_STORE) as refusal:
-        await admin.create_form(workspace.workspace_id, uploads=changes)
+        await admin.forms.create(workspace.workspace_id, uploads=changes)
 
     assert "INTAKE_BLOB_URL" in str(refusal.value)
-    assert await admin.forms(workspace.workspace_id) == []
+    assert await admin.forms.all(workspace.workspace_id) == []
 
 
 @pytest.mark.parametrize(
@@ -47,25 +53,25 @@ async def test_a_form_cannot_be_created_taking_files_without_a_store(
 )
 async def test_uploads_cannot_be_turned_on_without_a_store(changes: UploadChanges) -> None:
     admin = _admin(blobs=False)
-    workspace = await admin.create_workspace("Acme")
-    form = await admin.create_form(workspace.workspace_id)
+    workspace = await admin.workspaces.create("Acme")
+    form = await admin.forms.create(workspace.workspace_id)
 
     with pytest.raises(AdminError, match=NO_STORE):
-        await admin.update_form(form.form_id, FormChanges(name="Renamed", uploads=changes))
+        await admin.forms.update(form.form_id, FormChanges(name="Renamed", uploads=changes))
 
-    assert await admin.form(form.form_id) == form
+    assert await admin.forms.get(form.form_id) == form
 
 
 async def test_uploads_can_be_turned_off_without_a_store() -> None:
     store = InMemoryStore()
-    admin = Admin(store, FakeClock(), SeededIdSource())
-    workspace = await admin.create_workspace("Acme")
-    form = await admin.create_form(workspace.workspace_id)
+    admin = owner_services(store, FakeClock(), SeededIdSource())
+    workspace = await admin.workspaces.create("Acme")
+    form = await admin.forms.create(workspace.workspace_id)
     # A form set to take files before a store was required for it.
     await store.forms.update(evolve(form, uploads=UploadPolicy()))
 
-    renamed = await admin.update_form(form.form_id, FormChanges(name="Renamed"))
-    off = await admin.update_form(form.form_id, FormChanges(uploads=UploadChanges(enabled=False)))
+    renamed = await admin.forms.update(form.form_id, FormChanges(name="Renamed"))
+    off = await admin.forms.update(form.form_id, FormChanges(uploads=UploadChanges(enabled=False)))
 
     assert renamed.name == "Renamed"
     assert off.uploads is None
@@ -73,11 +79,11 @@ async def test_uploads_can_be_turned_off_without_a_store() -> None:
 
 async def test_with_a_store_uploads_are_turned_on_as_asked() -> None:
     admin = _admin(blobs=True)
-    workspace = await admin.create_workspace("Acme")
+    workspace = await admin.workspaces.create("Acme")
 
-    created = await admin.create_form(workspace.workspace_id, uploads=UploadChanges(enabled=True))
-    plain = await admin.create_form(workspace.workspace_id)
-    updated = await admin.update_form(
+    created = await admin.forms.create(workspace.workspace_id, uploads=UploadChanges(enabled=True))
+    plain = await admin.forms.create(workspace.workspace_id)
+    updated = await admin.forms.update(
         plain.form_id, FormChanges(uploads=UploadChanges(max_files=2))
     )
 

@@ -15,7 +15,22 @@ from attrs import evolve, frozen
 from intake.config import Settings
 from intake.domain.model import FieldData
 from intake.library_runtime import PortOverrides, Runtime, open_runtime
-from intake.service.admin import Admin
+from intake.service.admin import (
+    ActivityCounts,
+    Chats,
+    Deliveries,
+    Exports,
+    Forms,
+    Keys,
+    OwnerServices,
+    Privacy,
+    Recipients,
+    SpamFilter,
+    Submissions,
+    Triage,
+    Webhooks,
+    Workspaces,
+)
 from intake.service.messages import (
     Accepted,
     FieldsBody,
@@ -87,8 +102,74 @@ class Intake:
         return _open(cls, chosen, ports)
 
     @property
-    def admin(self) -> Admin:
-        return self.runtime.admin
+    def services(self) -> OwnerServices:
+        """Every owner-side service, as one value (each is also a property of its own)."""
+        return self.runtime.services
+
+    @property
+    def workspaces(self) -> Workspaces:
+        """Workspaces: creating, suspending, changing and metering them."""
+        return self.runtime.services.workspaces
+
+    @property
+    def forms(self) -> Forms:
+        """Forms: creating, changing, previewing their mail, rotating keys, deleting."""
+        return self.runtime.services.forms
+
+    @property
+    def keys(self) -> Keys:
+        """API keys: creating, listing and revoking a workspace's keys."""
+        return self.runtime.services.keys
+
+    @property
+    def submissions(self) -> Submissions:
+        """Reading submissions: one by id, with its files and deliveries; a page of a form's."""
+        return self.runtime.services.submissions
+
+    @property
+    def triage(self) -> Triage:
+        """Triage: releasing a submission, marking it as spam, erasing it."""
+        return self.runtime.services.triage
+
+    @property
+    def exports(self) -> Exports:
+        """Exports: a form's submissions under a filter, CSV rows, and their files' content."""
+        return self.runtime.services.exports
+
+    @property
+    def privacy(self) -> Privacy:
+        """Privacy: erasing every submission that holds a person's address."""
+        return self.runtime.services.privacy
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """A form's webhook endpoints: adding, listing, removing, testing."""
+        return self.runtime.services.webhooks
+
+    @property
+    def recipients(self) -> Recipients:
+        """A form's notification recipients: adding, listing, removing, testing, consent."""
+        return self.runtime.services.recipients
+
+    @property
+    def chats(self) -> Chats:
+        """A form's chat destinations (Slack, Discord, Teams, Telegram)."""
+        return self.runtime.services.chats
+
+    @property
+    def deliveries(self) -> Deliveries:
+        """Deliveries and the outbox: reading them and retrying."""
+        return self.runtime.services.deliveries
+
+    @property
+    def spam(self) -> SpamFilter:
+        """A workspace's spam filter: what it knows, and teaching it an owner's history."""
+        return self.runtime.services.spam
+
+    @property
+    def activity(self) -> ActivityCounts:
+        """Forms' submissions counted day by day."""
+        return self.runtime.services.activity
 
     async def submit(
         self,
@@ -226,13 +307,26 @@ class _Blocking:
 
 class SyncIntake:
     """The same service for synchronous code: an event loop runs in a helper thread.
-    `admin` has every member of `Admin`, blocking: values for coroutines, iterators for
-    async iterators (streamed an item at a time), plain values for properties."""
+    Each owner-side service (`workspaces`, `forms`, ...) has every public member of its
+    `Intake` counterpart, blocking: values for coroutines, iterators for async iterators
+    (streamed an item at a time), plain values for properties."""
 
     def __init__(self, intake: Intake, portal: BlockingPortal) -> None:
         self._intake = intake
         self._portal = portal
-        self.admin: Any = _Blocking(intake.admin, portal)
+        self.workspaces = _Blocking(intake.workspaces, portal)
+        self.forms = _Blocking(intake.forms, portal)
+        self.keys = _Blocking(intake.keys, portal)
+        self.submissions = _Blocking(intake.submissions, portal)
+        self.triage = _Blocking(intake.triage, portal)
+        self.exports = _Blocking(intake.exports, portal)
+        self.privacy = _Blocking(intake.privacy, portal)
+        self.webhooks = _Blocking(intake.webhooks, portal)
+        self.recipients = _Blocking(intake.recipients, portal)
+        self.chats = _Blocking(intake.chats, portal)
+        self.deliveries = _Blocking(intake.deliveries, portal)
+        self.spam = _Blocking(intake.spam, portal)
+        self.activity = _Blocking(intake.activity, portal)
 
     @classmethod
     @contextmanager

@@ -68,7 +68,7 @@ def csv_line(cells: Iterable[str]) -> str:
 
 
 def csv_text(row: CsvRow) -> str:
-    """A row of `Admin.export_csv_rows` as its CSV line: the header, or a submission's
+    """A row of `Exports.csv_rows` as its CSV line: the header, or a submission's
     record under it."""
     if row.submission is None:
         return csv_line(csv_header(row.fields, files=row.files))

@@ -104,7 +104,7 @@ def key_view(key: ApiKey) -> dict[str, object]:
 def submission_view(
     submission: Submission, files: list[dict[str, object]] | None = None
 ) -> dict[str, object]:
-    """`files`: the files as `Admin.files_view` describes them; without links if not given."""
+    """`files`: the files as `Submissions.files_view` describes them; without links if not given."""
     return {
         "submission_id": submission.submission_id,
         "form_id": submission.form_id,

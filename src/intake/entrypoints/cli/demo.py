@@ -18,7 +18,7 @@ from intake.entrypoints.cli.parser import Subparsers, add_command
 from intake.entrypoints.cli.runner import with_runtime
 from intake.entrypoints.cli.serve import base_url
 from intake.service.accounts import NewUser
-from intake.service.admin import Admin, FormChanges, parse_rule
+from intake.service.admin import FormChanges, OwnerServices, parse_rule
 
 DEMO_NAME = "demo"
 DEMO_EMAIL = "demo@example.com"
@@ -36,9 +36,9 @@ def register(commands: Subparsers) -> None:
 
 
 async def _demo(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
-    workspace = await _workspace(admin)
-    form = await _form(admin, workspace)
+    services = runtime.services
+    workspace = await _workspace(services)
+    form = await _form(services, workspace)
     demo_user = await command_accounts(runtime).ensure_user(
         DEMO_EMAIL, workspace.workspace_id, Role.OWNER
     )
@@ -88,33 +88,33 @@ def _dashboard_lines(dashboard: str, demo_user: NewUser) -> list[str]:
     ]
 
 
-async def _workspace(admin: Admin) -> Workspace:
+async def _workspace(services: OwnerServices) -> Workspace:
     # Looked up by name (a workspace's name never changes), so running the command
     # again reuses what the first run made.
-    found = [w for w in await admin.workspaces() if w.name == DEMO_NAME]
+    found = [w for w in await services.workspaces.all() if w.name == DEMO_NAME]
     if not found:
-        return await admin.create_workspace(DEMO_NAME)
+        return await services.workspaces.create(DEMO_NAME)
     workspace = found[0]
     if not workspace.active:  # the curl command must work
-        workspace = await admin.set_workspace_active(workspace.workspace_id, True)
+        workspace = await services.workspaces.set_active(workspace.workspace_id, True)
     return workspace
 
 
-async def _form(admin: Admin, workspace: Workspace) -> Form:
+async def _form(services: OwnerServices, workspace: Workspace) -> Form:
     """The demo workspace's form named "demo", else its first form: a form's name is
     the owner's to change, and a renamed demo form is still the demo's, never doubled.
     A new one only in a workspace with no form at all."""
     forms = sorted(
-        await admin.forms(workspace.workspace_id),
+        await services.forms.all(workspace.workspace_id),
         key=lambda f: (f.name != DEMO_NAME, f.created_at or datetime.min.replace(tzinfo=UTC)),
     )
     if not forms:
-        return await admin.create_form(
+        return await services.forms.create(
             workspace.workspace_id, name=DEMO_NAME, rules=[parse_rule("email:email")]
         )
     form = forms[0]
     if not form.enabled:
-        form = await admin.update_form(form.form_id, FormChanges(enabled=True))
+        form = await services.forms.update(form.form_id, FormChanges(enabled=True))
     return form
 
 

@@ -94,13 +94,13 @@ async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> 
         telegram_chat_id=args.telegram_chat_id,
         include_flagged=args.include_flagged,
     )
-    destination = await runtime.admin.add_chat(args.form, request)
+    destination = await runtime.services.chats.add(args.form, request)
     view = chat_view(destination)
     out.result(view, [f"chat destination {destination.destination_id} added", *key_values(view)])
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    chats = await runtime.admin.chats(args.form)
+    chats = await runtime.services.chats.all(args.form)
     rows = (
         (
             c.destination_id,
@@ -115,7 +115,7 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    await runtime.admin.remove_chat(args.destination_id)
+    await runtime.services.chats.remove(args.destination_id)
     out.result(
         {"destination_id": args.destination_id, "removed": True},
         [f"chat destination {args.destination_id} removed"],
@@ -123,7 +123,7 @@ async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    record = await runtime.admin.test_chat(args.destination_id)
+    record = await runtime.services.chats.test(args.destination_id)
     out.result(
         delivery_record_view(record),
         [

@@ -29,5 +29,7 @@ def register(commands: Subparsers) -> None:
 
 
 async def _erase(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    receipt = await runtime.admin.erase_person(args.workspace, args.email, dry_run=args.dry_run)
+    receipt = await runtime.services.privacy.erase_person(
+        args.workspace, args.email, dry_run=args.dry_run
+    )
     out.result(erasure_receipt_view(receipt), erasure_receipt_lines(receipt))

@@ -27,7 +27,7 @@ from intake.domain.uploads import StoredFile, clean_file_name
 from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.runner import CommandError
 from intake.ports.blobs import BlobNotFound, BlobStoreError, BlobStoreUnavailable
-from intake.service.admin import Admin
+from intake.service.admin import Exports
 
 MAX_NAME_BYTES = 255  # a file name's limit on the usual file systems
 _MAX_EXTENSION = 16  # characters of an extension worth keeping when a name is cut
@@ -59,7 +59,7 @@ class FileExport:
     """The files written so far, and those that could not be (missing or damaged)."""
 
     root: Path
-    admin: Admin
+    exports: Exports
     out: Output
     root_fd: int
     written: int = 0
@@ -125,7 +125,7 @@ class FileExport:
         digest = hashlib.sha256()
         size = 0
         try:
-            async with aclosing(self.admin.read_file(stored)) as chunks:
+            async with aclosing(self.exports.read_file(stored)) as chunks:
                 async for chunk in chunks:
                     digest.update(chunk)
                     size += len(chunk)
@@ -164,23 +164,23 @@ class FileExport:
             )
 
 
-def require_blob_store(admin: Admin) -> None:
-    if not admin.has_blob_store:
+def require_blob_store(exports: Exports) -> None:
+    if not exports.has_blob_store:
         raise CommandError(
             "--files needs a blob store: set INTAKE_BLOB_URL to where the uploads are kept"
         )
 
 
 @contextmanager
-def file_export(root: Path, admin: Admin, out: Output) -> Iterator[FileExport]:
+def file_export(root: Path, exports: Exports, out: Output) -> Iterator[FileExport]:
     """The export directory, made (0700) when missing, open for the files to go in."""
-    require_blob_store(admin)
+    require_blob_store(exports)
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
         raise CommandError(f"cannot write into {str(root)!r}: {error.strerror}") from None
     try:
-        yield FileExport(root, admin, out, root_fd)
+        yield FileExport(root, exports, out, root_fd)
     finally:
         os.close(root_fd)

@@ -39,7 +39,7 @@ def register(group: Subparsers) -> None:
 
 
 async def _duplicate(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    copy = await runtime.admin.duplicate_form(args.form_id, args.name)
+    copy = await runtime.services.forms.duplicate(args.form_id, args.name)
     view = form_view(copy)
     out.result(
         view,
@@ -48,10 +48,10 @@ async def _duplicate(runtime: AdminRuntime, args: argparse.Namespace, out: Outpu
 
 
 async def _delete(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.form(args.form_id)
+    form = await runtime.services.forms.get(args.form_id)
     if not args.yes:
         _confirm(form.name, out)
-    done = await runtime.admin.delete_form(form.form_id)
+    done = await runtime.services.forms.delete(form.form_id)
     waiting = (
         "; its destinations stay until its submission.deleted events are delivered "
         "(`intake relay`, then `intake purge`)"

@@ -126,7 +126,9 @@ def preview_arguments(parser: Parser) -> None:
 
 
 async def preview(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    parts = await runtime.admin.preview_mail(args.form_id, args.kind, read_templates(args.template))
+    parts = await runtime.services.forms.preview_mail(
+        args.form_id, args.kind, read_templates(args.template)
+    )
     document = {"subject": parts.subject, "text": parts.text, "html": parts.html}
     out.result(
         document,

@@ -225,7 +225,7 @@ def _note_sizes(out: Output, form: Form) -> None:
 
 
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.create_form(
+    form = await runtime.services.forms.create(
         args.workspace,
         name=DEFAULT_FORM_NAME if args.name is None else args.name,
         mode=FormMode(args.mode),
@@ -243,7 +243,7 @@ async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.update_form(args.form_id, _form_changes(args))
+    form = await runtime.services.forms.update(args.form_id, _form_changes(args))
     _note_sizes(out, form)
     _print_form(out, form, f"form {form.form_id} updated")
 
@@ -318,21 +318,21 @@ def _challenge_secret(args: argparse.Namespace) -> str | None:
 
 
 async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    _print_form(out, await runtime.admin.form(args.form_id))
+    _print_form(out, await runtime.services.forms.get(args.form_id))
 
 
 async def _pause(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=False))
+    form = await runtime.services.forms.update(args.form_id, FormChanges(enabled=False))
     _print_form(out, form, f"form {form.form_id} paused")
 
 
 async def _resume(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.update_form(args.form_id, FormChanges(enabled=True))
+    form = await runtime.services.forms.update(args.form_id, FormChanges(enabled=True))
     _print_form(out, form, f"form {form.form_id} resumed")
 
 
 async def _rotate(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    form = await runtime.admin.rotate_key(args.form_id)
+    form = await runtime.services.forms.rotate_key(args.form_id)
     _print_form(
         out, form, f"form {form.form_id} has a new public key; the old one no longer resolves"
     )
@@ -340,8 +340,8 @@ async def _rotate(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     if args.workspace is not None:
-        await runtime.admin.workspace(args.workspace)  # an unknown id is an error, not []
-    forms = await runtime.admin.forms(args.workspace)
+        await runtime.services.workspaces.get(args.workspace)  # an unknown id is an error, not []
+    forms = await runtime.services.forms.all(args.workspace)
     rows = (
         (f.form_id, f.public_form_key, "enabled" if f.enabled else "paused", f.mode.value, f.name)
         for f in forms

@@ -41,7 +41,7 @@ def register(commands: Subparsers) -> None:
 
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     scopes = frozenset(Scope(name) for name in args.scopes) if args.scopes else SUBMIT_ONLY
-    created = await runtime.admin.create_api_key(args.workspace, scopes=scopes)
+    created = await runtime.services.keys.create(args.workspace, scopes=scopes)
     # The one place a secret is printed: it is kept only as a hash from here on.
     out.result(
         created_key_view(created),
@@ -54,12 +54,12 @@ async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _revoke(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    key = await runtime.admin.revoke_api_key(args.key_id)
+    key = await runtime.services.keys.revoke(args.key_id)
     out.result(key_view(key), [f"key {key.key_id} revoked", *key_values(key_view(key))])
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    keys = await runtime.admin.api_keys(args.workspace)
+    keys = await runtime.services.keys.all(args.workspace)
     rows = (
         (
             k.key_id,

@@ -42,7 +42,7 @@ def register(commands: Subparsers) -> None:
 
 
 async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    recipient = await runtime.admin.add_recipient(args.form, args.email)
+    recipient = await runtime.services.recipients.add(args.form, args.email)
     view = recipient_view(recipient)
     lines = [f"recipient {recipient.recipient_id} added", *key_values(view)]
     if runtime.settings.smtp_url is None:
@@ -51,7 +51,7 @@ async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> 
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    recipients = await runtime.admin.recipients(args.form)
+    recipients = await runtime.services.recipients.all(args.form)
     rows = ((r.recipient_id, r.email, r.status.value) for r in recipients)
     lines = table(("RECIPIENT", "EMAIL", "STATUS"), rows) if recipients else []
     out.result(
@@ -61,7 +61,7 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    await runtime.admin.remove_recipient(args.recipient_id)
+    await runtime.services.recipients.remove(args.recipient_id)
     out.result(
         {"recipient_id": args.recipient_id, "removed": True},
         [f"recipient {args.recipient_id} removed"],
@@ -69,7 +69,7 @@ async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    record = await runtime.admin.test_recipient(args.recipient_id)
+    record = await runtime.services.recipients.test(args.recipient_id)
     if runtime.settings.smtp_url is None:
         out.note("note: INTAKE_SMTP_URL is not set; the relay parks the test mail as dead")
     out.result(

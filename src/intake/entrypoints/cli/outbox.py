@@ -41,7 +41,7 @@ def register(commands: Subparsers) -> None:
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    outbox = await runtime.admin.outbox(dead_only=args.dead, limit=args.limit)
+    outbox = await runtime.services.deliveries.outbox(dead_only=args.dead, limit=args.limit)
     deliveries = outbox.deliveries
     rows = (
         (
@@ -71,13 +71,13 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 async def _retry(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     if args.event_id.startswith(DELIVERY_PREFIX):
-        await runtime.admin.retry_delivery(args.event_id)
+        await runtime.services.deliveries.retry(args.event_id)
         out.result(
             {"delivery_id": args.event_id, "retried": 1},
             [f"delivery {args.event_id} due again; the relay sends it on its next round"],
         )
         return
-    count = await runtime.admin.retry(args.event_id)
+    count = await runtime.services.deliveries.retry_event(args.event_id)
     out.result(
         {"event_id": args.event_id, "retried": count},
         [

@@ -71,12 +71,12 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
         client_ip_full=timedelta(hours=runtime.settings.client_ip_full_hours),
     )
     # Untouched submissions teach the spam filter before the spam retention erases them.
-    settled = await runtime.admin.settle_untouched(
+    settled = await runtime.services.spam.settle_untouched(
         timedelta(days=runtime.settings.spam_settle_days)
     )
     # Deletions left unfinished first: their submissions' files are then gone before the
     # upload sweep looks.
-    deletions = await runtime.admin.finish_form_deletions()
+    deletions = await runtime.services.forms.finish_deletions()
     store = runtime.store
     purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock, store.users)
     purged = await purge.run(retention)

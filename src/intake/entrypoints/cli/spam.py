@@ -55,8 +55,8 @@ async def _train(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -
     }
     if not paths:
         raise CommandError("nothing to teach: give --spam FILE, --ham FILE or both")
-    admin = runtime.admin
-    await admin.workspace(args.workspace)  # an unknown workspace before any file is read
+    services = runtime.services
+    await services.workspaces.get(args.workspace)  # an unknown workspace before any file is read
     # Every file read through once before anything is taught: a file refused halfway
     # teaches nothing.
     files = {label: _export(path) for label, path in paths.items()}
@@ -65,10 +65,10 @@ async def _train(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -
     taught = {label.value: 0 for label in Label}
     for label, export in files.items():
         with _opened(export) as lines:
-            taught[label.value] = await admin.train_spam_filter(
+            taught[label.value] = await services.spam.train(
                 args.workspace, label, read_history(lines)
             )
-    summary = await admin.spam_summary(args.workspace)
+    summary = await services.spam.summary(args.workspace)
     document = {**spam_summary_view(args.workspace, summary), "taught": taught}
     said = f"taught {taught['spam']} spam and {taught['ham']} real messages to {args.workspace}"
     out.result(document, [said, *spam_summary_lines(summary)])
@@ -130,5 +130,5 @@ def _opened(export: _Export) -> Iterator[TextIO]:
 
 
 async def _stats(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    summary = await runtime.admin.spam_summary(args.workspace)
+    summary = await runtime.services.spam.summary(args.workspace)
     out.result(spam_summary_view(args.workspace, summary), spam_summary_lines(summary))

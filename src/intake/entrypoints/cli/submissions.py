@@ -23,7 +23,7 @@ from intake.entrypoints.cli.parser import Subparsers, add_command, add_group, po
 from intake.entrypoints.cli.runner import CommandError, read_only
 from intake.presentation.exports import csv_text, jsonl_line
 from intake.presentation.views import submission_view
-from intake.service.admin import Admin, submission_filter
+from intake.service.admin import Exports, Submissions, submission_filter
 
 _STATUSES = [status.value for status in SubmissionStatus]
 _DATA_WIDTH = 60  # characters of data shown per line in a human listing
@@ -103,7 +103,7 @@ def _filter(args: argparse.Namespace) -> SubmissionFilter:
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     # Newest first, as the management API lists them; --limit N: the newest N.
-    listed = runtime.admin.newest_submissions(args.form, _filter(args), args.limit)
+    listed = runtime.services.exports.newest(args.form, _filter(args), args.limit)
     rows = [submission async for submission in listed]
     lines = table(
         ("SUBMISSION", "STATUS", "CREATED", "SUBJECT", "FILES", "DATA"),
@@ -120,7 +120,11 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
         ),
     )
     out.result(
-        {"submissions": [submission_view(s, runtime.admin.files_view(s)) for s in rows]},
+        {
+            "submissions": [
+                submission_view(s, runtime.services.submissions.files_view(s)) for s in rows
+            ]
+        },
         lines if rows else ["no submissions"],
     )
 
@@ -131,21 +135,24 @@ def _brief(submission: Submission) -> str:
 
 
 async def _export(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
+    exports = runtime.services.exports
     if args.files is not None:
-        require_blob_store(admin)  # a configuration error first, whatever the form
+        require_blob_store(exports)  # a configuration error first, whatever the form
     if out.json_mode and args.output is None:
         # --json promises one JSON document on stdout, and there the export is the data.
         raise CommandError(
             "--json goes with --output FILE: it prints a summary of the export written "
             "there; without --output the export itself goes to stdout, as CSV or JSON Lines"
         )
-    await admin.form(args.form)  # refuse an unknown form before creating any file
+    await runtime.services.forms.get(args.form)  # refuse an unknown form before creating any file
     files: FileExport | None = None
     with ExitStack() as stack:
         if args.files is not None:
-            files = stack.enter_context(file_export(Path(args.files), admin, out))
-        lines = _lines(admin, args.form, args.format, _filter(args), files)
+            files = stack.enter_context(file_export(Path(args.files), exports, out))
+        reading = runtime.services.submissions
+        lines = _lines(
+            exports, reading, form_id=args.form, fmt=args.format, chosen=_filter(args), files=files
+        )
         if args.output is None:
             await _write(lines, out.stdout)
             out.stdout.flush()
@@ -166,21 +173,23 @@ async def _export(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 def _lines(
-    admin: Admin,
+    exports: Exports,
+    reading: Submissions,
+    *,
     form_id: str,
     fmt: str,
     chosen: SubmissionFilter,
     files: FileExport | None,
 ) -> AsyncIterator[str]:
     if fmt == "csv":
-        return _csv(admin, form_id, chosen, files)
-    return _jsonl(admin, form_id, chosen, files)
+        return _csv(exports, form_id, chosen, files)
+    return _jsonl(exports, reading, form_id=form_id, chosen=chosen, files=files)
 
 
 async def _csv(
-    admin: Admin, form_id: str, chosen: SubmissionFilter, files: FileExport | None
+    exports: Exports, form_id: str, chosen: SubmissionFilter, files: FileExport | None
 ) -> AsyncIterator[str]:
-    async for row in admin.export_csv_rows(form_id, chosen):
+    async for row in exports.csv_rows(form_id, chosen):
         if files is not None and row.submission is not None:
             # The row names the files; where they went follows from the names.
             await files.write(row.submission, [])
@@ -188,10 +197,15 @@ async def _csv(
 
 
 async def _jsonl(
-    admin: Admin, form_id: str, chosen: SubmissionFilter, files: FileExport | None
+    exports: Exports,
+    reading: Submissions,
+    *,
+    form_id: str,
+    chosen: SubmissionFilter,
+    files: FileExport | None,
 ) -> AsyncIterator[str]:
-    async for submission in admin.submissions(form_id, chosen):
-        entries = admin.files_view(submission)
+    async for submission in exports.submissions(form_id, chosen):
+        entries = reading.files_view(submission)
         if files is not None:
             await files.write(submission, entries)
         yield jsonl_line(submission, entries) + "\n"

@@ -36,27 +36,27 @@ def register(group: Subparsers) -> None:
 
 
 async def _release(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
-    released = await admin.released(await admin.submission(args.submission_id))
+    services = runtime.services
+    released = await services.triage.released(await services.submissions.get(args.submission_id))
     after = released.submission
     said = "was accepted already"
     if released.changed:
         # Accepted once before: its submission.created went out then, never twice.
         said = "released" if released.queued else "released; sent before: nothing is queued"
-    view = submission_view(after, admin.files_view(after))
+    view = submission_view(after, services.submissions.files_view(after))
     out.result(view, [f"submission {after.submission_id} {said}", f"status={after.status}"])
 
 
 async def _mark_spam(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
-    marked = await admin.mark_spam(await admin.submission(args.submission_id))
-    view = submission_view(marked, admin.files_view(marked))
+    services = runtime.services
+    marked = await services.triage.mark_spam(await services.submissions.get(args.submission_id))
+    view = submission_view(marked, services.submissions.files_view(marked))
     out.result(view, [f"submission {marked.submission_id} marked as spam"])
 
 
 async def _delete(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
-    await admin.delete_submission(await admin.submission(args.submission_id))
+    services = runtime.services
+    await services.triage.delete(await services.submissions.get(args.submission_id))
     out.result(
         {"submission_id": args.submission_id, "deleted": True},
         [f"submission {args.submission_id} deleted"],

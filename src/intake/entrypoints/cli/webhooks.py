@@ -77,7 +77,7 @@ def register(commands: Subparsers) -> None:
 
 
 async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    created = await runtime.admin.add_webhook(
+    created = await runtime.services.webhooks.add(
         args.form, args.url, include_flagged=args.include_flagged
     )
     view = endpoint_view(created.endpoint, full_url=True)
@@ -94,7 +94,7 @@ async def _add(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> 
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    endpoints = await runtime.admin.webhooks(args.form)
+    endpoints = await runtime.services.webhooks.all(args.form)
     rows = (
         (
             e.endpoint_id,
@@ -111,7 +111,7 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    await runtime.admin.remove_webhook(args.endpoint_id)
+    await runtime.services.webhooks.remove(args.endpoint_id)
     out.result(
         {"endpoint_id": args.endpoint_id, "removed": True},
         [f"webhook endpoint {args.endpoint_id} removed"],
@@ -119,7 +119,7 @@ async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    record = await runtime.admin.test_endpoint(args.endpoint_id)
+    record = await runtime.services.webhooks.test(args.endpoint_id)
     out.result(
         delivery_record_view(record),
         [
@@ -130,7 +130,7 @@ async def _test(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _retry_dead(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    retried = await runtime.admin.retry_dead_endpoint(args.endpoint_id)
+    retried = await runtime.services.deliveries.retry_dead(args.endpoint_id)
     if retried == 0:
         line = f"no dead deliveries to {args.endpoint_id}"
     else:
@@ -140,7 +140,7 @@ async def _retry_dead(runtime: AdminRuntime, args: argparse.Namespace, out: Outp
 
 
 async def _deliveries(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    page = await runtime.admin.endpoint_deliveries(
+    page = await runtime.services.deliveries.of_endpoint(
         args.endpoint_id, state=args.state, limit=args.limit
     )
     rows = (

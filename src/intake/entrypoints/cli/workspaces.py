@@ -69,7 +69,7 @@ def register(commands: Subparsers) -> None:
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     if not args.name.strip():
         raise CommandError("--name cannot be empty")
-    workspace = await runtime.admin.create_workspace(
+    workspace = await runtime.services.workspaces.create(
         args.name,
         Plan(args.plan),
         monthly_limit=args.monthly_limit,
@@ -80,7 +80,7 @@ async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    admin = runtime.admin
+    services = runtime.services
     plan = Plan(args.plan) if args.plan is not None else None
     monthly_limit: int | Unset | None = UNSET
     if args.no_monthly_limit:
@@ -95,7 +95,7 @@ async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
     elif args.storage_limit is not None:
         storage_limit = args.storage_limit
     changes = WorkspaceChanges(plan, monthly_limit=monthly_limit, storage_limit=storage_limit)
-    workspace = await admin.update_workspace(args.workspace_id, changes)
+    workspace = await services.workspaces.update(args.workspace_id, changes)
     view = workspace_view(workspace)
     out.result(view, [f"workspace {workspace.workspace_id} updated", *key_values(view)])
 
@@ -103,7 +103,7 @@ async def _update(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 async def _set_active(
     runtime: AdminRuntime, args: argparse.Namespace, out: Output, active: bool
 ) -> None:
-    workspace = await runtime.admin.set_workspace_active(args.workspace_id, active)
+    workspace = await runtime.services.workspaces.set_active(args.workspace_id, active)
     view = workspace_view(workspace)
     state = "active" if active else "suspended"
     out.result(view, [f"workspace {workspace.workspace_id} {state}"])
@@ -118,7 +118,7 @@ async def _activate(runtime: AdminRuntime, args: argparse.Namespace, out: Output
 
 
 async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    usage = await runtime.admin.usage(args.workspace_id)
+    usage = await runtime.services.workspaces.usage(args.workspace_id)
     view = workspace_view(usage.workspace)
     storage_limit = storage_ceiling(usage.workspace, runtime.settings.workspace_storage_limit)
     out.result(
@@ -136,7 +136,7 @@ async def _show(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    workspaces = await runtime.admin.workspaces()
+    workspaces = await runtime.services.workspaces.all()
     views = [workspace_view(w) for w in workspaces]
     rows = (
         (w.workspace_id, "active" if w.active else "suspended", w.plan.value, w.name)

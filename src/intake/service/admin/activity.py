@@ -6,11 +6,16 @@ from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
 from intake.domain.activity import Activity, DayGrid, activities
-from intake.service.admin.base import AdminBase
+from intake.ports.clock import Clock
+from intake.ports.store import Store
 
 
-class ActivityAdmin(AdminBase):
-    async def activity(
+class ActivityCounts:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    async def daily(
         self, form_ids: Sequence[str], days: int, zone: ZoneInfo
     ) -> dict[str, Activity]:
         """Each form's counts on the last `days` days of `zone`, today included, by form

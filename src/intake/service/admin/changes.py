@@ -91,7 +91,7 @@ class FormChanges:
 
     def apply(self, form: Form) -> Form:
         """`form` with every change but `uploads`, which needs to know where files are kept
-        (`Admin.update_form` applies it)."""
+        (`Forms.update` applies it)."""
         if self.name is not None:
             form = evolve(form, name=check_name(self.name))
         if self.mode is not None:

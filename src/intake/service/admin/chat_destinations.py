@@ -9,22 +9,20 @@ import re
 
 from attrs import frozen
 
-from intake.domain.chat import ChatApp, ChatDestination, chat_test_event, telegram_send_url
-from intake.domain.deliveries import DestinationKind
-from intake.domain.destination_limits import LimitReached
+from intake.domain.chat import DEFAULT_TELEGRAM_API_URL, ChatApp, ChatDestination, telegram_send_url
+from intake.domain.destination_limits import DestinationLimits, LimitReached
 from intake.domain.listing import DEFAULT_PAGE
-from intake.domain.webhook_targets import (
-    TargetNotPublic,
-    TargetRefused,
-    TargetUnresolved,
-    check_target,
-)
+from intake.ports.clock import Clock
 from intake.ports.deliveries import DeliveryRecord
-from intake.service.admin.destinations import CHATS_BOUND, form_full
+from intake.ports.store import Store
 from intake.service.admin.errors import AdminError, NotFoundError
-from intake.service.admin.ownership import OwnershipAdmin, check_plausible_id, owned_in
-from intake.service.admin.queued_tests import QueuedTestAdmin
+from intake.service.admin.forms import live_form
+from intake.service.admin.mint import IdMint
+from intake.service.admin.ownership import Ownership, check_plausible_id
+from intake.service.admin.queued_tests import DestinationTests
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
+from intake.service.admin.targets import TargetCheck
+from intake.service.admin.webhooks import CHATS_BOUND, form_full
 
 KIND, URL, TOKEN, CHAT_ID = "kind", "url", "telegram_token", "telegram_chat_id"
 WHAT = "chat destination"
@@ -48,9 +46,33 @@ class ChatRequest:
     include_flagged: bool = False
 
 
-class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
-    async def add_chat(self, form_id: str, request: ChatRequest) -> ChatDestination:
-        await self.form(form_id)
+class Chats:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        mint: IdMint,
+        *,
+        ownership: Ownership,
+        targets: TargetCheck,
+        tests: DestinationTests,
+        limits: DestinationLimits,
+        telegram_api_url: str = DEFAULT_TELEGRAM_API_URL,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._mint = mint
+        self._owned = ownership
+        self._targets = targets
+        self._tests = tests
+        self._limits = limits
+        self._telegram_api_url = telegram_api_url
+
+    async def add(self, form_id: str, request: ChatRequest) -> ChatDestination:
+        """A new chat destination of the form: a Slack, Discord or Teams incoming-webhook
+        URL, or a Telegram bot token and chat; refused (AdminError naming the input)
+        when the relay could not send to it."""
+        await live_form(self._store.forms, form_id)
         app = _app(request.kind)
         if app.by_url:
             if request.telegram_token is not None or request.telegram_chat_id is not None:
@@ -61,7 +83,7 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
                 raise AdminError("a telegram destination takes a bot token, not a url", field=URL)
             secret, chat_id = await self._telegram(request)
         destination = ChatDestination(
-            destination_id=self._id("chat"),
+            destination_id=self._mint.id("chat"),
             form_id=form_id,
             app=app,
             secret=secret,
@@ -69,62 +91,60 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
             include_flagged=request.include_flagged,
             created_at=self._clock.now(),
         )
-        bound = self._destination_limits.chats
+        bound = self._limits.chats
         try:
             await self._store.destinations.add_chat(destination, at_most=bound)
         except LimitReached:
             raise form_full("chat destinations", bound, CHATS_BOUND, KIND) from None
         return destination
 
-    async def chats(self, form_id: str) -> list[ChatDestination]:
-        await self.form(form_id)
+    async def all(self, form_id: str) -> list[ChatDestination]:
+        """The form's chat destinations."""
+        await live_form(self._store.forms, form_id)
         return await self._store.destinations.list_chats(form_id)
 
-    async def remove_chat(self, destination_id: str) -> None:
+    async def remove(self, destination_id: str) -> None:
         """Removes the destination; its undelivered deliveries are dropped with it."""
         check_plausible_id(destination_id, WHAT)
         if not await self._store.destinations.remove_chat(destination_id):
             raise NotFoundError(f"no {WHAT} {destination_id!r}")
 
-    async def test_chat(self, destination_id: str) -> DeliveryRecord:
-        """Queues a `chat.test` to this destination only (`QueuedTestAdmin`): any
+    async def test(self, destination_id: str) -> DeliveryRecord:
+        """Queues a `chat.test` to this destination only (queued_tests.py): any
         workspace's, for an operator (`intake destination test`)."""
         destination = await self._chat(destination_id)
-        form = await self.form(destination.form_id)
-        return await self._queue_chat_test(destination, form.workspace_id)
+        form = await live_form(self._store.forms, destination.form_id)
+        return await self._tests.chat(destination, form.workspace_id)
 
-    async def owned_chat(self, workspace_id: str, destination_id: str) -> ChatDestination:
-        return await owned_in(workspace_id, destination_id, WHAT, self._chat_in)
+    async def owned(self, workspace_id: str, destination_id: str) -> ChatDestination:
+        """The workspace's chat destination `destination_id` (ownership.py's rule)."""
+        return await self._owned.chat(workspace_id, destination_id)
 
-    async def _chat_in(self, destination_id: str, workspace_id: str) -> ChatDestination | None:
-        return await self._store.destinations.get_chat(destination_id, workspace_id=workspace_id)
-
-    async def owned_chats(
+    async def page(
         self, workspace_id: str, form_id: str, limit: int = DEFAULT_PAGE, cursor: str | None = None
     ) -> ShortPage[ChatDestination]:
-        await self.owned_form(workspace_id, form_id)
+        """`limit` of the workspace's form's chat destinations after `cursor`, newest
+        first."""
+        await self._owned.form(workspace_id, form_id)
         chats = await self._store.destinations.list_chats(form_id)
         return short_page(chats, _chat_position, limit, cursor)
 
-    async def add_owned_chat(
+    async def add_owned(
         self, workspace_id: str, form_id: str, request: ChatRequest
     ) -> ChatDestination:
-        await self.owned_form(workspace_id, form_id)
-        return await self.add_chat(form_id, request)
+        """`add` to the workspace's form."""
+        await self._owned.form(workspace_id, form_id)
+        return await self.add(form_id, request)
 
-    async def remove_owned_chat(self, workspace_id: str, destination_id: str) -> None:
-        destination = await self.owned_chat(workspace_id, destination_id)
-        await self.remove_chat(destination.destination_id)
+    async def remove_owned(self, workspace_id: str, destination_id: str) -> None:
+        """Removes the destination; its undelivered deliveries are dropped with it."""
+        destination = await self.owned(workspace_id, destination_id)
+        await self.remove(destination.destination_id)
 
-    async def test_owned_chat(self, workspace_id: str, destination_id: str) -> DeliveryRecord:
-        destination = await self.owned_chat(workspace_id, destination_id)
-        return await self._queue_chat_test(destination, workspace_id)
-
-    async def _queue_chat_test(
-        self, destination: ChatDestination, workspace_id: str
-    ) -> DeliveryRecord:
-        event = chat_test_event(self._event_id(), destination, workspace_id, self._clock.now())
-        return await self._queue(event, DestinationKind.CHAT, destination.destination_id)
+    async def test_owned(self, workspace_id: str, destination_id: str) -> DeliveryRecord:
+        """Queues a `chat.test` to the workspace's destination only."""
+        destination = await self.owned(workspace_id, destination_id)
+        return await self._tests.chat(destination, workspace_id)
 
     async def _chat(self, destination_id: str) -> ChatDestination:
         check_plausible_id(destination_id, WHAT)
@@ -141,7 +161,7 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
             raise AdminError("the incoming-webhook url is required", field=URL)
         if len(text) > _MAX_URL:
             raise AdminError(f"the url is longer than {_MAX_URL} characters", field=URL)
-        await self._check_target(text, URL)
+        await self._targets.check(text, URL)
         return text
 
     async def _telegram(self, request: ChatRequest) -> tuple[str, str]:
@@ -153,21 +173,8 @@ class ChatAdmin(OwnershipAdmin, QueuedTestAdmin):
             )
         if not _CHAT_ID.fullmatch(chat_id):
             raise AdminError("not a Telegram chat id (a number, or @channelname)", field=CHAT_ID)
-        await self._check_target(telegram_send_url(self._telegram_api_url, token), TOKEN)
+        await self._targets.check(telegram_send_url(self._telegram_api_url, token), TOKEN)
         return token, chat_id
-
-    async def _check_target(self, url: str, field: str) -> None:
-        try:
-            await check_target(url, allow_private=self._allow_private, resolve=self._resolve)
-        except TargetNotPublic as refused:
-            raise AdminError(
-                f"{refused} (INTAKE_WEBHOOK_ALLOW_PRIVATE=true allows private and http URLs)",
-                field=field,
-            ) from None
-        except TargetRefused as refused:
-            raise AdminError(str(refused), field=field) from None
-        except TargetUnresolved:
-            pass  # resolved and checked again at every delivery
 
 
 def _app(kind: str) -> ChatApp:

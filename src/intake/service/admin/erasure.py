@@ -1,6 +1,6 @@
 """An erasure on request (docs/privacy.md, "Answering an erasure request"): every
 submission of a workspace that holds a person's address, erased as an owner's deletion
-erases one (TriageAdmin.delete_submission), and a receipt that tells what went without
+erases one (Triage.delete), and a receipt that tells what went without
 telling what it held."""
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from attrs import frozen
 from intake.domain.model import Submission
 from intake.domain.privacy import holds_address
 from intake.domain.validation import email_key, email_spellings
+from intake.ports.clock import Clock
+from intake.ports.store import Store
 from intake.service.admin.errors import AdminError, NotFoundError
-from intake.service.admin.triage import TriageAdmin
+from intake.service.admin.triage import Triage
+from intake.service.admin.workspaces import existing_workspace
 
 log = logging.getLogger("intake.erasure")
 
@@ -47,7 +50,12 @@ class ErasureReceipt:
         return dict(sorted(Counter(s.form_id for s in self.submissions).items()))
 
 
-class ErasureAdmin(TriageAdmin):
+class Privacy:
+    def __init__(self, store: Store, clock: Clock, triage: Triage) -> None:
+        self._store = store
+        self._clock = clock
+        self._triage = triage
+
     async def erase_person(
         self, workspace_id: str, email: str, *, dry_run: bool = False
     ) -> ErasureReceipt:
@@ -58,8 +66,7 @@ class ErasureAdmin(TriageAdmin):
         key = email_key(email)
         if key is None:
             raise AdminError("Please enter a valid email address.", field=EMAIL)
-        if await self._store.workspaces.get(workspace_id) is None:
-            raise NotFoundError(f"no workspace {workspace_id!r}")
+        await existing_workspace(self._store.workspaces, workspace_id)
         candidates = await self._store.submissions.with_address(
             workspace_id, email_spellings(email)
         )
@@ -84,7 +91,7 @@ class ErasureAdmin(TriageAdmin):
     async def _erase_one(self, submission: Submission) -> bool:
         """False: it was gone already (erased meanwhile by another hand)."""
         try:
-            await self.delete_submission(submission)
+            await self._triage.delete(submission)
         except NotFoundError:
             return False
         return True

@@ -18,7 +18,7 @@ class NotFoundError(AdminError):
 
 class WorkspaceSuspended(Exception):  # noqa: N818 - a condition, worded by each entry point
     """An owner's request that would change or send something, in a suspended workspace:
-    refused whatever it asks (workspaces.py, `acting_workspace`)."""
+    refused whatever it asks (`Workspaces.acting`)."""
 
 
 class TooSoon(AdminError):  # noqa: N818 - a condition, as WorkspaceSuspended

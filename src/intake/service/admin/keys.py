@@ -6,10 +6,13 @@ from attrs import frozen
 
 from intake.domain import ids
 from intake.domain.model import SUBMIT_ONLY, ApiKey, Scope
+from intake.ports.clock import Clock
+from intake.ports.store import Store
 from intake.service.admin.errors import AdminError, NotFoundError
-from intake.service.admin.ownership import owned, workspace_of
+from intake.service.admin.mint import IdMint
+from intake.service.admin.ownership import Ownership
 from intake.service.admin.short_lists import Position, ShortPage, short_page
-from intake.service.admin.workspaces import WorkspaceAdmin
+from intake.service.admin.workspaces import existing_workspace
 
 
 @frozen
@@ -18,17 +21,21 @@ class CreatedKey:
     secret: str  # shown once, never stored
 
 
-class KeyAdmin(WorkspaceAdmin):
-    async def create_api_key(
-        self, workspace_id: str, scopes: frozenset[Scope] = SUBMIT_ONLY
-    ) -> CreatedKey:
+class Keys:
+    def __init__(self, store: Store, clock: Clock, mint: IdMint, ownership: Ownership) -> None:
+        self._store = store
+        self._clock = clock
+        self._mint = mint
+        self._owned = ownership
+
+    async def create(self, workspace_id: str, scopes: frozenset[Scope] = SUBMIT_ONLY) -> CreatedKey:
         """A key with `scopes` (submit only unless told): shown once, kept as a hash."""
         if not scopes:
             raise AdminError("a key needs at least one scope", field="scopes")
-        await self.workspace(workspace_id)
-        secret = ids.api_key(self._ids.random_bytes(ids.API_KEY_RANDOM_BYTES))
+        await existing_workspace(self._store.workspaces, workspace_id)
+        secret = ids.api_key(self._mint.random_bytes(ids.API_KEY_RANDOM_BYTES))
         key = ApiKey(
-            key_id=self._id("key"),
+            key_id=self._mint.id("key"),
             workspace_id=workspace_id,
             key_hash=ids.hash_secret(secret),
             prefix=secret[: len(ids.API_KEY_PREFIX) + 6],
@@ -38,26 +45,26 @@ class KeyAdmin(WorkspaceAdmin):
         await self._store.api_keys.add(key)
         return CreatedKey(key, secret)
 
-    async def revoke_api_key(self, key_id: str) -> ApiKey:
+    async def revoke(self, key_id: str) -> ApiKey:
+        """Revokes the key at once (any workspace's, by id); the key as it is after."""
         if not await self._store.api_keys.revoke(key_id, self._clock.now()):
             raise NotFoundError(f"no API key {key_id!r}")
         key = await self._store.api_keys.get(key_id)
         assert key is not None
         return key
 
-    async def owned_api_key(self, workspace_id: str, key_id: str) -> ApiKey:
+    async def owned(self, workspace_id: str, key_id: str) -> ApiKey:
         """The workspace's key `key_id`; another workspace's is as missing as none."""
-        return await owned(workspace_id, key_id, "API key", self._store.api_keys.get, workspace_of)
+        return await self._owned.api_key(workspace_id, key_id)
 
-    async def api_keys(self, workspace_id: str) -> list[ApiKey]:
-        await self.workspace(workspace_id)
+    async def all(self, workspace_id: str) -> list[ApiKey]:
+        """The workspace's keys, the revoked ones too (never their secrets)."""
+        await existing_workspace(self._store.workspaces, workspace_id)
         return await self._store.api_keys.list(workspace_id)
 
-    async def api_key_page(
-        self, workspace_id: str, limit: int, cursor: str | None
-    ) -> ShortPage[ApiKey]:
+    async def page(self, workspace_id: str, limit: int, cursor: str | None) -> ShortPage[ApiKey]:
         """`limit` of the workspace's keys after `cursor`, newest first."""
-        return short_page(await self.api_keys(workspace_id), _key_position, limit, cursor)
+        return short_page(await self.all(workspace_id), _key_position, limit, cursor)
 
 
 def _key_position(key: ApiKey) -> Position:

@@ -1,5 +1,6 @@
-"""A workspace's view of one of its forms' submissions: a page of the listing, newest
-first, and what an export of them takes, under the same filters."""
+"""Submissions as their owners read them: one by id (any workspace's for the operator, a
+workspace's own for its programs and owners), with its files and deliveries, and a page
+of a form's listing, newest first, under the filters an export takes too."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import datetime
 
 from attrs import frozen
 
+from intake.domain.deliveries import DestinationKind
 from intake.domain.listing import (
     DEFAULT_PAGE,
     CursorError,
@@ -17,11 +19,14 @@ from intake.domain.listing import (
     decode_cursor,
     encode_cursor,
 )
-from intake.domain.model import Submission, SubmissionStatus
-from intake.service.admin.errors import AdminError
+from intake.domain.model import Submission, SubmissionStatus, describe_files
+from intake.domain.signing import DownloadSigner
+from intake.ports.clock import Clock
+from intake.ports.deliveries import DeliveryRecord
+from intake.ports.store import Store
+from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.inputs import check_page_limit, page_after
-from intake.service.admin.ownership import OwnershipAdmin
-from intake.service.admin.submissions import SubmissionAdmin
+from intake.service.admin.ownership import Ownership
 
 STATUS, SINCE, UNTIL, SEARCH = "status", "since", "until", "q"
 
@@ -32,6 +37,16 @@ class Listed:
 
     submissions: tuple[Submission, ...]
     next_cursor: str | None
+
+
+@frozen
+class SubmissionDetail:
+    """One submission as its owner reads it: its files with fresh links, and every
+    delivery of its events with their attempts."""
+
+    submission: Submission
+    files: list[dict[str, object]]
+    deliveries: list[DeliveryRecord]
 
 
 # Tab counts stop here: past it the inbox says "10,000+", and a count costs no more.
@@ -73,8 +88,48 @@ def submission_filter(
         raise AdminError(str(error), field=SEARCH) from None
 
 
-class ListingAdmin(SubmissionAdmin, OwnershipAdmin):
-    async def submission_page(
+class Submissions:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        ownership: Ownership,
+        *,
+        signer: DownloadSigner | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._owned = ownership
+        self._signer = signer
+
+    async def get(self, submission_id: str) -> Submission:
+        """Any workspace's submission, by id (the operator's)."""
+        submission = await self._store.submissions.get(submission_id)
+        if submission is None:
+            raise NotFoundError(f"no submission {submission_id!r}")
+        return submission
+
+    async def owned(self, workspace_id: str, submission_id: str) -> Submission:
+        """A submission of another workspace is not found, exactly as a missing one."""
+        return await self._owned.submission(workspace_id, submission_id)
+
+    def files_view(self, submission: Submission) -> list[dict[str, object]]:
+        """A submission's files as an operator reads them: each with a download link
+        valid from now, when links can be signed."""
+        return describe_files(submission, self._signer, self._clock.now())
+
+    async def detail(self, workspace_id: str, submission_id: str) -> SubmissionDetail:
+        """The workspace's submission with its files' links and its deliveries."""
+        submission = await self.owned(workspace_id, submission_id)
+        deliveries = [
+            record
+            for record in await self._store.deliveries.submission_deliveries(submission_id)
+            # Reports to Akismet are the operator's (`intake outbox list`), not the owner's.
+            if record.delivery.kind is not DestinationKind.AKISMET
+        ]
+        return SubmissionDetail(submission, self.files_view(submission), deliveries)
+
+    async def page(
         self,
         workspace_id: str,
         form_id: str,
@@ -88,7 +143,7 @@ class ListingAdmin(SubmissionAdmin, OwnershipAdmin):
         another workspace, as for a missing one."""
         check_page_limit(limit)
         after = page_after(cursor, decode_cursor, CursorError)
-        await self.owned_form(workspace_id, form_id)
+        await self._owned.form(workspace_id, form_id)
         query = SubmissionQuery(form_id, chosen, after=after, limit=limit)
         page = await self._store.submissions.page(query)
         last = page.submissions[-1].submission_id if page.more else None
@@ -104,7 +159,7 @@ class ListingAdmin(SubmissionAdmin, OwnershipAdmin):
         before: str | None = None,
         limit: int = DEFAULT_PAGE,
     ) -> InboxPage:
-        """`submission_page` with what the dashboard's inbox shows around it: the page
+        """`page` with what the dashboard's inbox shows around it: the page
         before it (`before`: a `previous_cursor`, the newer rows next to it), and the
         form's submissions under `chosen`'s dates and search counted by status, each up
         to COUNT_LIMIT + 1 (one query). Going back past the newest rows gives the first
@@ -112,7 +167,7 @@ class ListingAdmin(SubmissionAdmin, OwnershipAdmin):
         check_page_limit(limit)
         after = page_after(cursor, decode_cursor, CursorError)
         newer_than = page_after(before, decode_cursor, CursorError)
-        await self.owned_form(workspace_id, form_id)
+        await self._owned.form(workspace_id, form_id)
         counts = await self._store.submissions.status_counts(form_id, chosen, COUNT_LIMIT + 1)
         if newer_than is not None:
             back = await self._store.submissions.page(

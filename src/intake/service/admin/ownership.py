@@ -1,15 +1,19 @@
 """The one rule by which a workspace reaches an object of its own by id: an id no store
 could hold, a missing object and another workspace's are all the same "not found", so an
-id never tells whether it exists elsewhere."""
+id never tells whether it exists elsewhere. `Ownership` applies it to every kind of
+object an owner reaches; each service asks it, none repeats it."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from intake.domain.model import Form
+from intake.domain.chat import ChatDestination
+from intake.domain.deliveries import DestinationKind, NotificationRecipient, WebhookEndpoint
+from intake.domain.model import ApiKey, Form, Submission
+from intake.ports.deliveries import DeliveryRecord
+from intake.ports.store import Store
 from intake.service.admin.errors import NotFoundError
-from intake.service.admin.forms import FormAdmin
 
 T = TypeVar("T")
 
@@ -66,6 +70,50 @@ async def owned_in(
     return item
 
 
-class OwnershipAdmin(FormAdmin):
-    async def owned_form(self, workspace_id: str, form_id: str) -> Form:
+class Ownership:
+    """A workspace's own objects, by id (the module's rule)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def form(self, workspace_id: str, form_id: str) -> Form:
         return await owned(workspace_id, form_id, "form", self._store.forms.get, workspace_of)
+
+    async def submission(self, workspace_id: str, submission_id: str) -> Submission:
+        fetch = self._store.submissions.get
+        return await owned(workspace_id, submission_id, "submission", fetch, workspace_of)
+
+    async def api_key(self, workspace_id: str, key_id: str) -> ApiKey:
+        return await owned(workspace_id, key_id, "API key", self._store.api_keys.get, workspace_of)
+
+    async def endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
+        return await owned_in(workspace_id, endpoint_id, "webhook endpoint", self._endpoint_in)
+
+    async def recipient(self, workspace_id: str, recipient_id: str) -> NotificationRecipient:
+        what = "notification recipient"
+        return await owned_in(workspace_id, recipient_id, what, self._recipient_in)
+
+    async def chat(self, workspace_id: str, destination_id: str) -> ChatDestination:
+        return await owned_in(workspace_id, destination_id, "chat destination", self._chat_in)
+
+    async def delivery(self, workspace_id: str, delivery_id: str) -> DeliveryRecord:
+        """One of the workspace's deliveries to its own destinations; a report to
+        Akismet, the operator's, is not found, as a submission's detail does not show
+        it."""
+        fetch = self._store.deliveries.get_delivery
+        record = await owned(workspace_id, delivery_id, "delivery", fetch, workspace_of)
+        if record.delivery.kind is DestinationKind.AKISMET:
+            raise NotFoundError(f"no delivery {delivery_id!r}")
+        return record
+
+    async def _endpoint_in(self, endpoint_id: str, workspace_id: str) -> WebhookEndpoint | None:
+        return await self._store.destinations.get_endpoint(endpoint_id, workspace_id=workspace_id)
+
+    async def _recipient_in(
+        self, recipient_id: str, workspace_id: str
+    ) -> NotificationRecipient | None:
+        destinations = self._store.destinations
+        return await destinations.get_recipient(recipient_id, workspace_id=workspace_id)
+
+    async def _chat_in(self, destination_id: str, workspace_id: str) -> ChatDestination | None:
+        return await self._store.destinations.get_chat(destination_id, workspace_id=workspace_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from intake.domain import ids
+from intake.domain.chat import ChatDestination, chat_test_event
 from intake.domain.deliveries import (
     DestinationKind,
     NotificationRecipient,
@@ -19,9 +19,11 @@ from intake.domain.deliveries import (
 )
 from intake.domain.destination_limits import SendThrottled
 from intake.domain.model import OutboxEvent
+from intake.ports.clock import Clock
 from intake.ports.deliveries import DeliveryRecord
+from intake.ports.store import Store
 from intake.service.admin.errors import AdminError, NotFoundError, TooSoon
-from intake.service.admin.forms import FormAdmin
+from intake.service.admin.mint import IdMint
 
 log = logging.getLogger("intake.webhooks")
 
@@ -35,10 +37,16 @@ _ID_FIELDS = {
 TEST_RATES = "one a minute and five an hour"
 
 
-class QueuedTestAdmin(FormAdmin):
-    async def _queue_webhook_test(
-        self, endpoint: WebhookEndpoint, workspace_id: str
-    ) -> DeliveryRecord:
+class DestinationTests:
+    """Queues a test to one destination (the module's rule); the webhook endpoints, the
+    mail recipients and the chat destinations each ask it for their own."""
+
+    def __init__(self, store: Store, clock: Clock, mint: IdMint) -> None:
+        self._store = store
+        self._clock = clock
+        self._mint = mint
+
+    async def webhook(self, endpoint: WebhookEndpoint, workspace_id: str) -> DeliveryRecord:
         """A disabled endpoint is refused: the relay would not send to it."""
         if not endpoint.enabled:
             raise AdminError(
@@ -46,12 +54,10 @@ class QueuedTestAdmin(FormAdmin):
                 field=ENDPOINT_ID,
             )
         now = self._clock.now()
-        event = webhook_test_event(self._event_id(), endpoint, workspace_id, now)
-        return await self._queue(event, DestinationKind.WEBHOOK, endpoint.endpoint_id)
+        event = webhook_test_event(self._mint.event_id(), endpoint, workspace_id, now)
+        return await self.queue(event, DestinationKind.WEBHOOK, endpoint.endpoint_id)
 
-    async def _queue_mail_test(
-        self, recipient: NotificationRecipient, workspace_id: str
-    ) -> DeliveryRecord:
+    async def mail(self, recipient: NotificationRecipient, workspace_id: str) -> DeliveryRecord:
         """Whatever events the recipient is mailed about: a test is for the mailbox,
         once it asked for mail (a pending or declined address gets no test either)."""
         if not recipient.confirmed:
@@ -61,14 +67,15 @@ class QueuedTestAdmin(FormAdmin):
                 field="recipient_id",
             )
         now = self._clock.now()
-        event = mail_test_event(self._event_id(), recipient, workspace_id, now)
-        return await self._queue(event, DestinationKind.EMAIL, recipient.recipient_id)
+        event = mail_test_event(self._mint.event_id(), recipient, workspace_id, now)
+        return await self.queue(event, DestinationKind.EMAIL, recipient.recipient_id)
 
-    def _event_id(self) -> str:
-        millis = int(self._clock.now().timestamp() * 1000)
-        return ids.time_sorted_id("evt", millis, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
+    async def chat(self, destination: ChatDestination, workspace_id: str) -> DeliveryRecord:
+        now = self._clock.now()
+        event = chat_test_event(self._mint.event_id(), destination, workspace_id, now)
+        return await self.queue(event, DestinationKind.CHAT, destination.destination_id)
 
-    async def _queue(
+    async def queue(
         self, event: OutboxEvent, kind: DestinationKind, destination_id: str
     ) -> DeliveryRecord:
         now = self._clock.now()

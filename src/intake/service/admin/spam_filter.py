@@ -10,30 +10,36 @@ from datetime import timedelta
 from intake.domain.spam.history import PastMessage
 from intake.domain.spam.lessons import token_hashes
 from intake.domain.spam.model import Label, Lesson
+from intake.ports.clock import Clock
 from intake.ports.spam_statistics import SpamSummary
-from intake.service.admin.base import AdminBase
-from intake.service.admin.errors import NotFoundError
+from intake.ports.store import Store
+from intake.service.admin.workspaces import existing_workspace
+from intake.service.spam_knowledge import SpamKnowledge
 from intake.service.spam_settling import settle_untouched
 
 # Messages per transaction while training: a long export never holds a lock for long.
 TRAIN_BATCH = 500
 
 
-class SpamFilterAdmin(AdminBase):
-    async def spam_summary(self, workspace_id: str) -> SpamSummary:
+class SpamFilter:
+    def __init__(self, store: Store, clock: Clock, knowledge: SpamKnowledge) -> None:
+        self._store = store
+        self._clock = clock
+        # The process's spam statistics: told when a lesson changed them.
+        self._knowledge = knowledge
+
+    async def summary(self, workspace_id: str) -> SpamSummary:
         """Counts only: messages taught each way and tokens known, the workspace's and the
         instance's layer's."""
-        await self._known_workspace(workspace_id)
+        await existing_workspace(self._store.workspaces, workspace_id)
         return await self._store.spam.summary(workspace_id)
 
-    async def train_spam_filter(
-        self, workspace_id: str, label: Label, messages: Iterable[PastMessage]
-    ) -> int:
+    async def train(self, workspace_id: str, label: Label, messages: Iterable[PastMessage]) -> int:
         """Teaches the workspace's filter messages that are no submission here (an owner's
         history): counted as triage counts one, a batch per transaction, and never
         unlearned one by one. Returns how many were taught."""
-        await self._known_workspace(workspace_id)
-        hasher = await self._spam_hasher()
+        await existing_workspace(self._store.workspaces, workspace_id)
+        hasher = await self._knowledge.hasher()
         taught = 0
         batch: list[Lesson] = []
         for message in messages:
@@ -44,14 +50,10 @@ class SpamFilterAdmin(AdminBase):
                 batch = []
         if batch:
             taught += await self._store.spam.seed(batch)
-        self._spam_learned(workspace_id)
+        self._knowledge.invalidate(workspace_id)
         return taught
 
     async def settle_untouched(self, after: timedelta) -> int:
         """The rule for submissions nobody touches (service/spam_settling.py), now."""
-        hasher = await self._spam_hasher()
+        hasher = await self._knowledge.hasher()
         return await settle_untouched(self._store.spam, hasher, self._clock.now(), after)
-
-    async def _known_workspace(self, workspace_id: str) -> None:
-        if await self._store.workspaces.get(workspace_id) is None:
-            raise NotFoundError(f"no workspace {workspace_id!r}")

@@ -1,7 +1,7 @@
 """An owner's triage of one submission: release it (spam or unverified to accepted), mark
 it as spam, or erase it (management-api.md, "Status changes and events"). The HTTP API
-reaches a submission through its key's workspace (`owned_submission`); the `intake`
-command, an operator's, through its id alone (`submission`).
+reaches a submission through its key's workspace (`Submissions.owned`); the `intake`
+command, an operator's, through its id alone (`Submissions.get`).
 
 Every triage teaches the spam filter in the transaction of its change (docs/scoring.md,
 "How triage teaches"): a release teaches ham, a mark as spam spam, and an erasure
@@ -13,36 +13,50 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from intake.domain import ids
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.quota import period
+from intake.domain.signing import DownloadSigner
 from intake.domain.spam.lessons import lesson_of
 from intake.domain.spam.model import Label, Lesson
 from intake.domain.spam.opinion import corrects_akismet, report_event, report_query
 from intake.domain.triage import TriageStatus, deletion_event, release_event
-from intake.ports.blobs import BlobStoreError
+from intake.ports.blobs import BlobStore, BlobStoreError
+from intake.ports.clock import Clock
+from intake.ports.store import Store
 from intake.ports.triage import Erasure, Release, Released
-from intake.service.admin.base import AdminBase
 from intake.service.admin.errors import NotFoundError
-from intake.service.admin.ownership import owned, workspace_of
+from intake.service.admin.mint import IdMint
+from intake.service.spam_knowledge import SpamKnowledge
 
 log = logging.getLogger("intake.triage")
 
 
-class TriageAdmin(AdminBase):
-    async def submission(self, submission_id: str) -> Submission:
-        submission = await self._store.submissions.get(submission_id)
-        if submission is None:
-            raise NotFoundError(f"no submission {submission_id!r}")
-        return submission
-
-    async def owned_submission(self, workspace_id: str, submission_id: str) -> Submission:
-        """A submission of another workspace is not found, exactly as a missing one."""
-        return await owned(
-            workspace_id, submission_id, "submission", self._store.submissions.get, workspace_of
-        )
+class Triage:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        mint: IdMint,
+        knowledge: SpamKnowledge,
+        *,
+        blobs: BlobStore | None = None,
+        signer: DownloadSigner | None = None,
+        spam_reports: bool = False,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._mint = mint
+        # What this process knows of the spam statistics: the token hasher a lesson is
+        # made with, invalidated after a triage taught (the serving process's, shared
+        # with its pipeline).
+        self._knowledge = knowledge
+        self._blobs = blobs
+        self._signer = signer
+        # Whether triage is reported to Akismet (docs/scoring.md, "Akismet").
+        self._spam_reports = spam_reports
 
     async def set_status(self, submission: Submission, status: TriageStatus) -> Submission:
+        """`release` for accepted, `mark_spam` for spam."""
         if status is TriageStatus.ACCEPTED:
             return await self.release(submission)
         return await self.mark_spam(submission)
@@ -62,14 +76,14 @@ class TriageAdmin(AdminBase):
         if submission.status is SubmissionStatus.ACCEPTED:
             return Released(await self._confirm(submission, lesson), changed=False)
         now = self._clock.now()
-        event = release_event(self._event_id(), submission, self._signer, now)
+        event = release_event(self._mint.event_id(), submission, self._signer, now)
         report = self._report(submission, Label.HAM, now)
         released = await self._store.submissions.release(
             Release(submission.submission_id, event, period(now), lesson, report=report)
         )
         if released is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
-        self._spam_learned(submission.workspace_id)
+        self._knowledge.invalidate(submission.workspace_id)
         if released.queued:
             log.info("submission released", extra=_facts(submission, event.event_id))
         elif released.changed:
@@ -89,10 +103,10 @@ class TriageAdmin(AdminBase):
         )
         if marked is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
-        self._spam_learned(submission.workspace_id)
+        self._knowledge.invalidate(submission.workspace_id)
         return marked
 
-    async def delete_submission(self, submission: Submission, *, unlearn: bool = True) -> None:
+    async def delete(self, submission: Submission, *, unlearn: bool = True) -> None:
         """Erases a submission and queues its `submission.deleted` for the webhook
         endpoints. Its files' blobs are deleted after the store's transaction, so that
         no stored row ever links a missing file; one that cannot be deleted now is
@@ -100,7 +114,7 @@ class TriageAdmin(AdminBase):
         what it taught the spam filter goes with it (a form's deletion leaves it, as
         retention does: docs/scoring.md, "Submissions nobody touches")."""
         now = self._clock.now()
-        event = deletion_event(self._event_id(), submission, now)
+        event = deletion_event(self._mint.event_id(), submission, now)
         # Its lesson's hashes unlearn whatever it taught (the label is not read).
         lesson = await self._lesson(submission, Label.HAM) if unlearn else None
         erased = await self._store.submissions.erase(
@@ -108,7 +122,7 @@ class TriageAdmin(AdminBase):
         )
         if erased is None:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
-        self._spam_learned(submission.workspace_id)
+        self._knowledge.invalidate(submission.workspace_id)
         log.info("submission erased", extra=_facts(submission, event.event_id))
         for key in erased.file_keys:
             if self._blobs is None:
@@ -127,14 +141,14 @@ class TriageAdmin(AdminBase):
             return None
         if report_query(submission) is None:
             return None
-        return report_event(self._event_id(), submission, label, now)
+        return report_event(self._mint.event_id(), submission, label, now)
 
     async def _lesson(self, submission: Submission, label: Label) -> Lesson | None:
         """None for a submission whose data is gone (a forward-only form's, once
         forwarded): it has nothing left to teach, nor to unlearn by."""
         if not submission.data:
             return None
-        return lesson_of(submission, label, await self._spam_hasher())
+        return lesson_of(submission, label, await self._knowledge.hasher())
 
     async def _confirm(self, submission: Submission, lesson: Lesson | None) -> Submission:
         """The status it has, asked for again: taught once, no event, nothing else. The
@@ -147,12 +161,11 @@ class TriageAdmin(AdminBase):
         )
         if not confirmed:
             raise NotFoundError(f"no submission {submission.submission_id!r}")
-        self._spam_learned(submission.workspace_id)
-        return await self.submission(submission.submission_id)
-
-    def _event_id(self) -> str:
-        now_ms = int(self._clock.now().timestamp() * 1000)
-        return ids.time_sorted_id("evt", now_ms, self._ids.random_bytes(ids.ID_RANDOM_BYTES))
+        self._knowledge.invalidate(submission.workspace_id)
+        now = await self._store.submissions.get(submission.submission_id)
+        if now is None:
+            raise NotFoundError(f"no submission {submission.submission_id!r}")
+        return now
 
 
 def _facts(submission: Submission, event_id: str) -> dict[str, object]:

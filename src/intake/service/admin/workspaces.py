@@ -1,18 +1,27 @@
-"""Workspace management: creating, finding, changing and metering workspaces."""
+"""Workspace management: creating, finding, changing and metering workspaces, and the one
+rule every owner-side door applies before it changes or sends anything (`acting`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from attrs import evolve, frozen
 
 from intake.domain.model import Plan, Workspace
-from intake.domain.quota import ceiling, month_span, monthly_limit, period
-from intake.ports.workspaces import FormStatusCounts, FormUsage, WorkspaceSetup
-from intake.service.admin.base import AdminBase
+from intake.domain.quota import DEFAULT_PLANS, PlanTerms, ceiling, month_span, monthly_limit, period
+from intake.ports.clock import Clock
+from intake.ports.store import Store
+from intake.ports.workspaces import (
+    FormStatusCounts,
+    FormUsage,
+    WorkspaceRepository,
+    WorkspaceSetup,
+)
 from intake.service.admin.changes import WorkspaceChanges
 from intake.service.admin.errors import AdminError, NotFoundError, WorkspaceSuspended
 from intake.service.admin.inputs import check_storage_limit
+from intake.service.admin.mint import IdMint
 
 
 @frozen
@@ -32,8 +41,31 @@ class MonthCounts:
     forms: dict[str, FormStatusCounts]  # by form id
 
 
-class WorkspaceAdmin(AdminBase):
-    async def create_workspace(
+async def existing_workspace(workspaces: WorkspaceRepository, workspace_id: str) -> Workspace:
+    """The workspace; NotFoundError when there is none: the one answer every service
+    gives for a workspace id it does not know."""
+    workspace = await workspaces.get(workspace_id)
+    if workspace is None:
+        raise NotFoundError(f"no workspace {workspace_id!r}")
+    return workspace
+
+
+class Workspaces:
+    """Workspaces, as the operator (`intake workspace`) and their owners see them."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        mint: IdMint,
+        plans: Mapping[Plan, PlanTerms] = DEFAULT_PLANS,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._mint = mint
+        self._plans = plans
+
+    async def create(
         self,
         name: str,
         plan: Plan = Plan.FREE,
@@ -41,11 +73,12 @@ class WorkspaceAdmin(AdminBase):
         *,
         storage_limit: int | None = None,
     ) -> Workspace:
+        """A new active workspace on `plan`; a limit None: the plan's."""
         if monthly_limit is not None and monthly_limit < 0:
             raise AdminError("a monthly limit cannot be negative")
         check_storage_limit(storage_limit)
         workspace = Workspace(
-            workspace_id=self._id("ws"),
+            workspace_id=self._mint.id("ws"),
             name=name,
             plan=plan,
             monthly_limit=monthly_limit,
@@ -56,32 +89,33 @@ class WorkspaceAdmin(AdminBase):
         await self._store.workspaces.add(workspace)
         return workspace
 
-    async def workspace(self, workspace_id: str) -> Workspace:
-        workspace = await self._store.workspaces.get(workspace_id)
-        if workspace is None:
-            raise NotFoundError(f"no workspace {workspace_id!r}")
-        return workspace
+    async def get(self, workspace_id: str) -> Workspace:
+        """The workspace; NotFoundError when there is none."""
+        return await existing_workspace(self._store.workspaces, workspace_id)
 
-    async def acting_workspace(self, workspace_id: str) -> Workspace:
+    async def acting(self, workspace_id: str) -> Workspace:
         """The workspace, when its owners may change or send something in it: a
         suspended one changes nothing and sends nothing (WorkspaceSuspended), though its
         owners may still read what it holds. The one rule every owner-side door applies
         (the management API, the dashboard); the operator's `intake` is not held by it."""
-        workspace = await self.workspace(workspace_id)
+        workspace = await self.get(workspace_id)
         if not workspace.active:
             raise WorkspaceSuspended(workspace_id)
         return workspace
 
-    async def workspaces(self) -> list[Workspace]:
+    async def all(self) -> list[Workspace]:
+        """Every workspace, the suspended ones too."""
         return await self._store.workspaces.list()
 
-    async def set_workspace_active(self, workspace_id: str, active: bool) -> Workspace:
-        workspace = evolve(await self.workspace(workspace_id), active=active)
+    async def set_active(self, workspace_id: str, active: bool) -> Workspace:
+        """Suspends (False) or resumes (True) the workspace."""
+        workspace = evolve(await self.get(workspace_id), active=active)
         await self._store.workspaces.update(workspace)
         return workspace
 
-    async def update_workspace(self, workspace_id: str, changes: WorkspaceChanges) -> Workspace:
-        workspace = changes.apply(await self.workspace(workspace_id))
+    async def update(self, workspace_id: str, changes: WorkspaceChanges) -> Workspace:
+        """The workspace with `changes` (its plan and limits), saved."""
+        workspace = changes.apply(await self.get(workspace_id))
         await self._store.workspaces.update(workspace)
         return workspace
 
@@ -96,7 +130,9 @@ class WorkspaceAdmin(AdminBase):
         return MonthCounts(since, {entry.form_id: entry for entry in counts})
 
     async def usage(self, workspace_id: str) -> WorkspaceUsage:
-        workspace = await self.workspace(workspace_id)
+        """This month's submissions counted against its limit, by form, and the bytes
+        of files it keeps."""
+        workspace = await self.get(workspace_id)
         month = period(self._clock.now())
         used = await self._store.workspaces.usage(workspace_id, month)
         storage = await self._store.workspaces.storage_used(workspace_id)

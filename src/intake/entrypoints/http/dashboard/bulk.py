@@ -20,7 +20,7 @@ from intake.entrypoints.http.dashboard.inbox import (
 )
 from intake.entrypoints.http.dashboard.told import tell
 from intake.service.accounts import SignedIn
-from intake.service.admin import Admin, NotFoundError
+from intake.service.admin import NotFoundError, OwnerServices
 
 ACTIONS = ("release", "spam", "delete")
 MAX_IDS = max(PAGE_SIZES)  # one page's rows at most
@@ -35,13 +35,13 @@ async def bulk(request: Request, signed: SignedIn) -> Response:
     ids = list(dict.fromkeys(v for v in form_data.getlist("id") if isinstance(v, str)))
     action = text(form_data, "action")
     query = read_query({name: text(form_data, name) for name in KEPT if text(form_data, name)})
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
         form = await owned_form(request, signed, request.path_params["form_id"])
-        await admin.acting_workspace(form.workspace_id)
+        await services.workspaces.acting(form.workspace_id)
         if action not in ACTIONS or not 1 <= len(ids) <= MAX_IDS:
             return await render(request, signed, form, query, [_refusal(action, len(ids))])
-        chosen = await _selected(admin, form, ids)
+        chosen = await _selected(services, form, ids)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
     back = query.url(f"{FORMS}/{form.form_id}")
@@ -56,7 +56,7 @@ async def bulk(request: Request, signed: SignedIn) -> Response:
             "back": back,
         }
         return web.page(request, "bulk_confirm.html", context)
-    await _apply(admin, action, chosen)
+    await _apply(services, action, chosen)
     return await tell(request, signed, back, _done(action, len(chosen)))
 
 
@@ -74,26 +74,26 @@ def _refusal(action: str, selected: int) -> str:
     return "Select submissions first." if not selected else f"Select at most {MAX_IDS}."
 
 
-async def _selected(admin: Admin, form: Form, ids: list[str]) -> list[Submission]:
+async def _selected(services: OwnerServices, form: Form, ids: list[str]) -> list[Submission]:
     """The submissions named, each checked to be of the form's workspace and the form:
     NotFoundError for any other, before anything is changed."""
     chosen = []
     for submission_id in ids:
-        submission = await admin.owned_submission(form.workspace_id, submission_id)
+        submission = await services.submissions.owned(form.workspace_id, submission_id)
         if submission.form_id != form.form_id:
             raise NotFoundError(f"no submission {submission_id!r}")
         chosen.append(submission)
     return chosen
 
 
-async def _apply(admin: Admin, action: str, chosen: list[Submission]) -> None:
+async def _apply(services: OwnerServices, action: str, chosen: list[Submission]) -> None:
     for submission in chosen:
         try:
             if action == "release":
-                await admin.release(submission)
+                await services.triage.release(submission)
             elif action == "spam":
-                await admin.mark_spam(submission)
+                await services.triage.mark_spam(submission)
             else:
-                await admin.delete_submission(submission)
+                await services.triage.delete(submission)
         except NotFoundError:
             continue  # erased meanwhile (another tab, the API): nothing left to do

@@ -1,5 +1,5 @@
 """The charts of the forms list (30 days a form) and of a form's page (90 days), drawn by
-presentation/charts.py from the counts `Admin.activity` reads for the whole page at once,
+presentation/charts.py from the counts `ActivityCounts.daily` reads for the whole page at once,
 in the days of INTAKE_DASHBOARD_TIMEZONE (docs/dashboard.md#charts)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _chart(activity: Activity, label_id: str, size: ChartSize, zone: str) -> Cha
 async def list_charts(request: Request, form_ids: Sequence[str]) -> dict[str, Chart]:
     """Each listed form's last 30 days, by form id, from one query."""
     zone = web.runtime(request).settings.dashboard_timezone
-    found = await web.runtime(request).admin.activity(form_ids, LIST_DAYS, zone)
+    found = await web.runtime(request).services.activity.daily(form_ids, LIST_DAYS, zone)
     return {
         form_id: _chart(activity, f"chart-{index}", SMALL, zone.key)
         for index, (form_id, activity) in enumerate(found.items())
@@ -65,5 +65,5 @@ async def list_charts(request: Request, form_ids: Sequence[str]) -> dict[str, Ch
 async def form_chart(request: Request, form_id: str) -> Chart:
     """One form's last 90 days, with its failed deliveries, from one query."""
     zone = web.runtime(request).settings.dashboard_timezone
-    found = await web.runtime(request).admin.activity([form_id], FORM_DAYS, zone)
+    found = await web.runtime(request).services.activity.daily([form_id], FORM_DAYS, zone)
     return _chart(found[form_id], "chart-form", LARGE, zone.key)

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from intake.domain.recipient_consent import CONSENT_PATH
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.forms import BadFormError, read_form, text
-from intake.service.admin.consent import ConsentAsked
+from intake.service.admin.recipients import ConsentAsked
 
 PATH = CONSENT_PATH.rstrip("/") + "/{token}"
 
@@ -36,7 +36,9 @@ def _gone(request: Request) -> Response:
 
 
 async def consent_form(request: Request) -> Response:
-    asked = await web.runtime(request).admin.consent_asked(request.path_params["token"])
+    asked = await web.runtime(request).services.recipients.consent_asked(
+        request.path_params["token"]
+    )
     if asked is None:
         return _gone(request)
     return _page(request, {"answered": None, "asked": _shown(asked)})
@@ -50,9 +52,9 @@ async def answer(request: Request) -> Response:
     choice = text(form, "answer")
     if choice not in {"confirm", "decline"}:
         return web.page(request, "refused.html", {}, status=403)
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     token: str = request.path_params["token"]
-    answered = await admin.answer_consent(token, accept=choice == "confirm")
+    answered = await services.recipients.answer_consent(token, accept=choice == "confirm")
     if answered is None:
         return _gone(request)
     return _page(request, {"answered": answered.recipient.status.value, "asked": _shown(answered)})

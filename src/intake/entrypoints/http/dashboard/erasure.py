@@ -30,8 +30,8 @@ async def erase(request: Request, signed: SignedIn) -> Response:
         workspace_id = signed.require_owner(text(form, "workspace"))
         email = text(form, "email")
         confirmed = text(form, "confirm") == "yes"
-        admin = web.runtime(request).admin
-        receipt = await admin.erase_person(workspace_id, email, dry_run=not confirmed)
+        services = web.runtime(request).services
+        receipt = await services.privacy.erase_person(workspace_id, email, dry_run=not confirmed)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -39,7 +39,7 @@ async def erase(request: Request, signed: SignedIn) -> Response:
     except AdminError as error:
         refused: dict[str, Any] = {"csrf": signed.csrf, "email": signed.user.email}
         refused |= {"error": str(error), "asked": email}
-        refused["workspace"] = await admin.workspace(workspace_id)
+        refused["workspace"] = await services.workspaces.get(workspace_id)
         return web.page(request, "erasure.html", refused, status=422)
     if confirmed:
         # The receipt waits for its page, for this session alone; a reload of that page
@@ -66,14 +66,14 @@ async def receipt_page(request: Request, signed: SignedIn) -> Response:
 async def _page(
     request: Request, signed: SignedIn, workspace_id: str, asked: str, receipt: object
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     context: dict[str, Any] = {
         "csrf": signed.csrf,
         "email": signed.user.email,
-        "workspace": await admin.workspace(workspace_id),
+        "workspace": await services.workspaces.get(workspace_id),
         "asked": asked,
         "receipt": receipt,
-        "names": {f.form_id: f.name for f in await admin.forms(workspace_id)},
+        "names": {f.form_id: f.name for f in await services.forms.all(workspace_id)},
         "error": None,
     }
     return web.page(request, "erasure.html", context)

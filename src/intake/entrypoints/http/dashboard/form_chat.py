@@ -54,9 +54,9 @@ async def _page(
     test_id: str = "",
     status: int = 200,
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     chats = await every_item(
-        lambda limit, cursor: admin.owned_chats(form.workspace_id, form.form_id, limit, cursor)
+        lambda limit, cursor: services.chats.page(form.workspace_id, form.form_id, limit, cursor)
     )
     context = owner_context(signed, form, "chat", settings_path(form, "chat")) | {
         "destinations": [chat_view(c) for c in chats],
@@ -73,8 +73,8 @@ async def _page(
 
 async def _destination(request: Request, form: Form, destination_id: str) -> ChatDestination:
     """One of this form's chat destinations; NotFoundError for any other."""
-    admin = web.runtime(request).admin
-    destination = await admin.owned_chat(form.workspace_id, destination_id)
+    services = web.runtime(request).services
+    destination = await services.chats.owned(form.workspace_id, destination_id)
     if destination.form_id != form.form_id:
         raise NotFoundError(f"no chat destination {destination_id!r}")
     return destination
@@ -93,7 +93,7 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
         include_flagged=text(posted, "include_flagged") == "yes",
     )
     try:
-        added = await web.runtime(request).admin.add_owned_chat(
+        added = await web.runtime(request).services.chats.add_owned(
             form.workspace_id, form.form_id, chat
         )
     except AdminError as error:
@@ -112,7 +112,7 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     destination = await _destination(request, form, text(posted, "destination"))
     if text(posted, "confirm") != "yes":
         return await _page(request, signed, form, confirm=destination)
-    await web.runtime(request).admin.remove_owned_chat(
+    await web.runtime(request).services.chats.remove_owned(
         form.workspace_id, destination.destination_id
     )
     said = f"Removed: {destination.app.value} ({destination.shown_target}) is told nothing more."
@@ -124,7 +124,7 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
     """Queues a test message to one destination; the page it leads to shows how it went."""
     destination = await _destination(request, form, text(posted, "destination"))
     try:
-        record = await web.runtime(request).admin.test_owned_chat(
+        record = await web.runtime(request).services.chats.test_owned(
             form.workspace_id, destination.destination_id
         )
     except TooSoon as error:

@@ -52,11 +52,11 @@ async def create(request: Request, signed: SignedIn) -> Response:
         return refused(request)
     except NotFoundError:  # a workspace not theirs
         return not_found(request)
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     name = text(posted, NAME)
     try:
-        await admin.acting_workspace(workspace_id)
-        form = await admin.create_form(workspace_id, name=name)
+        await services.workspaces.acting(workspace_id)
+        form = await services.forms.create(workspace_id, name=name)
     except AdminError as failed:
         attempt = home.NewFormAttempt(workspace_id, name, str(failed))
         return await home.render(request, signed, attempt, status=422)
@@ -69,9 +69,9 @@ async def duplicate(request: Request, signed: SignedIn, form: Form) -> Response:
     page then shows it, with its own HTML."""
     posted = await read_form(request, signed.csrf)
     name = text(posted, NAME).strip() or None
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        copy = await admin.duplicate_owned_form(form.workspace_id, form.form_id, name)
+        copy = await services.forms.duplicate_owned(form.workspace_id, form.form_id, name)
     except AdminError as failed:
         return _delete_or_copy_page(request, signed, form, copy_error=str(failed))
     return web.see_other(settings_path(copy) + "?duplicated=1")
@@ -90,7 +90,7 @@ async def delete(request: Request, signed: SignedIn, form: Form) -> Response:
     if plain(typed) != confirmation_word(form):
         message = "That is not the form's name: nothing was deleted."
         return _delete_or_copy_page(request, signed, form, typed=typed, delete_error=message)
-    await web.runtime(request).admin.delete_owned_form(form.workspace_id, form.form_id)
+    await web.runtime(request).services.forms.delete_owned(form.workspace_id, form.form_id)
     return web.see_other(web.PREFIX + "?deleted=1")
 
 

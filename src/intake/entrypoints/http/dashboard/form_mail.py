@@ -48,9 +48,11 @@ async def _page(
     test_id: str = "",
     status: int = 200,
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     recipients = await every_item(
-        lambda limit, cursor: admin.owned_recipients(form.workspace_id, form.form_id, limit, cursor)
+        lambda limit, cursor: services.recipients.page(
+            form.workspace_id, form.form_id, limit, cursor
+        )
     )
     context = owner_context(signed, form, "mail", settings_path(form, "mail")) | {
         "recipients": [recipient_view(r) for r in recipients],
@@ -66,8 +68,8 @@ async def _page(
 
 async def _recipient(request: Request, form: Form, recipient_id: str) -> NotificationRecipient:
     """One of this form's recipients; NotFoundError for any other."""
-    admin = web.runtime(request).admin
-    recipient = await admin.owned_recipient(form.workspace_id, recipient_id)
+    services = web.runtime(request).services
+    recipient = await services.recipients.owned(form.workspace_id, recipient_id)
     if recipient.form_id != form.form_id:
         raise NotFoundError(f"no notification recipient {recipient_id!r}")
     return recipient
@@ -79,7 +81,7 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
     try:
         if len(address) > MAX_EMAIL:  # as the API's reader refuses it
             raise AdminError(f"must be at most {MAX_EMAIL} characters", field="email")
-        await web.runtime(request).admin.add_owned_recipient(
+        await web.runtime(request).services.recipients.add_owned(
             form.workspace_id, form.form_id, address, added_by=signed.user.email
         )
     except AdminError as error:
@@ -96,7 +98,7 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     recipient = await _recipient(request, form, text(posted, "recipient"))
     if text(posted, "confirm") != "yes":
         return await _page(request, signed, form, confirm=recipient)
-    await web.runtime(request).admin.remove_owned_recipient(
+    await web.runtime(request).services.recipients.remove_owned(
         form.workspace_id, recipient.recipient_id
     )
     said = f"{recipient.email} removed: it gets no more of the form's mail."
@@ -108,7 +110,7 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
     """Queues a test mail to one recipient; the page it leads to shows how it went."""
     recipient = await _recipient(request, form, text(posted, "recipient"))
     try:
-        record = await web.runtime(request).admin.test_owned_recipient(
+        record = await web.runtime(request).services.recipients.test_owned(
             form.workspace_id, recipient.recipient_id
         )
     except TooSoon as error:
@@ -127,7 +129,7 @@ async def retry_test(request: Request, signed: SignedIn, form: Form, posted: For
     if await shown_test(request, form, delivery_id, EventType.MAIL_TEST) is None:
         raise NotFoundError(f"no test mail {delivery_id!r}")
     try:
-        await web.runtime(request).admin.retry_owned_delivery(form.workspace_id, delivery_id)
+        await web.runtime(request).services.deliveries.retry_owned(form.workspace_id, delivery_id)
     except NotFoundError:
         raise  # answered as not found, not as a refusal below
     except AdminError as error:  # delivered already

@@ -36,7 +36,7 @@ async def owners_form(request: Request, signed: SignedIn, form_id: str) -> Form:
     form = await owned_form(request, signed, form_id)
     signed.require_owner(form.workspace_id)
     if request.method == "POST":  # a change, or a test sent: not in a suspended workspace
-        await web.runtime(request).admin.acting_workspace(form.workspace_id)
+        await web.runtime(request).services.workspaces.acting(form.workspace_id)
     return form
 
 
@@ -129,7 +129,9 @@ async def shown_test(
     if not delivery_id:
         return None
     try:
-        record = await web.runtime(request).admin.owned_delivery(form.workspace_id, delivery_id)
+        record = await web.runtime(request).services.deliveries.owned(
+            form.workspace_id, delivery_id
+        )
     except NotFoundError:
         return None
     if record.event_type is not event_type or record.form_id != form.form_id:

@@ -96,7 +96,9 @@ async def save(request: Request, signed: SignedIn, form: Form) -> Response:
     entered = posted(await read_form(request, signed.csrf, max_fields=len(CONTROLS) + 1))
     try:
         changes = changes_of(entered, form)
-        await web.runtime(request).admin.update_owned_form(form.workspace_id, form.form_id, changes)
+        await web.runtime(request).services.forms.update_owned(
+            form.workspace_id, form.form_id, changes
+        )
     except NotFoundError:  # deleted meanwhile
         return not_found(request)
     except RefusedSettingsError as refusal:
@@ -109,7 +111,7 @@ async def save(request: Request, signed: SignedIn, form: Form) -> Response:
 
 async def _set_enabled(request: Request, signed: SignedIn, form: Form, enabled: bool) -> Response:
     await read_form(request, signed.csrf)
-    await web.runtime(request).admin.update_owned_form(
+    await web.runtime(request).services.forms.update_owned(
         form.workspace_id, form.form_id, FormChanges(enabled=enabled)
     )
     said = (
@@ -142,5 +144,5 @@ async def rotate(request: Request, signed: SignedIn, form: Form) -> Response:
     """A new public key; the settings page then shows it, with the snippet that carries
     it (a redirect: reloading that page must not rotate the key again)."""
     await read_form(request, signed.csrf)
-    await web.runtime(request).admin.rotate_owned_key(form.workspace_id, form.form_id)
+    await web.runtime(request).services.forms.rotate_owned_key(form.workspace_id, form.form_id)
     return web.see_other(_path(form) + "?rotated=1")

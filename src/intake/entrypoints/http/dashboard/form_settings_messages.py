@@ -110,7 +110,9 @@ async def save(request: Request, signed: SignedIn, form: Form) -> Response:
     entered = _entered(await read_form(request, signed.csrf, max_fields=len(_FIELDS) + 1))
     try:
         changes = FormChanges(messages=_changes(entered))
-        await web.runtime(request).admin.update_owned_form(form.workspace_id, form.form_id, changes)
+        await web.runtime(request).services.forms.update_owned(
+            form.workspace_id, form.form_id, changes
+        )
     except NotFoundError:
         return not_found(request)
     except AdminError as error:
@@ -124,10 +126,10 @@ async def preview(request: Request, signed: SignedIn, form: Form) -> Response:
     entered = _entered(await read_form(request, signed.csrf, max_fields=len(_FIELDS) + 1))
     kind = entered["kind"] if entered["kind"] in PREVIEW_KINDS else PREVIEW_KINDS[0]
     typed = {name: entered[name] or None for name in TEMPLATE_NAMES}
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        await admin.workspace_form(form.workspace_id, form.form_id)
-        parts = await admin.preview_mail(form.form_id, kind, typed)
+        await services.forms.owned(form.workspace_id, form.form_id)
+        parts = await services.forms.preview_mail(form.form_id, kind, typed)
     except NotFoundError:
         return not_found(request)
     except AdminError as error:

@@ -38,7 +38,7 @@ _NOTE = "webhook secret"  # what the add keeps for the page it leads to
 
 async def _endpoint(request: Request, form: Form, endpoint_id: str) -> WebhookEndpoint:
     """One of this form's endpoints; NotFoundError for any other."""
-    endpoint = await web.runtime(request).admin.owned_endpoint(form.workspace_id, endpoint_id)
+    endpoint = await web.runtime(request).services.webhooks.owned(form.workspace_id, endpoint_id)
     if endpoint.form_id != form.form_id:
         raise NotFoundError(f"no webhook endpoint {endpoint_id!r}")
     return endpoint
@@ -74,9 +74,9 @@ async def _list(
     shown_before: bool = False,
     status: int = 200,
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     endpoints = await every_item(
-        lambda limit, cursor: admin.owned_webhooks(form.workspace_id, form.form_id, limit, cursor)
+        lambda limit, cursor: services.webhooks.page(form.workspace_id, form.form_id, limit, cursor)
     )
     context = owner_context(signed, form, "webhooks", settings_path(form, "webhooks")) | {
         "endpoints": [endpoint_view(e, full_url=True) for e in endpoints],
@@ -99,7 +99,7 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
     try:
         if len(url) > MAX_URL:  # as the API's reader refuses it
             raise AdminError(f"must be at most {MAX_URL} characters", field="url")
-        created = await web.runtime(request).admin.add_owned_webhook(
+        created = await web.runtime(request).services.webhooks.add_owned(
             form.workspace_id, form.form_id, url, include_flagged=include_flagged
         )
     except AdminError as error:
@@ -126,7 +126,9 @@ async def remove(request: Request, signed: SignedIn, form: Form, posted: FormDat
     endpoint = await _endpoint(request, form, text(posted, "endpoint"))
     if text(posted, "confirm") != "yes":
         return await _list(request, signed, form, confirm=endpoint)
-    await web.runtime(request).admin.remove_owned_webhook(form.workspace_id, endpoint.endpoint_id)
+    await web.runtime(request).services.webhooks.remove_owned(
+        form.workspace_id, endpoint.endpoint_id
+    )
     said = f"Endpoint {endpoint.redacted_url} removed: nothing more is sent to it."
     return await tell(request, signed, settings_path(form, "webhooks"), said)
 
@@ -152,9 +154,9 @@ async def _log(
     state = request.query_params.get("state", "")
     state = state if state in STATES else ""
     cursor = request.query_params.get("cursor") or None
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        page = await admin.endpoint_delivery_page(
+        page = await services.deliveries.endpoint_page(
             form.workspace_id,
             endpoint.endpoint_id,
             state=state or None,
@@ -163,10 +165,10 @@ async def _log(
         )
     except AdminError:
         error, status = "This page link is not valid any more: the newest are shown.", 422
-        page = await admin.endpoint_delivery_page(
+        page = await services.deliveries.endpoint_page(
             form.workspace_id, endpoint.endpoint_id, state=state or None, limit=LOG_PAGE
         )
-    dead = await admin.endpoint_delivery_page(
+    dead = await services.deliveries.endpoint_page(
         form.workspace_id, endpoint.endpoint_id, state=DeliveryState.DEAD.value, limit=1
     )
     kept = {"state": state} if state else {}
@@ -198,7 +200,9 @@ def _retried(request: Request) -> int | None:
 async def send_test(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
     try:
-        await web.runtime(request).admin.test_webhook(form.workspace_id, endpoint.endpoint_id)
+        await web.runtime(request).services.webhooks.test_owned(
+            form.workspace_id, endpoint.endpoint_id
+        )
     except NotFoundError:
         raise  # answered as not found, not as a refusal below
     except TooSoon as error:
@@ -212,14 +216,14 @@ async def send_test(request: Request, signed: SignedIn, form: Form, posted: Form
 @owners_post
 async def retry(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Makes one of this endpoint's deliveries due now (a dead one afresh)."""
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
-    record = await admin.owned_delivery(form.workspace_id, text(posted, "delivery"))
+    record = await services.deliveries.owned(form.workspace_id, text(posted, "delivery"))
     delivery = record.delivery
     if (delivery.kind, delivery.destination_id) != (DestinationKind.WEBHOOK, endpoint.endpoint_id):
         raise NotFoundError(f"no delivery {delivery.delivery_id!r}")
     try:
-        await admin.retry_owned_delivery(form.workspace_id, delivery.delivery_id)
+        await services.deliveries.retry_owned(form.workspace_id, delivery.delivery_id)
     except NotFoundError:
         raise  # answered as not found, not as a refusal below
     except AdminError as error:  # delivered already
@@ -232,7 +236,7 @@ async def retry(request: Request, signed: SignedIn, form: Form, posted: FormData
 async def retry_dead(request: Request, signed: SignedIn, form: Form, posted: FormData) -> Response:
     """Makes every dead delivery of this endpoint due now, its attempts afresh."""
     endpoint = await _endpoint(request, form, request.path_params["endpoint_id"])
-    retried = await web.runtime(request).admin.retry_dead_webhook(
+    retried = await web.runtime(request).services.deliveries.retry_dead_owned(
         form.workspace_id, endpoint.endpoint_id
     )
     return web.see_other(f"{_endpoint_path(form, endpoint)}?{urlencode({'retried': retried})}")

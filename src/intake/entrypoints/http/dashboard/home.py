@@ -21,7 +21,7 @@ from intake.domain.users import Membership, Role
 from intake.entrypoints.http.dashboard import web
 from intake.entrypoints.http.dashboard.charts import list_charts
 from intake.service.accounts import SignedIn
-from intake.service.admin import Admin, AdminError
+from intake.service.admin import AdminError, OwnerServices
 from intake.service.admin.short_lists import ShortPage
 
 FORMS_PER_PAGE = 50
@@ -50,12 +50,12 @@ async def render(
     chosen = [m for m in signed.memberships if not wanted or m.workspace_id == wanted]
     if wanted and not chosen:
         return web.page(request, "not_found.html", {}, status=404)
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     error = None
     try:
-        pages = [await admin.form_page(m.workspace_id, FORMS_PER_PAGE, cursor) for m in chosen]
+        pages = [await services.forms.page(m.workspace_id, FORMS_PER_PAGE, cursor) for m in chosen]
     except AdminError:  # a cursor this page did not make: its first page, saying so
-        pages = [await admin.form_page(m.workspace_id, FORMS_PER_PAGE, None) for m in chosen]
+        pages = [await services.forms.page(m.workspace_id, FORMS_PER_PAGE, None) for m in chosen]
         error, status = "That page of forms is not one this list gave; showing the first.", 422
     listed = [form.form_id for page in pages for form in page.items]
     # The rest of the page's reads go to the store as three lines at once, each on a
@@ -64,7 +64,7 @@ async def render(
     # at most, however many workspaces: the pool serves the submissions too.
     charts, entries, invitations = await asyncio.gather(
         list_charts(request, listed),
-        _entries(admin, chosen, pages),
+        _entries(services, chosen, pages),
         web.accounts(request).my_invitations(signed),
     )
     for entry in entries:
@@ -91,39 +91,41 @@ def _rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _entries(
-    admin: Admin, chosen: Sequence[Membership], pages: Sequence[ShortPage[Form]]
+    services: OwnerServices, chosen: Sequence[Membership], pages: Sequence[ShortPage[Form]]
 ) -> list[dict[str, Any]]:
     """Each workspace's part of the page, one after the other."""
-    return [await _entry(admin, m, page) for m, page in zip(chosen, pages, strict=True)]
+    return [await _entry(services, m, page) for m, page in zip(chosen, pages, strict=True)]
 
 
-async def _entry(admin: Admin, membership: Membership, page: ShortPage[Form]) -> dict[str, Any]:
+async def _entry(
+    services: OwnerServices, membership: Membership, page: ShortPage[Form]
+) -> dict[str, Any]:
     workspace_id = membership.workspace_id
-    month = await admin.month_counts(workspace_id)
+    month = await services.workspaces.month_counts(workspace_id)
     next_url = None
     if page.next_cursor is not None:
         next_url = (
             web.PREFIX + "?" + urlencode({"workspace": workspace_id, "cursor": page.next_cursor})
         )
     return {
-        "workspace": await admin.workspace(workspace_id),
+        "workspace": await services.workspaces.get(workspace_id),
         "role": membership.role.value,
         "forms": [{"form": form, "month": month.forms.get(form.form_id)} for form in page.items],
         "month_start": month.since.date().isoformat(),
         "next_url": next_url,
-        "first_steps": await _first_steps(admin, membership, page.items),
+        "first_steps": await _first_steps(services, membership, page.items),
     }
 
 
 async def _first_steps(
-    admin: Admin, membership: Membership, forms: Sequence[Form]
+    services: OwnerServices, membership: Membership, forms: Sequence[Form]
 ) -> list[dict[str, Any]] | None:
     """An owner's checklist for a workspace not yet set up (None once every step is
     done, and for a member): each step ticked from what the store holds. A submission
     is the sign that a page posts to the form: intake never fetches the owner's site."""
     if membership.role is not Role.OWNER:
         return None
-    setup = await admin.setup(membership.workspace_id)
+    setup = await services.workspaces.setup(membership.workspace_id)
     if setup.has_form and setup.has_submission and setup.has_destination:
         return None
     settings = f"{web.PREFIX}/forms/{quote(forms[0].form_id, safe='')}/settings" if forms else ""

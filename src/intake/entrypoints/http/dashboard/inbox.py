@@ -133,10 +133,10 @@ def _moment(text: str, name: str, days_after: int) -> datetime | None:
 
 async def owned_form(request: Request, signed: SignedIn, form_id: str) -> Form:
     """The form, when one of the user's workspaces has it; NotFoundError otherwise."""
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     for membership in signed.memberships:
         try:
-            return await admin.owned_form(membership.workspace_id, form_id)
+            return await services.forms.owned(membership.workspace_id, form_id)
         except NotFoundError:
             continue
     raise NotFoundError(f"no form {form_id!r}")
@@ -198,11 +198,11 @@ async def inbox_page(request: Request, signed: SignedIn) -> Response:
 async def render(
     request: Request, signed: SignedIn, form: Form, query: InboxQuery, errors: list[str]
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     listed: InboxPage | None = None
     if not errors:
         try:
-            listed = await admin.inbox_page(
+            listed = await services.submissions.inbox_page(
                 form.workspace_id,
                 form.form_id,
                 query.chosen(),
@@ -311,7 +311,7 @@ async def export(request: Request, signed: SignedIn) -> Response:
         form = await owned_form(request, signed, request.path_params["form_id"])
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    await web.runtime(request).admin.acting_workspace(form.workspace_id)  # sends nothing out
+    await web.runtime(request).services.workspaces.acting(form.workspace_id)  # sends nothing out
     query = read_query(request.query_params)
     errors = problems(request.query_params)
     fmt = request.query_params.get("format", "csv")
@@ -323,6 +323,6 @@ async def export(request: Request, signed: SignedIn) -> Response:
         chosen = query.chosen()
     except BadQueryError as error:
         return await render(request, signed, form, query, [str(error)])
-    response = export_response(web.runtime(request).admin, form.form_id, fmt, chosen)
+    response = export_response(web.runtime(request).services, form.form_id, fmt, chosen)
     response.headers.update(web.SECURITY_HEADERS)
     return response

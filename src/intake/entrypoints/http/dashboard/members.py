@@ -75,7 +75,7 @@ async def _page(
     status: int = 200,
 ) -> Response:
     accounts = web.accounts(request)
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     workspaces = []
     for membership in signed.memberships:
         workspace_id = membership.workspace_id
@@ -95,7 +95,7 @@ async def _page(
         invitations = await accounts.workspace_invitations(signed, workspace_id) if owner else []
         workspaces.append(
             {
-                "workspace": await admin.workspace(workspace_id),
+                "workspace": await services.workspaces.get(workspace_id),
                 "owner": owner,
                 "members": page.items,
                 "invitations": invitations,
@@ -122,7 +122,7 @@ async def invite(request: Request, signed: SignedIn) -> Response:
         form = await read_form(request, signed.csrf)
         role = Role(text(form, "role") or Role.MEMBER.value)
         workspace_id = signed.require_owner(text(form, "workspace"))
-        await web.runtime(request).admin.acting_workspace(workspace_id)  # mails nothing
+        await web.runtime(request).services.workspaces.acting(workspace_id)  # mails nothing
         sent = await web.accounts(request).invite(signed, workspace_id, text(form, "email"), role)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
@@ -150,7 +150,7 @@ async def resend(request: Request, signed: SignedIn) -> Response:
         form = await read_form(request, signed.csrf)
         accounts = web.accounts(request)
         found = await accounts.owned_invitation(signed, text(form, "invitation"))
-        await web.runtime(request).admin.acting_workspace(found.workspace_id)  # mails nothing
+        await web.runtime(request).services.workspaces.acting(found.workspace_id)  # mails nothing
         sent = await accounts.resend(signed, found.invitation_id)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)

@@ -60,7 +60,7 @@ async def settings_page(request: Request, signed: SignedIn) -> Response:
         return await _page(request, signed, workspace_id, cursor=cursor)
     # The page a key's creation leads to: the key, once; a reload finds it taken.
     try:
-        key = await web.runtime(request).admin.owned_api_key(workspace_id, created_id)
+        key = await web.runtime(request).services.keys.owned(workspace_id, created_id)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
     secret = await web.accounts(request).take_secret(signed, _NOTE, key.key_id)
@@ -80,24 +80,25 @@ async def _page(
     shown_before: bool = False,
     status: int = 200,
 ) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        keys = await admin.api_key_page(workspace_id, KEYS_PER_PAGE, cursor)
+        keys = await services.keys.page(workspace_id, KEYS_PER_PAGE, cursor)
     except AdminError:  # a cursor this page did not make: the first page, saying so
-        keys = await admin.api_key_page(workspace_id, KEYS_PER_PAGE, None)
+        keys = await services.keys.page(workspace_id, KEYS_PER_PAGE, None)
         error, status = "That page of keys is not one this list gave; showing the first.", 422
     next_url = None
     if keys.next_cursor is not None:
         query = urlencode({"workspace": workspace_id, "cursor": keys.next_cursor})
         next_url = f"{PATH}?{query}#keys-title"
-    usage = await admin.usage(workspace_id)
-    names = {form.form_id: form.name for form in await admin.forms(workspace_id)}
+    usage = await services.workspaces.usage(workspace_id)
+    names = {form.form_id: form.name for form in await services.forms.all(workspace_id)}
     context: dict[str, Any] = {
         "csrf": signed.csrf,
         "email": signed.user.email,
-        "workspace": await admin.workspace(workspace_id),
+        "workspace": await services.workspaces.get(workspace_id),
         "workspaces": [
-            await admin.workspace(membership.workspace_id) for membership in signed.memberships
+            await services.workspaces.get(membership.workspace_id)
+            for membership in signed.memberships
         ],
         "owner": signed.configures(workspace_id),
         "keys": [key_view(key) for key in keys.items],
@@ -107,7 +108,7 @@ async def _page(
         "usage": usage_view(usage),
         "bar": _bar(usage.used, usage.ceiling, usage.limit),
         "form_names": names,
-        "spam": spam_summary_view(workspace_id, await admin.spam_summary(workspace_id)),
+        "spam": spam_summary_view(workspace_id, await services.spam.summary(workspace_id)),
         "settle_days": web.runtime(request).settings.spam_settle_days,
         "created": key_view(created.key) | {"api_key": created.secret} if created else None,
         "shown_before": shown_before,
@@ -126,9 +127,9 @@ async def create_key(request: Request, signed: SignedIn) -> Response:
         scopes = frozenset(scope for scope in Scope if scope.value in chosen)
         if chosen - {scope.value for scope in scopes}:
             raise AdminError("unknown scope", field="scopes")
-        admin = web.runtime(request).admin
-        await admin.acting_workspace(workspace_id)  # revoking stays open: it only takes away
-        created = await admin.create_api_key(workspace_id, scopes)
+        services = web.runtime(request).services
+        await services.workspaces.acting(workspace_id)  # revoking stays open: it only takes away
+        created = await services.keys.create(workspace_id, scopes)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -149,12 +150,12 @@ async def revoke_key(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         workspace_id = signed.require_owner(text(form, "workspace"))
-        admin = web.runtime(request).admin
-        key = await admin.owned_api_key(workspace_id, text(form, "key"))
+        services = web.runtime(request).services
+        key = await services.keys.owned(workspace_id, text(form, "key"))
         if text(form, "confirm") != "yes":
             return await _page(request, signed, workspace_id, confirm=key_view(key))
         if not key.revoked:
-            await admin.revoke_api_key(key.key_id)
+            await services.keys.revoke(key.key_id)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:

@@ -25,7 +25,12 @@ from intake.entrypoints.http.dashboard.submission_view import (
 from intake.entrypoints.http.dashboard.told import tell
 from intake.presentation.views import submission_detail_view
 from intake.service.accounts import SignedIn
-from intake.service.admin import Admin, AdminError, DeliveryTargets, NotFoundError
+from intake.service.admin import (
+    AdminError,
+    DeliveryTargets,
+    NotFoundError,
+    OwnerServices,
+)
 
 PATH = web.PREFIX + "/submissions/{submission_id}"
 
@@ -42,11 +47,11 @@ def _not_found(request: Request) -> Response:
     return web.page(request, "not_found.html", {}, status=404)
 
 
-async def _find(admin: Admin, signed: SignedIn, submission_id: str) -> Submission:
+async def _find(services: OwnerServices, signed: SignedIn, submission_id: str) -> Submission:
     """The submission in one of the user's workspaces; any other is not found."""
     for membership in signed.memberships:
         try:
-            return await admin.owned_submission(membership.workspace_id, submission_id)
+            return await services.submissions.owned(membership.workspace_id, submission_id)
         except NotFoundError:
             continue
     raise NotFoundError(f"no submission {submission_id!r}")
@@ -61,14 +66,14 @@ def _reply_link(reply_to: object) -> str | None:
 
 @web.requires_sign_in
 async def submission_page(request: Request, signed: SignedIn) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        found = await _find(admin, signed, request.path_params["submission_id"])
-        detail = await admin.submission_detail(found.workspace_id, found.submission_id)
-        form = await admin.owned_form(found.workspace_id, found.form_id)
+        found = await _find(services, signed, request.path_params["submission_id"])
+        detail = await services.submissions.detail(found.workspace_id, found.submission_id)
+        form = await services.forms.owned(found.workspace_id, found.form_id)
         kinds = {d.delivery.kind for d in detail.deliveries}
         targets = (
-            await admin.delivery_targets(found.workspace_id, found.form_id, kinds)
+            await services.deliveries.targets(found.workspace_id, found.form_id, kinds)
             if kinds
             else DeliveryTargets()
         )
@@ -98,10 +103,10 @@ async def submission_page(request: Request, signed: SignedIn) -> Response:
 async def submission_json(request: Request, signed: SignedIn) -> Response:
     """The submission as `GET /v1/submissions/{id}` gives it, from the same service and
     view: what "Copy as JSON" copies."""
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        found = await _find(admin, signed, request.path_params["submission_id"])
-        detail = await admin.submission_detail(found.workspace_id, found.submission_id)
+        found = await _find(services, signed, request.path_params["submission_id"])
+        detail = await services.submissions.detail(found.workspace_id, found.submission_id)
     except NotFoundError:
         return _not_found(request)
     response = JSONResponse(submission_detail_view(detail))
@@ -111,10 +116,10 @@ async def submission_json(request: Request, signed: SignedIn) -> Response:
 
 @web.requires_sign_in
 async def delete_form(request: Request, signed: SignedIn) -> Response:
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
-        found = await _find(admin, signed, request.path_params["submission_id"])
-        form = await admin.owned_form(found.workspace_id, found.form_id)
+        found = await _find(services, signed, request.path_params["submission_id"])
+        form = await services.forms.owned(found.workspace_id, found.form_id)
     except NotFoundError:
         return _not_found(request)
     context = {
@@ -128,17 +133,17 @@ async def delete_form(request: Request, signed: SignedIn) -> Response:
 
 
 # Where a triage leads, and what it says there.
-Triage = Callable[[Admin, Submission], Awaitable[tuple[str, str]]]
+Triage = Callable[[OwnerServices, Submission], Awaitable[tuple[str, str]]]
 
 
 async def _triage(request: Request, signed: SignedIn, act: Triage) -> Response:
     """Every triage post: CSRF checked, the submission the user's; then 303."""
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
         await read_form(request, signed.csrf)
-        found = await _find(admin, signed, request.path_params["submission_id"])
-        await admin.acting_workspace(found.workspace_id)
-        where, message = await act(admin, found)
+        found = await _find(services, signed, request.path_params["submission_id"])
+        await services.workspaces.acting(found.workspace_id)
+        where, message = await act(services, found)
         return await tell(request, signed, where, message)
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)
@@ -146,18 +151,18 @@ async def _triage(request: Request, signed: SignedIn, act: Triage) -> Response:
         return _not_found(request)
 
 
-async def _release(admin: Admin, submission: Submission) -> tuple[str, str]:
-    await admin.release(submission)
+async def _release(services: OwnerServices, submission: Submission) -> tuple[str, str]:
+    await services.triage.release(submission)
     return _path(submission.submission_id), "Released: the submission is accepted."
 
 
-async def _mark_spam(admin: Admin, submission: Submission) -> tuple[str, str]:
-    await admin.mark_spam(submission)
+async def _mark_spam(services: OwnerServices, submission: Submission) -> tuple[str, str]:
+    await services.triage.mark_spam(submission)
     return _path(submission.submission_id), "Marked as spam."
 
 
-async def _delete(admin: Admin, submission: Submission) -> tuple[str, str]:
-    await admin.delete_submission(submission)
+async def _delete(services: OwnerServices, submission: Submission) -> tuple[str, str]:
+    await services.triage.delete(submission)
     return _inbox(submission.form_id), "Submission deleted, with its files."
 
 
@@ -180,13 +185,13 @@ async def delete(request: Request, signed: SignedIn) -> Response:
 async def retry(request: Request, signed: SignedIn) -> Response:
     """One delivery of this submission due now (an owner's, as the API's `manage`
     retry), through the same service call; then the page says what was done."""
-    admin = web.runtime(request).admin
+    services = web.runtime(request).services
     try:
         form_data = await read_form(request, signed.csrf)
-        found = await _find(admin, signed, request.path_params["submission_id"])
+        found = await _find(services, signed, request.path_params["submission_id"])
         if not signed.configures(found.workspace_id):
             return web.page(request, "refused.html", {}, status=403)
-        record = await admin.owned_delivery(found.workspace_id, text(form_data, "delivery"))
+        record = await services.deliveries.owned(found.workspace_id, text(form_data, "delivery"))
         if record.submission_id != found.submission_id:
             raise NotFoundError("not a delivery of this submission")
     except BadFormError:
@@ -195,11 +200,11 @@ async def retry(request: Request, signed: SignedIn) -> Response:
         return _not_found(request)
     delivery = record.delivery
     kind = delivery.kind.value
-    targets = await admin.delivery_targets(found.workspace_id, found.form_id, {delivery.kind})
+    targets = await services.deliveries.targets(found.workspace_id, found.form_id, {delivery.kind})
     where = target_name(kind, delivery.destination_id, targets) or "a removed destination"
     named = f"The {KIND_NAMES.get(kind, kind).lower()} delivery to {where}"
     try:
-        await admin.retry_owned_delivery(found.workspace_id, delivery.delivery_id)
+        await services.deliveries.retry_owned(found.workspace_id, delivery.delivery_id)
     except AdminError:  # delivered meanwhile
         message = f"{named} was delivered already: nothing to retry."
     else:

@@ -233,7 +233,7 @@ def requires_sign_in(handler: SignedInHandler) -> Callable[[Request], Awaitable[
         await _take_told(request, signed)
         try:
             return await handler(request, signed)
-        except WorkspaceSuspended:  # admin.acting_workspace: the one rule, said once here
+        except WorkspaceSuspended:  # services.workspaces.acting: the one rule, said once here
             return page(request, "suspended.html", {"email": signed.user.email}, status=403)
 
     return route

@@ -31,7 +31,7 @@ MAX_CHAT_ID = 64
 
 @endpoint(Scope.READ)
 async def list_chats(request: Request, call: Call) -> Response:
-    page = await call.admin.owned_chats(
+    page = await call.services.chats.page(
         call.workspace_id,
         request.path_params["form_id"],
         page_limit(request),
@@ -52,7 +52,7 @@ async def add_chat(request: Request, call: Call) -> Response:
         include_flagged=bool(body.boolean("include_flagged")),
     )
     body.done()
-    destination = await call.admin.add_owned_chat(
+    destination = await call.services.chats.add_owned(
         call.workspace_id, request.path_params["form_id"], chat
     )
     return json_response(chat_view(destination), status=201)
@@ -60,13 +60,13 @@ async def add_chat(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def remove_chat(request: Request, call: Call) -> Response:
-    await call.admin.remove_owned_chat(call.workspace_id, request.path_params["destination_id"])
+    await call.services.chats.remove_owned(call.workspace_id, request.path_params["destination_id"])
     return no_content()
 
 
 @endpoint(Scope.MANAGE)
 async def test_chat(request: Request, call: Call) -> Response:
-    record = await call.admin.test_owned_chat(
+    record = await call.services.chats.test_owned(
         call.workspace_id, request.path_params["destination_id"]
     )
     return accepted(delivery_record_view(record))

@@ -30,7 +30,12 @@ from intake.entrypoints.http.management.inputs import (
     query_time,
 )
 from intake.entrypoints.http.rendering import error_response
-from intake.service.admin import Admin, AdminError, NotFoundError, WorkspaceSuspended
+from intake.service.admin import (
+    AdminError,
+    NotFoundError,
+    OwnerServices,
+    WorkspaceSuspended,
+)
 from intake.service.admin.errors import TooSoon
 from intake.service.api_access import ApiAccess
 
@@ -60,7 +65,7 @@ class Call:
     """An authorized request: the key, its workspace, and the services a route calls."""
 
     key: ApiKey
-    admin: Admin
+    services: OwnerServices
     request_id: str
 
     @property
@@ -94,8 +99,8 @@ def endpoint(
                 )
                 key = await access.authorize(request.headers.get("authorization"), scope)
                 if acting:
-                    await runtime.admin.acting_workspace(key.workspace_id)
-                return await handler(request, Call(key, runtime.admin, request_id))
+                    await runtime.services.workspaces.acting(key.workspace_id)
+                return await handler(request, Call(key, runtime.services, request_id))
             except WorkspaceSuspended:
                 rejection = Rejection(ErrorCode.FORBIDDEN, spec=WORKSPACE_SUSPENDED)
                 return error_response(rejection, request_id)

@@ -30,7 +30,9 @@ async def create_erasure(request: Request, call: Call) -> Response:
     dry_run = body.boolean(DRY_RUN)
     body.done()  # refuses an email missing, null or not a string
     assert email is not None
-    receipt = await call.admin.erase_person(call.workspace_id, email, dry_run=bool(dry_run))
+    receipt = await call.services.privacy.erase_person(
+        call.workspace_id, email, dry_run=bool(dry_run)
+    )
     return json_response(erasure_receipt_view(receipt))
 
 

@@ -62,7 +62,7 @@ Out = TypeVar("Out")
 
 @frozen
 class NewForm:
-    """What `Admin.create_form` takes, read from a POST body."""
+    """What `Forms.create` takes, read from a POST body."""
 
     name: str
     mode: FormMode

@@ -40,14 +40,16 @@ DUPLICATE_FIELDS = frozenset({NAME})
 async def list_forms(request: Request, call: Call) -> Response:
     limit = page_limit(request)
     cursor = page_cursor(request)
-    page = await call.admin.form_page(call.workspace_id, limit, cursor)
+    page = await call.services.forms.page(call.workspace_id, limit, cursor)
     return page_response([form_view(form) for form in page.items], page.next_cursor)
 
 
 async def _refuse_templates(call: Call, fields: BodyFields) -> BodyFields:
     """`fields` with each of its templates that does not render recorded against it
     (the service renders them off the event loop): one 422 names every bad field."""
-    for name, why in (await call.admin.template_refusals(fields.object(TEMPLATES))).items():
+    for name, why in (
+        await call.services.forms.template_refusals(fields.object(TEMPLATES))
+    ).items():
         fields.fail(name, why)
     return fields
 
@@ -55,7 +57,7 @@ async def _refuse_templates(call: Call, fields: BodyFields) -> BodyFields:
 @endpoint(Scope.MANAGE)
 async def create_form(request: Request, call: Call) -> Response:
     asked = new_form(await _refuse_templates(call, await json_fields(request, CREATE_FIELDS)))
-    form = await call.admin.create_form(
+    form = await call.services.forms.create(
         call.workspace_id,
         name=asked.name,
         mode=asked.mode,
@@ -73,7 +75,7 @@ async def create_form(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.READ)
 async def get_form(request: Request, call: Call) -> Response:
-    form = await call.admin.workspace_form(call.workspace_id, request.path_params["form_id"])
+    form = await call.services.forms.owned(call.workspace_id, request.path_params["form_id"])
     return json_response(form_view(form))
 
 
@@ -81,9 +83,9 @@ async def get_form(request: Request, call: Call) -> Response:
 async def update_form(request: Request, call: Call) -> Response:
     form_id = request.path_params["form_id"]
     # Not found before the body is read: another workspace's id tells nothing.
-    await call.admin.workspace_form(call.workspace_id, form_id)
+    await call.services.forms.owned(call.workspace_id, form_id)
     changes = form_changes(await _refuse_templates(call, await json_fields(request, UPDATE_FIELDS)))
-    form = await call.admin.update_owned_form(call.workspace_id, form_id, changes)
+    form = await call.services.forms.update_owned(call.workspace_id, form_id, changes)
     return json_response(form_view(form))
 
 
@@ -92,34 +94,36 @@ async def preview_mail(request: Request, call: Call) -> Response:
     """The mail the form's templates make of a sample submission; `templates` in the
     body (checked, not saved) try others in their place."""
     form_id = request.path_params["form_id"]
-    await call.admin.workspace_form(call.workspace_id, form_id)
+    await call.services.forms.owned(call.workspace_id, form_id)
     fields = await _refuse_templates(call, await json_fields(request, PREVIEW_FIELDS))
     kind = fields.text(PREVIEW_KIND) or PREVIEW_KINDS[0]
     if kind not in PREVIEW_KINDS:
         fields.fail(PREVIEW_KIND, f"One of {', '.join(PREVIEW_KINDS)}.")
     templates = templates_given(fields)
     fields.done()
-    parts = await call.admin.preview_mail(form_id, kind, templates)
+    parts = await call.services.forms.preview_mail(form_id, kind, templates)
     return json_response(mail_preview_view(kind, parts))
 
 
 @endpoint(Scope.MANAGE)
 async def rotate_key(request: Request, call: Call) -> Response:
-    form = await call.admin.rotate_owned_key(call.workspace_id, request.path_params["form_id"])
+    form = await call.services.forms.rotate_owned_key(
+        call.workspace_id, request.path_params["form_id"]
+    )
     return json_response(form_view(form))
 
 
 @endpoint(Scope.MANAGE)
 async def duplicate_form(request: Request, call: Call) -> Response:
-    """A new form with the settings of this one (FormLifecycleAdmin.duplicate_form);
+    """A new form with the settings of this one (`Forms.duplicate`);
     `name` in the body, else the original's marked as a copy."""
     form_id = request.path_params["form_id"]
     # Not found before the body is read: another workspace's id tells nothing.
-    await call.admin.workspace_form(call.workspace_id, form_id)
+    await call.services.forms.owned(call.workspace_id, form_id)
     fields = await json_fields(request, DUPLICATE_FIELDS)
     name = fields.text(NAME)
     fields.done()
-    copy = await call.admin.duplicate_owned_form(call.workspace_id, form_id, name)
+    copy = await call.services.forms.duplicate_owned(call.workspace_id, form_id, name)
     return json_response(form_view(copy), status=201)
 
 
@@ -127,7 +131,7 @@ async def duplicate_form(request: Request, call: Call) -> Response:
 async def delete_form(request: Request, call: Call) -> Response:
     """The form is gone at once; its submissions are erased before the answer, and its
     row and destinations go once their `submission.deleted` events are delivered."""
-    await call.admin.delete_owned_form(call.workspace_id, request.path_params["form_id"])
+    await call.services.forms.delete_owned(call.workspace_id, request.path_params["form_id"])
     return no_content()
 
 

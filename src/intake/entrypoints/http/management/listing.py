@@ -43,10 +43,12 @@ async def list_submissions(request: Request, call: Call) -> Response:
     limit = page_limit(request)
     cursor = page_cursor(request)
     form_id = request.path_params["form_id"]
-    listed = await call.admin.submission_page(
+    listed = await call.services.submissions.page(
         call.workspace_id, form_id, chosen, cursor=cursor, limit=limit
     )
-    items = [submission_view(s, call.admin.files_view(s)) for s in listed.submissions]
+    items = [
+        submission_view(s, call.services.submissions.files_view(s)) for s in listed.submissions
+    ]
     return page_response(items, listed.next_cursor)
 
 
@@ -58,8 +60,8 @@ async def export_submissions(request: Request, call: Call) -> Response:
         raise AdminError("Give one format.", field="format")
     fmt = formats[0] if formats else "csv"
     # Before the first byte: a form of another workspace is a 404, not a broken stream.
-    form = await call.admin.owned_form(call.workspace_id, request.path_params["form_id"])
-    return export_response(call.admin, form.form_id, fmt, chosen)
+    form = await call.services.forms.owned(call.workspace_id, request.path_params["form_id"])
+    return export_response(call.services, form.form_id, fmt, chosen)
 
 
 ROUTES: list[Route] = [

@@ -27,7 +27,7 @@ MAX_EMAIL = 254
 
 @endpoint(Scope.READ)
 async def list_recipients(request: Request, call: Call) -> Response:
-    page = await call.admin.owned_recipients(
+    page = await call.services.recipients.page(
         call.workspace_id,
         request.path_params["form_id"],
         page_limit(request),
@@ -42,7 +42,7 @@ async def add_recipient(request: Request, call: Call) -> Response:
     email = body.text("email", required=True, max_length=MAX_EMAIL)
     body.done()
     assert email is not None  # required: done() refused its absence
-    recipient = await call.admin.add_owned_recipient(
+    recipient = await call.services.recipients.add_owned(
         call.workspace_id,
         request.path_params["form_id"],
         email,
@@ -53,13 +53,15 @@ async def add_recipient(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def remove_recipient(request: Request, call: Call) -> Response:
-    await call.admin.remove_owned_recipient(call.workspace_id, request.path_params["recipient_id"])
+    await call.services.recipients.remove_owned(
+        call.workspace_id, request.path_params["recipient_id"]
+    )
     return no_content()
 
 
 @endpoint(Scope.MANAGE)
 async def test_recipient(request: Request, call: Call) -> Response:
-    record = await call.admin.test_owned_recipient(
+    record = await call.services.recipients.test_owned(
         call.workspace_id, request.path_params["recipient_id"]
     )
     return accepted(delivery_record_view(record))

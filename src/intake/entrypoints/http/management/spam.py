@@ -14,7 +14,7 @@ from intake.presentation.spam import spam_summary_view
 
 @endpoint(Scope.READ)
 async def get_spam_filter(request: Request, call: Call) -> Response:
-    summary = await call.admin.spam_summary(call.workspace_id)
+    summary = await call.services.spam.summary(call.workspace_id)
     return json_response(spam_summary_view(call.workspace_id, summary))
 
 

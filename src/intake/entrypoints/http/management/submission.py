@@ -14,7 +14,7 @@ from intake.presentation.views import submission_detail_view
 
 @endpoint(Scope.READ)
 async def get_submission(request: Request, call: Call) -> Response:
-    detail = await call.admin.submission_detail(
+    detail = await call.services.submissions.detail(
         call.workspace_id, request.path_params["submission_id"]
     )
     return json_response(submission_detail_view(detail))

@@ -27,11 +27,11 @@ _STATUSES = ", ".join(f'"{status.value}"' for status in TriageStatus)
 @endpoint(Scope.MANAGE)
 async def change_submission(request: Request, call: Call) -> Response:
     status = _wanted_status(await json_fields(request, _PATCH_FIELDS))
-    submission = await call.admin.owned_submission(
+    submission = await call.services.submissions.owned(
         call.workspace_id, request.path_params["submission_id"]
     )
-    changed = await call.admin.set_status(submission, status)
-    return json_response(submission_view(changed, call.admin.files_view(changed)))
+    changed = await call.services.triage.set_status(submission, status)
+    return json_response(submission_view(changed, call.services.submissions.files_view(changed)))
 
 
 def _wanted_status(body: BodyFields) -> TriageStatus:
@@ -46,10 +46,10 @@ def _wanted_status(body: BodyFields) -> TriageStatus:
 
 @endpoint(Scope.MANAGE)
 async def delete_submission(request: Request, call: Call) -> Response:
-    submission = await call.admin.owned_submission(
+    submission = await call.services.submissions.owned(
         call.workspace_id, request.path_params["submission_id"]
     )
-    await call.admin.delete_submission(submission)
+    await call.services.triage.delete(submission)
     return no_content()
 
 

@@ -14,7 +14,7 @@ from intake.presentation.views import usage_view
 
 @endpoint(Scope.READ)
 async def get_usage(request: Request, call: Call) -> Response:
-    return json_response(usage_view(await call.admin.usage(call.workspace_id)))
+    return json_response(usage_view(await call.services.workspaces.usage(call.workspace_id)))
 
 
 ROUTES: list[Route] = [Route("/v1/usage", get_usage, methods=["GET"])]

@@ -37,7 +37,7 @@ MAX_URL = 2048
 
 @endpoint(Scope.READ)
 async def list_webhooks(request: Request, call: Call) -> Response:
-    page = await call.admin.owned_webhooks(
+    page = await call.services.webhooks.page(
         call.workspace_id,
         request.path_params["form_id"],
         page_limit(request),
@@ -57,7 +57,7 @@ async def add_webhook(request: Request, call: Call) -> Response:
     include_flagged = body.boolean("include_flagged")
     body.done()
     assert url is not None  # required: done() refused its absence
-    created = await call.admin.add_owned_webhook(
+    created = await call.services.webhooks.add_owned(
         call.workspace_id,
         request.path_params["form_id"],
         url,
@@ -68,13 +68,15 @@ async def add_webhook(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def remove_webhook(request: Request, call: Call) -> Response:
-    await call.admin.remove_owned_webhook(call.workspace_id, request.path_params["endpoint_id"])
+    await call.services.webhooks.remove_owned(call.workspace_id, request.path_params["endpoint_id"])
     return no_content()
 
 
 @endpoint(Scope.MANAGE)
 async def test_webhook(request: Request, call: Call) -> Response:
-    record = await call.admin.test_webhook(call.workspace_id, request.path_params["endpoint_id"])
+    record = await call.services.webhooks.test_owned(
+        call.workspace_id, request.path_params["endpoint_id"]
+    )
     return accepted(delivery_record_view(record))
 
 
@@ -85,7 +87,7 @@ async def list_deliveries(request: Request, call: Call) -> Response:
         raise AdminError("Give one state.", field="state")
     limit = page_limit(request)
     cursor = page_cursor(request)
-    page = await call.admin.endpoint_delivery_page(
+    page = await call.services.deliveries.endpoint_page(
         call.workspace_id,
         request.path_params["endpoint_id"],
         state=states[0] if states else None,
@@ -97,7 +99,7 @@ async def list_deliveries(request: Request, call: Call) -> Response:
 
 @endpoint(Scope.MANAGE)
 async def retry_delivery(request: Request, call: Call) -> Response:
-    record = await call.admin.retry_owned_delivery(
+    record = await call.services.deliveries.retry_owned(
         call.workspace_id, request.path_params["delivery_id"]
     )
     return accepted(delivery_record_view(record))
@@ -106,7 +108,7 @@ async def retry_delivery(request: Request, call: Call) -> Response:
 @endpoint(Scope.MANAGE)
 async def retry_dead(request: Request, call: Call) -> Response:
     endpoint_id = request.path_params["endpoint_id"]
-    retried = await call.admin.retry_dead_webhook(call.workspace_id, endpoint_id)
+    retried = await call.services.deliveries.retry_dead_owned(call.workspace_id, endpoint_id)
     return accepted(retried_dead_view(endpoint_id, retried))
 
 

@@ -1,4 +1,6 @@
-"""Reading a form's submissions: listing them, their files, and the rows of a CSV export."""
+"""Exporting a form's submissions: all of them under a filter, the rows of a CSV export,
+and their files' content, streamed. Any workspace's form, by id: the operator's
+`intake submissions export`, and a route that has found the form its caller's."""
 
 from __future__ import annotations
 
@@ -7,10 +9,12 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from attrs import frozen
 
 from intake.domain.listing import ALL, MAX_PAGE, SubmissionFilter, SubmissionQuery
-from intake.domain.model import Submission, describe_files
+from intake.domain.model import Submission
 from intake.domain.uploads import StoredFile
+from intake.ports.blobs import BlobStore
+from intake.ports.store import Store
 from intake.service.admin.errors import AdminError
-from intake.service.admin.forms import FormAdmin
+from intake.service.admin.forms import live_form
 
 
 @frozen
@@ -24,16 +28,20 @@ class CsvRow:
     submission: Submission | None = None
 
 
-class SubmissionAdmin(FormAdmin):
+class Exports:
+    def __init__(self, store: Store, *, blobs: BlobStore | None = None) -> None:
+        self._store = store
+        self._blobs = blobs
+
     async def submissions(
         self, form_id: str, chosen: SubmissionFilter = ALL
     ) -> AsyncIterator[Submission]:
         """The form's submissions that `chosen` matches, oldest first."""
-        await self.form(form_id)
+        await live_form(self._store.forms, form_id)
         async for submission in self._store.submissions.iterate(form_id, chosen):
             yield submission
 
-    async def newest_submissions(
+    async def newest(
         self,
         form_id: str,
         chosen: SubmissionFilter = ALL,
@@ -44,7 +52,7 @@ class SubmissionAdmin(FormAdmin):
         """The form's submissions that `chosen` matches, newest first, as the management
         API lists them; only the newest `limit` when it is given. Read `page_size` at a
         time."""
-        await self.form(form_id)
+        await live_form(self._store.forms, form_id)
         after: str | None = None
         left = limit
         while left is None or left > 0:
@@ -59,13 +67,9 @@ class SubmissionAdmin(FormAdmin):
                 left -= len(page.submissions)
             after = page.submissions[-1].submission_id
 
-    def files_view(self, submission: Submission) -> list[dict[str, object]]:
-        """A submission's files as an operator reads them: each with a download link
-        valid from now, when links can be signed."""
-        return describe_files(submission, self._signer, self._clock.now())
-
     @property
     def has_blob_store(self) -> bool:
+        """Whether files are kept anywhere (INTAKE_BLOB_URL): `read_file` needs it."""
         return self._blobs is not None
 
     def read_file(self, stored: StoredFile) -> AsyncGenerator[bytes, None]:
@@ -75,9 +79,7 @@ class SubmissionAdmin(FormAdmin):
             raise AdminError("no blob store is configured (INTAKE_BLOB_URL)")
         return self._blobs.read(stored.key)
 
-    async def export_csv_rows(
-        self, form_id: str, chosen: SubmissionFilter = ALL
-    ) -> AsyncIterator[CsvRow]:
+    async def csv_rows(self, form_id: str, chosen: SubmissionFilter = ALL) -> AsyncIterator[CsvRow]:
         """The CSV rows, the header first.
 
         Two passes over the store: the first collects the data fields, so the header is
@@ -86,7 +88,7 @@ class SubmissionAdmin(FormAdmin):
         a row committed between the passes with fields outside the header is left out:
         every row fits the header. The `files` column is there when the form takes files,
         or a row exported has some."""
-        form = await self.form(form_id)
+        form = await live_form(self._store.forms, form_id)
         fields: dict[str, None] = {}
         files = form.uploads is not None
         last: str | None = None
