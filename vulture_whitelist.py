@@ -134,14 +134,3 @@ from intake.service import spam_knowledge as _spam_knowledge  # noqa: E402
 _spam_knowledge.SpamKnowledge.tokens_held
 _spam_knowledge.SpamKnowledge.words_held
 
-# The executor the owner-side repositories are being moved onto (adapters/sql): its
-# contract tests drive it until the first of them is built over it.
-from intake.adapters.postgres import executor as _pg_executor  # noqa: E402
-from intake.adapters.sql import executor as _sql_executor  # noqa: E402
-from intake.adapters.sqlite import executor as _sqlite_executor  # noqa: E402
-
-_pg_executor.PostgresExecutor
-_pg_executor.PostgresExecutor.locks_rows
-_sqlite_executor.SqliteExecutor
-_sql_executor.Executor
-_sql_executor.Statements.locks_rows

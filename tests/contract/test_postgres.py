@@ -16,9 +16,10 @@ from attrs import evolve
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from intake.adapters import sql_statements as shared
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres import migrations as pg_migrations
-from intake.adapters.postgres import repositories as pg
+from intake.adapters.postgres import store as pg_store
 from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.mapping import moment
 from intake.adapters.postgres.migrations import MIGRATIONS, REPEATABLES
@@ -490,14 +491,14 @@ SPAM = SubmissionStatus.SPAM
 # Each hot query reads through an index, and none sorts. The tables are near empty, where
 # a sequential scan is the cheaper plan: seqscan is turned off to show an index serves.
 HOT_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
-    "resolve_public_key": (pg._RESOLVE_PUBLIC_KEY, ("pk",)),
-    "resolve_id": (pg._RESOLVE_ID, (FORM_ID,)),
-    "find_by_hash": (pg._FIND_API_KEY, (b"h",)),
+    "resolve_public_key": (for_psycopg(shared.RESOLVE_PUBLIC_KEY), ("pk",)),
+    "resolve_id": (for_psycopg(shared.RESOLVE_ID), (FORM_ID,)),
+    "find_by_hash": (for_psycopg(shared.FIND_API_KEY), (b"h",)),
     "find_idempotency": (
         pg_submissions._FIND_IDEMPOTENCY,
         ("s", "k", datetime(2026, 1, 1, tzinfo=UTC)),
     ),
-    "usage": (pg._USAGE, (WORKSPACE_ID, PERIOD)),
+    "usage": (for_psycopg(pg_store._USAGE_STATEMENTS.usage), (WORKSPACE_ID, PERIOD)),
     "iterate": _page(SubmissionQuery(FORM_ID, after="", limit=500, oldest_first=True)),
     "page": _page(SubmissionQuery(FORM_ID, after="sub_z")),
     "page_by_status": _page(SubmissionQuery(FORM_ID, SubmissionFilter(frozenset({SPAM})))),

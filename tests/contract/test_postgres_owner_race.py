@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 
+from intake.adapters import user_statements as sql
 from intake.adapters.postgres import PostgresStore
-from intake.adapters.postgres import users as postgres_users
+from intake.adapters.sql_statements import for_psycopg
 from intake.domain.users import Role
 from tests.contract.builders import workspace
 from tests.contract.conftest import PostgresBackend
@@ -38,10 +39,10 @@ async def test_the_second_of_two_owners_changed_at_once_stays_owner(
     store: PostgresStore, postgres_url: str, step: str
 ) -> None:
     first = {"user_id": "usr_1", "workspace_id": "ws_1", "role": Role.MEMBER.value}
-    statement = postgres_users._SET_ROLE if step == "demote" else postgres_users._DELETE_MEMBERSHIP
+    statement = for_psycopg(sql.SET_ROLE if step == "demote" else sql.DELETE_MEMBERSHIP)
     async with await psycopg.AsyncConnection.connect(postgres_url) as other:
         # Another worker's change of the first owner, not committed yet.
-        await other.execute(postgres_users._LOCK_WORKSPACE, first)
+        await other.execute(for_psycopg(sql.LOCK_WORKSPACE), first)
         assert (await other.execute(statement, first)).rowcount == 1
 
         if step == "demote":

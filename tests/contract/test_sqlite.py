@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from intake.adapters import sql_statements as sql
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
-from intake.adapters.sqlite import repositories as sql
+from intake.adapters.sqlite import store as sqlite_store
 from intake.adapters.sqlite import submissions as sql_submissions
 from intake.adapters.sqlite.mapping import time_text
 from intake.adapters.sqlite.migrations import MIGRATIONS
@@ -268,11 +269,11 @@ ONLY_SPAM = SubmissionFilter(frozenset({SubmissionStatus.SPAM}))
 
 # Each hot query seeks with an index; listing the outbox walks its primary key in order.
 HOT_QUERIES = {
-    "resolve_public_key": (sql._RESOLVE_PUBLIC_KEY, ("pk",), "SEARCH"),
-    "resolve_id": (sql._RESOLVE_ID, (FORM_ID,), "SEARCH"),
-    "find_by_hash": (sql._FIND_API_KEY, (b"h",), "SEARCH"),
+    "resolve_public_key": (sql.RESOLVE_PUBLIC_KEY, ("pk",), "SEARCH"),
+    "resolve_id": (sql.RESOLVE_ID, (FORM_ID,), "SEARCH"),
+    "find_by_hash": (sql.FIND_API_KEY, (b"h",), "SEARCH"),
     "find_idempotency": (sql_submissions._FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
-    "usage": (sql._USAGE, (WORKSPACE_ID, PERIOD), "SEARCH"),
+    "usage": (sqlite_store._USAGE_STATEMENTS.usage, (WORKSPACE_ID, PERIOD), "SEARCH"),
     "iterate": (*_page(SubmissionQuery(FORM_ID, after="", limit=500, oldest_first=True)), "SEARCH"),
     "page": (*_page(SubmissionQuery(FORM_ID, after="sub_z")), "SEARCH"),
     "page_by_status": (

@@ -9,7 +9,7 @@ from typing import Any
 
 from attrs import frozen
 
-from intake.adapters.user_statements import Row
+from intake.adapters.sql_rows import Row
 from intake.domain.users import Invitation, InvitationStatus, Role
 
 # A second invitation of the same address to the same workspace, or a resend, makes the

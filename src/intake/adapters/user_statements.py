@@ -4,12 +4,13 @@ back, each store passing how it writes and reads a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from attrs import frozen
 
+from intake.adapters.sql_rows import Row
 from intake.domain.users import Membership, Role, Session, SignInToken, User
 
 INSERT_USER = """
@@ -93,8 +94,6 @@ FIND_SESSION = "SELECT * FROM sessions WHERE token_hash = ?"
 TOUCH_SESSION = "UPDATE sessions SET last_seen_at = ? WHERE session_id = ?"
 DELETE_SESSION = "DELETE FROM sessions WHERE session_id = ?"
 DELETE_SESSIONS = "DELETE FROM sessions WHERE user_id = ? AND session_id <> ?"
-
-Row = Mapping[str, Any]
 
 
 @frozen

@@ -10,11 +10,8 @@ from datetime import datetime
 from intake.adapters import sql_statements as sql
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
-from intake.adapters.sql_statements import for_psycopg
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import ErasedBatch
-
-_STORAGE_USED = for_psycopg(sql.STORAGE_USED)
 
 # One batch in one statement, so one transaction (autocommit). The oldest spam and
 # unverified submissions up to the cutoff (the partial index submissions_flagged), but
@@ -57,11 +54,6 @@ ERASE_REST = """
 """
 ERASE_TAIL = ERASE_LOCK + ERASE_REST
 _ERASE_FLAGGED = _ERASE_FLAGGED_HEAD + sql.EVENT_UNDER_WAY + ERASE_TAIL
-
-
-async def storage_used(db: Database, workspace_id: str) -> int:
-    row = await db.fetch_one(_STORAGE_USED, (workspace_id,))
-    return 0 if row is None else int(row["bytes"])
 
 
 async def erase_flagged(db: Database, created_before: datetime, limit: int) -> ErasedBatch:

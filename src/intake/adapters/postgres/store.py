@@ -18,6 +18,7 @@ from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
 from intake.adapters.postgres.destinations import PostgresDestinations
+from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import (
     LATEST_VERSION,
@@ -25,23 +26,43 @@ from intake.adapters.postgres.migrations import (
     repeatables_missing,
     schema_version,
 )
-from intake.adapters.postgres.notes import PostgresNotes
-from intake.adapters.postgres.repositories import (
-    PostgresApiKeys,
-    PostgresForms,
-    PostgresWorkspaces,
-)
 from intake.adapters.postgres.sealed_values import PostgresSealedValues
 from intake.adapters.postgres.secrets import PostgresSecrets
 from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
-from intake.adapters.postgres.users import PostgresUsers
 from intake.adapters.sealing import process_sealer
+from intake.adapters.sql.forms import SqlForms
+from intake.adapters.sql.notes import SqlNotes
+from intake.adapters.sql.users import SqlUsers
+from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
 from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 DEFAULT_POOL_TIMEOUT = 2.0  # seconds a request may wait for a free connection
 DEFAULT_OPEN_TIMEOUT = 10.0  # seconds to get the first connections on open
+
+
+_USAGE_STATEMENTS = UsageStatements(
+    # The month's shards added up (migrations/0004_*.sql); no row counts as nothing.
+    usage="""
+        SELECT coalesce(sum(count), 0) AS count FROM monthly_usage_shards
+        WHERE workspace_id = ? AND period = ?
+    """,
+    # One range of submissions_form_created per form, whose entries hold the status
+    # (migration 0022), counted as it is read (SQLite's statement reads it per status).
+    status_counts="""
+        SELECT f.form_id, c.accepted, c.spam, c.unverified
+        FROM forms AS f CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE s.status = 'accepted') AS accepted,
+                count(*) FILTER (WHERE s.status = 'spam') AS spam,
+                count(*) FILTER (WHERE s.status = 'unverified') AS unverified
+            FROM submissions AS s
+            WHERE s.form_id = f.form_id AND s.created_at >= :since AND s.created_at < :until
+        ) AS c
+        WHERE f.workspace_id = :workspace_id AND f.deleted_at IS NULL
+        ORDER BY f.form_id
+    """,
+)
 
 
 class PostgresStore:
@@ -56,9 +77,10 @@ class PostgresStore:
         if form_cache_ttl > 0:
             cache = FormCache(form_cache_ttl, wanted=self._listen_for_form_changes)
             self._forms_listener = FormChangesListener(db, cache)
-        self._workspaces = PostgresWorkspaces(db, cache)
-        self._forms = PostgresForms(db, sealer, cache)
-        self._api_keys = PostgresApiKeys(db)
+        ex = PostgresExecutor(db)
+        self._workspaces = SqlWorkspaces(ex, _USAGE_STATEMENTS, cache)
+        self._forms = SqlForms(ex, sealer, cache)
+        self._api_keys = SqlApiKeys(ex)
         self._submissions = PostgresSubmissions(db)
         self._destinations = PostgresDestinations(db, sealer)
         # Connects on a relay's first wait for events only: serving needs none.
@@ -66,8 +88,8 @@ class PostgresStore:
         self._deliveries = PostgresDeliveries(db, sealer)
         self._secrets = PostgresSecrets(db, sealer)
         self._sealed = PostgresSealedValues(db)
-        self._users = PostgresUsers(db)
-        self._notes = PostgresNotes(db, sealer)
+        self._users = SqlUsers(ex)
+        self._notes = SqlNotes(ex, sealer)
         self._activity = PostgresActivity(db)
         self._spam = PostgresSpamStatistics(db)
 
@@ -76,15 +98,15 @@ class PostgresStore:
             self._forms_listener.start()
 
     @property
-    def workspaces(self) -> PostgresWorkspaces:
+    def workspaces(self) -> SqlWorkspaces:
         return self._workspaces
 
     @property
-    def forms(self) -> PostgresForms:
+    def forms(self) -> SqlForms:
         return self._forms
 
     @property
-    def api_keys(self) -> PostgresApiKeys:
+    def api_keys(self) -> SqlApiKeys:
         return self._api_keys
 
     @property
@@ -108,11 +130,11 @@ class PostgresStore:
         return self._sealed
 
     @property
-    def users(self) -> PostgresUsers:
+    def users(self) -> SqlUsers:
         return self._users
 
     @property
-    def notes(self) -> PostgresNotes:
+    def notes(self) -> SqlNotes:
         return self._notes
 
     @property

@@ -16,7 +16,6 @@ from intake.domain.triage import key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import CommitPlan, ErasedBatch
 
-_STORAGE_USED = sql.STORAGE_USED
 # Adds the files' bytes unless that would pass the ceiling (NULL: none). Under the write
 # lock the commit holds, so concurrent commits count one after another.
 _CHARGE = """
@@ -44,11 +43,6 @@ _RELEASE = """
     UPDATE workspace_storage SET bytes = max(bytes - :bytes, 0)
     WHERE workspace_id = :workspace_id
 """
-
-
-def storage_used(conn: sqlite3.Connection, workspace_id: str) -> int:
-    row = conn.execute(_STORAGE_USED, (workspace_id,)).fetchone()
-    return 0 if row is None else int(row["bytes"])
 
 
 def charge_storage(conn: sqlite3.Connection, plan: CommitPlan) -> bool:

@@ -7,21 +7,24 @@ from typing import TYPE_CHECKING
 
 from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
+from intake.adapters.sql.forms import SqlForms
+from intake.adapters.sql.notes import SqlNotes
+from intake.adapters.sql.users import SqlUsers
+from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
+from intake.adapters.sql_statements import STATUS_COUNTS
 from intake.adapters.sqlite.connection import (
     DEFAULT_BUSY_TIMEOUT,
     MEMORY,
     absolute_path,
     database_path,
 )
+from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
-from intake.adapters.sqlite.notes import SqliteNotes
-from intake.adapters.sqlite.repositories import SqliteApiKeys, SqliteForms, SqliteWorkspaces
 from intake.adapters.sqlite.sealed_values import SqliteSealedValues
 from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.spam import SqliteSpamStatistics
 from intake.adapters.sqlite.submissions import SqliteSubmissions
-from intake.adapters.sqlite.users import SqliteUsers
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
@@ -30,6 +33,12 @@ if TYPE_CHECKING:
     from intake.adapters.sqlite.activity import SqliteActivity
     from intake.adapters.sqlite.deliveries import SqliteDeliveries
     from intake.adapters.sqlite.destinations import SqliteDestinations
+
+
+_USAGE_STATEMENTS = UsageStatements(
+    usage="SELECT count FROM monthly_usage WHERE workspace_id = ? AND period = ?",
+    status_counts=STATUS_COUNTS,
+)
 
 
 class SqliteStore:
@@ -44,9 +53,10 @@ class SqliteStore:
         # cannot be announced cheaply (adapters/form_cache.py).
         forms_cache = FormCache(SQLITE_TTL)
         forms_cache.connect()
-        self._workspaces = SqliteWorkspaces(worker, forms_cache)
-        self._forms = SqliteForms(worker, sealer, forms_cache)
-        self._api_keys = SqliteApiKeys(worker)
+        ex = SqliteExecutor(worker)
+        self._workspaces = SqlWorkspaces(ex, _USAGE_STATEMENTS, forms_cache)
+        self._forms = SqlForms(ex, sealer, forms_cache)
+        self._api_keys = SqlApiKeys(ex)
         # Commits ring it; a relay in this process waits on it.
         self._new_events = RelayWakeup()
         self._submissions = SqliteSubmissions(worker, self._new_events)
@@ -57,21 +67,21 @@ class SqliteStore:
         self._deliveries: SqliteDeliveries | None = None
         self._secrets = SqliteSecrets(worker, sealer)
         self._sealed = SqliteSealedValues(worker)
-        self._users = SqliteUsers(worker)
-        self._notes = SqliteNotes(worker, sealer)
+        self._users = SqlUsers(ex)
+        self._notes = SqlNotes(ex, sealer)
         self._activity: SqliteActivity | None = None
         self._spam = SqliteSpamStatistics(worker)
 
     @property
-    def workspaces(self) -> SqliteWorkspaces:
+    def workspaces(self) -> SqlWorkspaces:
         return self._workspaces
 
     @property
-    def forms(self) -> SqliteForms:
+    def forms(self) -> SqlForms:
         return self._forms
 
     @property
-    def api_keys(self) -> SqliteApiKeys:
+    def api_keys(self) -> SqlApiKeys:
         return self._api_keys
 
     @property
@@ -111,11 +121,11 @@ class SqliteStore:
         return self._sealed
 
     @property
-    def users(self) -> SqliteUsers:
+    def users(self) -> SqlUsers:
         return self._users
 
     @property
-    def notes(self) -> SqliteNotes:
+    def notes(self) -> SqlNotes:
         return self._notes
 
     @property
