@@ -26,13 +26,12 @@ from intake.adapters.postgres.migrations import (
     repeatables_missing,
     schema_version,
 )
-from intake.adapters.postgres.sealed_values import PostgresSealedValues
-from intake.adapters.postgres.secrets import PostgresSecrets
 from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.sealing import process_sealer
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
+from intake.adapters.sql.secrets import SqlSealedValues, SqlSecrets
 from intake.adapters.sql.users import SqlUsers
 from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
 from intake.ports.sealer import Sealer
@@ -86,8 +85,8 @@ class PostgresStore:
         # Connects on a relay's first wait for events only: serving needs none.
         self._outbox_listener = ChannelListener(db.url)
         self._deliveries = PostgresDeliveries(db, sealer)
-        self._secrets = PostgresSecrets(db, sealer)
-        self._sealed = PostgresSealedValues(db)
+        self._secrets = SqlSecrets(ex, sealer)
+        self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
         self._activity = PostgresActivity(db)
@@ -122,11 +121,11 @@ class PostgresStore:
         return self._deliveries
 
     @property
-    def secrets(self) -> PostgresSecrets:
+    def secrets(self) -> SqlSecrets:
         return self._secrets
 
     @property
-    def sealed(self) -> PostgresSealedValues:
+    def sealed(self) -> SqlSealedValues:
         return self._sealed
 
     @property

@@ -9,6 +9,7 @@ from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
+from intake.adapters.sql.secrets import SqlSealedValues, SqlSecrets
 from intake.adapters.sql.users import SqlUsers
 from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
 from intake.adapters.sql_statements import STATUS_COUNTS
@@ -21,8 +22,6 @@ from intake.adapters.sqlite.connection import (
 from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
-from intake.adapters.sqlite.sealed_values import SqliteSealedValues
-from intake.adapters.sqlite.secrets import SqliteSecrets
 from intake.adapters.sqlite.spam import SqliteSpamStatistics
 from intake.adapters.sqlite.submissions import SqliteSubmissions
 from intake.adapters.sqlite.worker import Worker
@@ -65,8 +64,8 @@ class SqliteStore:
         self._sealer = sealer
         self._destinations: SqliteDestinations | None = None
         self._deliveries: SqliteDeliveries | None = None
-        self._secrets = SqliteSecrets(worker, sealer)
-        self._sealed = SqliteSealedValues(worker)
+        self._secrets = SqlSecrets(ex, sealer)
+        self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
         self._activity: SqliteActivity | None = None
@@ -113,11 +112,11 @@ class SqliteStore:
         return self._activity
 
     @property
-    def secrets(self) -> SqliteSecrets:
+    def secrets(self) -> SqlSecrets:
         return self._secrets
 
     @property
-    def sealed(self) -> SqliteSealedValues:
+    def sealed(self) -> SqlSealedValues:
         return self._sealed
 
     @property
