@@ -1,4 +1,4 @@
-"""Deliveries over the pool (a form's destinations: destinations.py). Several relays may
+"""Deliveries over the pool (a form's destinations: sql/destinations.py). Several relays may
 run at once, each in its own process: the fan-out and the claim take their rows FOR
 UPDATE SKIP LOCKED, so two relays never take the same outbox row nor lease the same
 delivery, and neither waits for the other."""
@@ -17,7 +17,6 @@ from intake.adapters.delivery_rules import (
     error_text,
 )
 from intake.adapters.postgres import mapping
-from intake.adapters.postgres.chat_destinations import FORMS_CHATS
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.delivery_records import (
     FAILED_AGAIN,
@@ -66,6 +65,7 @@ _UNPUBLISHED = """
 """
 _FORMS_ENDPOINTS = for_psycopg(sql.SELECT_ENDPOINT) + " WHERE form_id = ANY (%s)"
 _FORMS_RECIPIENTS = for_psycopg(sql.SELECT_RECIPIENT) + " WHERE form_id = ANY (%s)"
+_FORMS_CHATS = for_psycopg(chat_sql.SELECT_CHAT) + " WHERE form_id = ANY (%s)"
 _INSERT_DELIVERY = for_psycopg(sql.INSERT_DELIVERY)
 _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
 
@@ -217,7 +217,7 @@ class PostgresDeliveries(PostgresDeliveryRetries):
             cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
             for row in await cursor.fetchall():
                 forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
-            cursor = await conn.execute(FORMS_CHATS, (form_ids,))
+            cursor = await conn.execute(_FORMS_CHATS, (form_ids,))
             for row in await cursor.fetchall():  # their ids only: the secret stays sealed
                 forms[row["form_id"]][2].append(ROW_MAPPER.chat_from_row(row))
             rows = await messages_fan_out(conn, events, forms, now, autoresponse_limit)

@@ -47,8 +47,6 @@ _KEEP_ATTEMPT = """ RETURNING delivery_id, state)
 SUCCEEDED = _with_attempt(sql_statements.SUCCEEDED)
 FAILED_AGAIN = _with_attempt(sql_statements.FAILED_AGAIN)
 FAILED_DEAD = _with_attempt(sql_statements.FAILED_DEAD)
-DROP_UNDELIVERED = for_psycopg(sql.DROP_UNDELIVERED)
-_REMOVE_ENDPOINT = for_psycopg(sql_statements.REMOVE_ENDPOINT)
 _ATTEMPTS = sql.SELECT_ATTEMPTS + " WHERE delivery_id = ANY (%s) ORDER BY attempt_id"
 _GET_RECORD = for_psycopg(sql.GET_RECORD)
 _SUBMISSION_RECORDS = for_psycopg(sql.SUBMISSION_RECORDS)
@@ -84,14 +82,6 @@ async def _consent_wait(
 class PostgresDeliveryRecords:
     def __init__(self, db: Database) -> None:
         self._db = db
-
-    async def remove_endpoint(self, endpoint_id: str) -> bool:
-        async with self._db.connection() as conn, conn.transaction():
-            removed = (await conn.execute(_REMOVE_ENDPOINT, (endpoint_id,))).rowcount
-            if removed == 0:
-                return False
-            await conn.execute(DROP_UNDELIVERED, (endpoint_id,))
-        return True
 
     async def _with_attempts(self, rows: list[DictRow]) -> list[DeliveryRecord]:
         ids = [row["delivery_id"] for row in rows]

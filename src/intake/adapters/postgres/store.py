@@ -17,7 +17,6 @@ from intake.adapters.postgres.activity import PostgresActivity
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
-from intake.adapters.postgres.destinations import PostgresDestinations
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import (
@@ -29,6 +28,7 @@ from intake.adapters.postgres.migrations import (
 from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.sealing import process_sealer
+from intake.adapters.sql.destinations import SqlDestinations
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
 from intake.adapters.sql.secrets import SqlSealedValues, SqlSecrets
@@ -81,7 +81,7 @@ class PostgresStore:
         self._forms = SqlForms(ex, sealer, cache)
         self._api_keys = SqlApiKeys(ex)
         self._submissions = PostgresSubmissions(db)
-        self._destinations = PostgresDestinations(db, sealer)
+        self._destinations = SqlDestinations(ex, sealer)
         # Connects on a relay's first wait for events only: serving needs none.
         self._outbox_listener = ChannelListener(db.url)
         self._deliveries = PostgresDeliveries(db, sealer)
@@ -113,7 +113,7 @@ class PostgresStore:
         return self._submissions
 
     @property
-    def destinations(self) -> PostgresDestinations:
+    def destinations(self) -> SqlDestinations:
         return self._destinations
 
     @property

@@ -1,4 +1,4 @@
-"""Deliveries over the SQLite connection (a form's destinations: destinations.py). As in
+"""Deliveries over the SQLite connection (a form's destinations: sql/destinations.py). As in
 `repositories`, each method sends one function to the worker thread, and an operation of
 several statements is one transaction: BEGIN IMMEDIATE holds the write lock, so a second
 relay process waits for the first one's fan-out or claim rather than taking the same

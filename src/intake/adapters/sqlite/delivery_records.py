@@ -21,7 +21,6 @@ from intake.domain.deliveries import (
     DeliveryPosition,
     DeliveryState,
     DestinationKind,
-    NotificationRecipient,
 )
 from intake.domain.destination_limits import (
     CONSENT_LOOKBACK,
@@ -72,16 +71,6 @@ def _with_attempts(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[De
         query = f"{sql.SELECT_ATTEMPTS} WHERE delivery_id IN ({placeholders}) ORDER BY attempt_id"
         attempts = [sql.attempt_from_row(ROW_MAPPER, row) for row in conn.execute(query, ids)]
     return sql.records_from_rows(ROW_MAPPER, rows, attempts)
-
-
-def get_recipient(
-    conn: sqlite3.Connection, recipient_id: str, workspace_id: str | None = None
-) -> NotificationRecipient | None:
-    if workspace_id is None:
-        row = conn.execute(sql.GET_RECIPIENT, (recipient_id,)).fetchone()
-    else:
-        row = conn.execute(sql.GET_RECIPIENT_IN, (recipient_id, workspace_id)).fetchone()
-    return None if row is None else ROW_MAPPER.recipient_from_row(row)
 
 
 def get_record(conn: sqlite3.Connection, delivery_id: str) -> DeliveryRecord | None:

@@ -29,9 +29,9 @@ from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 if TYPE_CHECKING:
+    from intake.adapters.sql.destinations import SqlDestinations
     from intake.adapters.sqlite.activity import SqliteActivity
     from intake.adapters.sqlite.deliveries import SqliteDeliveries
-    from intake.adapters.sqlite.destinations import SqliteDestinations
 
 
 _USAGE_STATEMENTS = UsageStatements(
@@ -62,7 +62,7 @@ class SqliteStore:
         # Made when first used: most `intake` commands never reach the outbox's side,
         # whose modules (and the autoresponder's rules they load) then stay unloaded.
         self._sealer = sealer
-        self._destinations: SqliteDestinations | None = None
+        self._destinations: SqlDestinations | None = None
         self._deliveries: SqliteDeliveries | None = None
         self._secrets = SqlSecrets(ex, sealer)
         self._sealed = SqlSealedValues(ex)
@@ -88,11 +88,11 @@ class SqliteStore:
         return self._submissions
 
     @property
-    def destinations(self) -> SqliteDestinations:
+    def destinations(self) -> SqlDestinations:
         if self._destinations is None:
-            from intake.adapters.sqlite.destinations import SqliteDestinations  # noqa: PLC0415
+            from intake.adapters.sql.destinations import SqlDestinations  # noqa: PLC0415
 
-            self._destinations = SqliteDestinations(self._worker, self._sealer)
+            self._destinations = SqlDestinations(SqliteExecutor(self._worker), self._sealer)
         return self._destinations
 
     @property
