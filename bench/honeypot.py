@@ -42,9 +42,9 @@ async def _measure(folder: Path, rounds: int) -> dict[str, list[float]]:
     store = await open_sqlite_store(f"sqlite:///{folder / 'intake.db'}")
     try:
         clock, ids = SystemClock(), SecureIdSource()
-        admin = owner_services(store, clock, ids)
-        workspace = await admin.workspaces.create("Bench", monthly_limit=2_000_000_000)
-        form = await admin.forms.create(workspace.workspace_id)
+        services = owner_services(store, clock, ids)
+        workspace = await services.workspaces.create("Bench", monthly_limit=2_000_000_000)
+        form = await services.forms.create(workspace.workspace_id)
         limits = RateLimits(*([_UNLIMITED] * 5))
         pipeline = SubmissionPipeline(
             store=store,

@@ -86,12 +86,12 @@ class _Form:
 
 
 async def _form(intake: Intake) -> _Form:
-    admin = intake.services
-    workspace = await admin.workspaces.create(
+    services = intake.services
+    workspace = await services.workspaces.create(
         "Spam bench", Plan.BUSINESS, monthly_limit=MONTHLY_LIMIT
     )
-    form = await admin.forms.create(workspace.workspace_id, name="Contact")
-    return _Form(admin, form.public_form_key, workspace.workspace_id, form.spam_threshold)
+    form = await services.forms.create(workspace.workspace_id, name="Contact")
+    return _Form(services, form.public_form_key, workspace.workspace_id, form.spam_threshold)
 
 
 async def _submit(intake: Intake, form: _Form, mail: Mail) -> tuple[Scored, Submission]:

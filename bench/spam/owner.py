@@ -11,12 +11,14 @@ from intake.domain.triage import TriageStatus
 from intake.service.admin import OwnerServices
 
 
-async def teach(admin: OwnerServices, submission: Submission, *, spam: bool) -> None:
+async def teach(services: OwnerServices, submission: Submission, *, spam: bool) -> None:
     """Sets the submission's true status, as `PATCH /v1/submissions/{id}` would."""
-    await admin.triage.set_status(submission, TriageStatus.SPAM if spam else TriageStatus.ACCEPTED)
+    await services.triage.set_status(
+        submission, TriageStatus.SPAM if spam else TriageStatus.ACCEPTED
+    )
 
 
-async def settle_untouched(admin: OwnerServices, after: timedelta) -> int:
+async def settle_untouched(services: OwnerServices, after: timedelta) -> int:
     """The rule for submissions nobody touched `after` their arrival, as the relay's
     sweep and `intake purge` apply it, at the clock's present time: how many it taught."""
-    return await admin.spam.settle_untouched(after)
+    return await services.spam.settle_untouched(after)

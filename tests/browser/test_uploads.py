@@ -86,10 +86,10 @@ def _stored(service: Service, form_id: str) -> list[dict[str, Any]]:
     """The form's submissions as `intake submissions list` shows them."""
 
     async def listing(runtime: Runtime) -> list[dict[str, Any]]:
-        admin = runtime.services
+        services = runtime.services
         return [
-            submission_view(s, admin.submissions.files_view(s))
-            async for s in admin.exports.submissions(form_id)
+            submission_view(s, services.submissions.files_view(s))
+            async for s in services.exports.submissions(form_id)
         ]
 
     return _in_service(service, listing)

@@ -40,7 +40,7 @@ NOW = T0 + timedelta(hours=1)
 OTHER_FORM = "frm_2"
 
 
-def admin_of(store: Store) -> OwnerServices:
+def services_of(store: Store) -> OwnerServices:
     return owner_services(store, FakeClock(NOW), SeededIdSource(7))
 
 
@@ -101,11 +101,11 @@ async def test_a_marked_form_is_removed_only_once_it_holds_no_submission(
     assert not await store.forms.remove_deleted(FORM_ID)
     assert not await store.forms.remove_deleted(OTHER_FORM), "a live form is never removed"
 
-    admin = admin_of(store)
-    first = await admin.forms.finish_deletions()
+    services = services_of(store)
+    first = await services.forms.finish_deletions()
     assert (first.erased, first.waiting) == (1, 1), "its submission.deleted not fanned out"
     await store.deliveries.fan_out(NOW, 100)  # to no one: the form has no destination
-    second = await admin.forms.finish_deletions()
+    second = await services.forms.finish_deletions()
 
     assert second.removed == 1
     assert list(await store.forms.deleted("", 10)) == []
@@ -119,17 +119,17 @@ async def test_deleting_a_form_erases_its_submissions_and_waits_for_their_events
     await form_with_submissions(store, 3)
     await store.destinations.add_endpoint(endpoint())
     await store.destinations.add_recipient(recipient())
-    admin = admin_of(store)
+    services = services_of(store)
 
-    done = await admin.forms.delete(FORM_ID)
+    done = await services.forms.delete(FORM_ID)
 
     assert (done.erased, done.removed, done.waiting) == (3, 0, 1)
     assert await stored(store) == []
     assert len(await deleted_events(store)) == 3
     with pytest.raises(NotFoundError):
-        await admin.forms.get(FORM_ID)
+        await services.forms.get(FORM_ID)
     with pytest.raises(NotFoundError):
-        await admin.forms.delete(FORM_ID)
+        await services.forms.delete(FORM_ID)
     # Its endpoint stays until the events reach it.
     assert await store.forms.remove_deleted(FORM_ID) is False
     await store.deliveries.fan_out(NOW, 100)
@@ -141,13 +141,13 @@ async def test_deleting_a_form_erases_its_submissions_and_waits_for_their_events
     for leased in claim.leased:
         await store.deliveries.record_success(leased.delivery.delivery_id, NOW, 200)
 
-    finished = await admin.forms.finish_deletions()
+    finished = await services.forms.finish_deletions()
 
     assert (finished.erased, finished.removed, finished.waiting) == (0, 1, 0)
     assert await store.destinations.list_endpoints(FORM_ID) == []
     assert await store.destinations.list_recipients(FORM_ID) == []
     assert list(await store.forms.deleted("", 10)) == []
-    assert [f.form_id for f in await admin.forms.all(WORKSPACE_ID)] == [OTHER_FORM]
+    assert [f.form_id for f in await services.forms.all(WORKSPACE_ID)] == [OTHER_FORM]
 
 
 async def test_a_deletion_cut_short_is_finished(store: Store) -> None:
@@ -155,10 +155,10 @@ async def test_a_deletion_cut_short_is_finished(store: Store) -> None:
     # As a crash after the mark: the submissions are still stored.
     await store.forms.mark_deleted(FORM_ID, NOW)
 
-    admin = admin_of(store)
-    finished = await admin.forms.finish_deletions()
+    services = services_of(store)
+    finished = await services.forms.finish_deletions()
     await store.deliveries.fan_out(NOW, 100)
-    again = await admin.forms.finish_deletions()
+    again = await services.forms.finish_deletions()
 
     assert (finished.erased, again.removed) == (2, 1)
     assert await stored(store) == []
@@ -169,7 +169,7 @@ async def test_a_form_without_destinations_goes_once_its_events_are_fanned_out(
 ) -> None:
     await form_with_submissions(store, 2)
 
-    done = await admin_of(store).forms.delete(FORM_ID)
+    done = await services_of(store).forms.delete(FORM_ID)
 
     # Its submission.deleted events wait for their fan-out, which finds no destination.
     assert (done.erased, done.removed, done.waiting) == (2, 0, 1)
@@ -181,15 +181,15 @@ async def test_a_form_without_destinations_goes_once_its_events_are_fanned_out(
 async def test_a_duplicate_copies_the_settings_and_nothing_else(store: Store) -> None:
     await form_with_submissions(store, 1)
     await store.destinations.add_endpoint(endpoint())
-    admin = admin_of(store)
-    original = await admin.forms.get(FORM_ID)
+    services = services_of(store)
+    original = await services.forms.get(FORM_ID)
 
-    copy = await admin.forms.duplicate(FORM_ID)
+    copy = await services.forms.duplicate(FORM_ID)
 
     assert copy.form_id != FORM_ID
     assert copy.public_form_key != original.public_form_key
     assert copy.name == f"{original.name} (copy)"
-    assert await admin.forms.get(copy.form_id) == copy
+    assert await services.forms.get(copy.form_id) == copy
     assert (copy.mode, copy.allowed_origins, copy.rules, copy.challenge) == (
         original.mode,
         original.allowed_origins,

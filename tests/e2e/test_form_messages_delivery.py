@@ -63,14 +63,14 @@ def _form(env: dict[str, str], messages: MessageChanges, hook: str | None = None
     async def setup() -> str:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.services
-            workspace = await admin.workspaces.create("E2E", monthly_limit=1000)
-            form = await admin.forms.create(
+            services = runtime.services
+            workspace = await services.workspaces.create("E2E", monthly_limit=1000)
+            form = await services.forms.create(
                 workspace.workspace_id, name="Contact", messages=messages
             )
-            await admin.recipients.add(form.form_id, OWNER)
+            await services.recipients.add(form.form_id, OWNER)
             if hook is not None:
-                await admin.webhooks.add(form.form_id, hook)
+                await services.webhooks.add(form.form_id, hook)
         return form.public_form_key
 
     return anyio.run(setup)

@@ -168,13 +168,13 @@ def test_a_served_process_counts_outcomes_and_shows_the_backlog_until_the_relay_
 ) -> None:
     async def setup() -> tuple[Form, Form, Form, str]:
         async with open_runtime(Settings.from_env(env)) as runtime:
-            admin = runtime.services
-            workspace = (await admin.workspaces.create("Metrics")).workspace_id
-            plain = await admin.forms.create(workspace)
-            other = await admin.forms.create(workspace)
-            guarded = await admin.forms.create(workspace, allowed_origins=["https://ok.example"])
-            await admin.webhooks.add(plain.form_id, receiver.url())
-            key = await admin.keys.create(workspace)
+            services = runtime.services
+            workspace = (await services.workspaces.create("Metrics")).workspace_id
+            plain = await services.forms.create(workspace)
+            other = await services.forms.create(workspace)
+            guarded = await services.forms.create(workspace, allowed_origins=["https://ok.example"])
+            await services.webhooks.add(plain.form_id, receiver.url())
+            key = await services.keys.create(workspace)
         return plain, other, guarded, key.secret
 
     # Set up in-process (tests/cli covers the commands); the service and the relay run

@@ -79,11 +79,11 @@ def form(env: dict[str, str], receiver: Receiver) -> dict[str, str]:
     async def setup() -> dict[str, str]:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.services
-            workspace = await admin.workspaces.create("E2E")
-            form = await admin.forms.create(workspace.workspace_id)
-            hook = await admin.webhooks.add(form.form_id, receiver.url())
-            await admin.recipients.add(form.form_id, MAIL_TO)
+            services = runtime.services
+            workspace = await services.workspaces.create("E2E")
+            form = await services.forms.create(workspace.workspace_id)
+            hook = await services.webhooks.add(form.form_id, receiver.url())
+            await services.recipients.add(form.form_id, MAIL_TO)
         return {
             "form_id": form.form_id,
             "public_form_key": form.public_form_key,

@@ -67,13 +67,13 @@ def _setup(env: dict[str, str], receiver: Receiver) -> tuple[str, str, str]:
             await runtime.store.migrate()
         # Opened again on the migrated database: the signer reads its secret at open.
         async with open_runtime(Settings.from_env(env)) as runtime:
-            admin = runtime.services
-            workspace = await admin.workspaces.create("Rotation")
-            form = await admin.forms.create(workspace.workspace_id)
-            hook = await admin.webhooks.add(form.form_id, receiver.url())
+            services = runtime.services
+            workspace = await services.workspaces.create("Rotation")
+            form = await services.forms.create(workspace.workspace_id)
+            hook = await services.webhooks.add(form.form_id, receiver.url())
             for index in range(SEALED_FORMS):
-                other = await admin.forms.create(workspace.workspace_id, name=f"f{index}")
-                await admin.webhooks.add(other.form_id, receiver.url(f"/other/{index}"))
+                other = await services.forms.create(workspace.workspace_id, name=f"f{index}")
+                await services.webhooks.add(other.form_id, receiver.url(f"/other/{index}"))
             link = runtime.signer.link("sub_before_rotation", 0, datetime.now(UTC)).url
         return form.public_form_key, hook.secret, link
 

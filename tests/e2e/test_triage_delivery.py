@@ -57,19 +57,19 @@ def setup(env: dict[str, str], receiver: Receiver) -> dict[str, Any]:
     async def make() -> dict[str, Any]:
         async with open_runtime(Settings.from_env(env)) as runtime:
             await runtime.store.migrate()
-            admin = runtime.services
-            workspace = await admin.workspaces.create("E2E")
-            form = await admin.forms.create(workspace.workspace_id)
-            await admin.forms.update(form.form_id, FormChanges(spam_threshold=0.001))
+            services = runtime.services
+            workspace = await services.workspaces.create("E2E")
+            form = await services.forms.create(workspace.workspace_id)
+            await services.forms.update(form.form_id, FormChanges(spam_threshold=0.001))
             secrets = {}
             for path in PATHS:
-                hook = await admin.webhooks.add(
+                hook = await services.webhooks.add(
                     form.form_id, receiver.url(path), include_flagged=path.endswith("flagged")
                 )
                 secrets[path] = hook.secret
             for email in RECIPIENTS:
-                await admin.recipients.add(form.form_id, email)
-            key = await admin.keys.create(
+                await services.recipients.add(form.form_id, email)
+            key = await services.keys.create(
                 workspace.workspace_id, scopes=frozenset({Scope.SUBMIT, Scope.MANAGE})
             )
         return {"form_id": form.form_id, "secrets": secrets, "key": key.secret}

@@ -156,20 +156,20 @@ def world() -> Iterator[World]:
         with TestClient(app, client=(PEER, 1234), follow_redirects=False) as client:
             portal = client.portal
             assert portal is not None
-            admin = owner_services(store, clock, ids)
+            services = owner_services(store, clock, ids)
 
             def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
                 return portal.call(partial(fn, *args, **kwargs))
 
-            ws = call(admin.workspaces.create, "Hostile", plan=Plan.BUSINESS).workspace_id
-            plain = call(admin.forms.create, ws, name="Contact")
-            protected = call(admin.forms.create, ws, mode=FormMode.PROTECTED)
-            listed = call(admin.forms.create, ws, allowed_origins=[LISTED_ORIGIN])
+            ws = call(services.workspaces.create, "Hostile", plan=Plan.BUSINESS).workspace_id
+            plain = call(services.forms.create, ws, name="Contact")
+            protected = call(services.forms.create, ws, mode=FormMode.PROTECTED)
+            listed = call(services.forms.create, ws, allowed_origins=[LISTED_ORIGIN])
             guarded = call(
-                admin.forms.create, ws, challenge=Challenge(ChallengeProvider.TURNSTILE, "s")
+                services.forms.create, ws, challenge=Challenge(ChallengeProvider.TURNSTILE, "s")
             )
             ruled = call(
-                admin.forms.create,
+                services.forms.create,
                 ws,
                 rules=[
                     FieldRule("name", RuleKind.REQUIRED),
@@ -178,9 +178,9 @@ def world() -> Iterator[World]:
                     FieldRule("message", RuleKind.MAX_LENGTH, 10),
                 ],
             )
-            paused = call(admin.forms.create, ws)
-            call(admin.forms.update, paused.form_id, FormChanges(enabled=False))
-            key = call(admin.keys.create, ws)
+            paused = call(services.forms.create, ws)
+            call(services.forms.update, paused.form_id, FormChanges(enabled=False))
+            key = call(services.keys.create, ws)
             spec = SpecCheck.of(client.get("/openapi.json"))
             forms = (plain, protected, listed, guarded, ruled, paused)
             yield World(

@@ -48,14 +48,14 @@ def _hooks(dash: Dashboard) -> str:
     return f"/dashboard/forms/{dash.form.form_id}/settings/webhooks"
 
 
-def _admin(dash: Dashboard) -> OwnerServices:
+def _services(dash: Dashboard) -> OwnerServices:
     """The serving process's own, which takes the receiver's private address."""
-    admin: OwnerServices = dash.app.state.runtime.services
-    return admin
+    services: OwnerServices = dash.app.state.runtime.services
+    return services
 
 
 def _add(dash: Dashboard, url: str) -> str:
-    created = dash.svc.run(_admin(dash).webhooks.add, dash.form.form_id, url)
+    created = dash.svc.run(_services(dash).webhooks.add, dash.form.form_id, url)
     return created.endpoint.endpoint_id
 
 
@@ -287,11 +287,11 @@ def test_a_member_is_refused_and_nothing_changes(dash: Dashboard) -> None:
 def test_other_workspaces_and_forms_ids_are_not_found(dash: Dashboard) -> None:
     other = dash.svc.workspace(name="Other")
     other_form = dash.svc.form(other.workspace_id)
-    theirs = dash.svc.run(_admin(dash).webhooks.add, other_form.form_id, "http://127.0.0.1:9/t")
+    theirs = dash.svc.run(_services(dash).webhooks.add, other_form.form_id, "http://127.0.0.1:9/t")
     their_id = theirs.endpoint.endpoint_id
     their_delivery = dash.svc.run(dash.svc.services.webhooks.test, their_id).delivery.delivery_id
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
-    sibling = dash.svc.run(_admin(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
+    sibling = dash.svc.run(_services(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
     sibling_id = sibling.endpoint.endpoint_id
     sibling_delivery = dash.svc.run(
         dash.svc.services.webhooks.test, sibling_id
@@ -421,9 +421,9 @@ def test_retry_all_dead_is_for_owners_with_the_token_and_this_forms_endpoints(
 ) -> None:
     endpoint_id = _add(dash, "http://127.0.0.1:9/h")
     second = dash.svc.form(dash.workspace.workspace_id, name="Second")
-    sibling = dash.svc.run(_admin(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
+    sibling = dash.svc.run(_services(dash).webhooks.add, second.form_id, "http://127.0.0.1:9/s")
     other = dash.svc.form(dash.svc.workspace(name="Other").workspace_id)
-    theirs = dash.svc.run(_admin(dash).webhooks.add, other.form_id, "http://127.0.0.1:9/t")
+    theirs = dash.svc.run(_services(dash).webhooks.add, other.form_id, "http://127.0.0.1:9/t")
     endpoints = [endpoint_id, sibling.endpoint.endpoint_id, theirs.endpoint.endpoint_id]
     dead = [_queued(dash, each, 1)[0] for each in endpoints]
     _sent(dash, dead, delivered=False)

@@ -47,12 +47,12 @@ class Production:
         return runtime
 
     def form(self) -> Form:
-        """A public form in a new workspace, made through the runtime's own admin."""
+        """A public form in a new workspace, made through the runtime's own services."""
         portal = self.client.portal
         assert portal is not None
-        admin = self.runtime.services
-        workspace = portal.call(admin.workspaces.create, "Acme")
-        form = portal.call(admin.forms.create, workspace.workspace_id)
+        services = self.runtime.services
+        workspace = portal.call(services.workspaces.create, "Acme")
+        form = portal.call(services.forms.create, workspace.workspace_id)
         self.forms.append(form)
         return form
 

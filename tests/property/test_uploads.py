@@ -114,9 +114,9 @@ class UploadWorld:
         rules: Sequence[FieldRule] = (),
         challenge: bool = False,
     ) -> Form:
-        admin = self.world.services
+        services = self.world.services
         workspace = await self.world.workspace(monthly_limit=monthly_limit)
-        form = await admin.forms.create(
+        form = await services.forms.create(
             workspace.workspace_id, rules=rules, challenge=CHALLENGE if challenge else None
         )
         form = evolve(form, uploads=policy or UploadPolicy())

@@ -113,8 +113,8 @@ class World:
             settings=settings,
             commit_timing=commit_timing,
         )
-        admin = owner_services(store, clock, ids, plans=settings.plans)
-        return cls(store, clock, limiter, verifier, admin, pipeline, settings)
+        services = owner_services(store, clock, ids, plans=settings.plans)
+        return cls(store, clock, limiter, verifier, services, pipeline, settings)
 
     async def workspace(
         self, plan: Plan = Plan.FREE, monthly_limit: int | None = None

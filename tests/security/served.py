@@ -35,10 +35,10 @@ class Served(ServedProcess):
 
         async def make() -> dict[str, str]:
             async with open_runtime(Settings.from_env(self.env)) as runtime:
-                admin = runtime.services
-                workspace = await admin.workspaces.create("Security")
-                form = await admin.forms.create(workspace.workspace_id, mode=mode)
-                key = await admin.keys.create(workspace.workspace_id)
+                services = runtime.services
+                workspace = await services.workspaces.create("Security")
+                form = await services.forms.create(workspace.workspace_id, mode=mode)
+                key = await services.keys.create(workspace.workspace_id)
             return {
                 "workspace_id": workspace.workspace_id,
                 "form_id": form.form_id,

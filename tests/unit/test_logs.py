@@ -45,14 +45,14 @@ def test_no_log_record_carries_submission_contents_or_secrets(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     store, clock, ids = InMemoryStore(), FakeClock(), SeededIdSource()
-    admin = owner_services(store, clock, ids)
+    services = owner_services(store, clock, ids)
 
     async def seed() -> tuple[str, str, str]:
-        workspace = await admin.workspaces.create("Acme")
-        form = await admin.forms.create(
+        workspace = await services.workspaces.create("Acme")
+        form = await services.forms.create(
             workspace.workspace_id, challenge=Challenge(ChallengeProvider.TURNSTILE, SECRET)
         )
-        key = await admin.keys.create(workspace.workspace_id)
+        key = await services.keys.create(workspace.workspace_id)
         return form.public_form_key, form.form_id, key.secret
 
     public_key, form_id, api_key = asyncio.run(seed())

@@ -46,12 +46,12 @@ async def test_runaway_templates_fall_back_to_the_defaults_and_others_are_delive
     async with open_runtime(
         settings, store=InMemoryStore(), clock=FakeClock(), mailer=mailer, webhook_sender=hooks
     ) as runtime:
-        admin = runtime.services
-        workspace = await admin.workspaces.create("Acme")
-        hostile = await admin.forms.create(workspace.workspace_id, name="Hostile")
-        other = await admin.forms.create(workspace.workspace_id, name="Other")
-        await admin.recipients.add(hostile.form_id, "owner@example.com")
-        await admin.webhooks.add(other.form_id, "https://hooks.example.com/in")
+        services = runtime.services
+        workspace = await services.workspaces.create("Acme")
+        hostile = await services.forms.create(workspace.workspace_id, name="Hostile")
+        other = await services.forms.create(workspace.workspace_id, name="Other")
+        await services.recipients.add(hostile.form_id, "owner@example.com")
+        await services.webhooks.add(other.form_id, "https://hooks.example.com/in")
         # Saved before the limits were what they are: the store takes it as it is.
         stored = await runtime.store.forms.get(hostile.form_id)
         assert stored is not None

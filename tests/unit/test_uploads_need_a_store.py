@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 NO_STORE = "no blob store is configured"
 
 
-def _admin(*, blobs: bool) -> OwnerServices:
+def _services(*, blobs: bool) -> OwnerServices:
     clock = FakeClock()
     store = InMemoryBlobStore(clock=clock) if blobs else None
     return owner_services(InMemoryStore(), clock, SeededIdSource(), blobs=store)
@@ -36,14 +36,14 @@ def _admin(*, blobs: bool) -> OwnerServices:
 async def test_a_form_cannot_be_created_taking_files_without_a_store(
     changes: UploadChanges,
 ) -> None:
-    admin = _admin(blobs=False)
-    workspace = await admin.workspaces.create("Acme")
+    services = _services(blobs=False)
+    workspace = await services.workspaces.create("Acme")
 
     with pytest.raises(AdminError, match=NO_STORE) as refusal:
-        await admin.forms.create(workspace.workspace_id, uploads=changes)
+        await services.forms.create(workspace.workspace_id, uploads=changes)
 
     assert "INTAKE_BLOB_URL" in str(refusal.value)
-    assert await admin.forms.all(workspace.workspace_id) == []
+    assert await services.forms.all(workspace.workspace_id) == []
 
 
 @pytest.mark.parametrize(
@@ -52,38 +52,42 @@ async def test_a_form_cannot_be_created_taking_files_without_a_store(
     ids=["--uploads", "a type"],
 )
 async def test_uploads_cannot_be_turned_on_without_a_store(changes: UploadChanges) -> None:
-    admin = _admin(blobs=False)
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id)
+    services = _services(blobs=False)
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id)
 
     with pytest.raises(AdminError, match=NO_STORE):
-        await admin.forms.update(form.form_id, FormChanges(name="Renamed", uploads=changes))
+        await services.forms.update(form.form_id, FormChanges(name="Renamed", uploads=changes))
 
-    assert await admin.forms.get(form.form_id) == form
+    assert await services.forms.get(form.form_id) == form
 
 
 async def test_uploads_can_be_turned_off_without_a_store() -> None:
     store = InMemoryStore()
-    admin = owner_services(store, FakeClock(), SeededIdSource())
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id)
+    services = owner_services(store, FakeClock(), SeededIdSource())
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id)
     # A form set to take files before a store was required for it.
     await store.forms.update(evolve(form, uploads=UploadPolicy()))
 
-    renamed = await admin.forms.update(form.form_id, FormChanges(name="Renamed"))
-    off = await admin.forms.update(form.form_id, FormChanges(uploads=UploadChanges(enabled=False)))
+    renamed = await services.forms.update(form.form_id, FormChanges(name="Renamed"))
+    off = await services.forms.update(
+        form.form_id, FormChanges(uploads=UploadChanges(enabled=False))
+    )
 
     assert renamed.name == "Renamed"
     assert off.uploads is None
 
 
 async def test_with_a_store_uploads_are_turned_on_as_asked() -> None:
-    admin = _admin(blobs=True)
-    workspace = await admin.workspaces.create("Acme")
+    services = _services(blobs=True)
+    workspace = await services.workspaces.create("Acme")
 
-    created = await admin.forms.create(workspace.workspace_id, uploads=UploadChanges(enabled=True))
-    plain = await admin.forms.create(workspace.workspace_id)
-    updated = await admin.forms.update(
+    created = await services.forms.create(
+        workspace.workspace_id, uploads=UploadChanges(enabled=True)
+    )
+    plain = await services.forms.create(workspace.workspace_id)
+    updated = await services.forms.update(
         plain.form_id, FormChanges(uploads=UploadChanges(max_files=2))
     )
 

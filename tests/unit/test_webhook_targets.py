@@ -88,11 +88,11 @@ async def test_loopback_is_refused_however_it_is_written(url: str) -> None:
 
 
 @pytest.mark.parametrize("url", LOOPBACK_WRITTEN_ODDLY)
-async def test_admin_refuses_what_the_sender_refuses(url: str) -> None:
+async def test_adding_a_webhook_refuses_what_the_sender_refuses(url: str) -> None:
     store, clock, ids = InMemoryStore(), FakeClock(), SeededIdSource()
-    admin = owner_services(store, clock, ids, webhook_resolver=unused_resolver)
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id, name="Contact")
+    services = owner_services(store, clock, ids, webhook_resolver=unused_resolver)
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id, name="Contact")
     calls: list[httpx.Request] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -104,23 +104,25 @@ async def test_admin_refuses_what_the_sender_refuses(url: str) -> None:
 
         response = await sender.send(url, {}, b"{}")
         with pytest.raises(AdminError, match="not a public address"):
-            await admin.webhooks.add(form.form_id, url)
+            await services.webhooks.add(form.form_id, url)
 
     assert response.error is not None
     assert response.error.startswith("refused: ")
     assert "not a public address" in response.error
     assert calls == []
-    assert await admin.webhooks.all(form.form_id) == []
+    assert await services.webhooks.all(form.form_id) == []
 
 
-async def test_admin_resolves_a_name_and_refuses_a_private_answer() -> None:
+async def test_adding_a_webhook_resolves_a_name_and_refuses_a_private_answer() -> None:
     asked, resolve = resolving({"hooks.example.com": ["93.184.215.14", "10.0.0.5"]})
-    admin = owner_services(InMemoryStore(), FakeClock(), SeededIdSource(), webhook_resolver=resolve)
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id, name="Contact")
+    services = owner_services(
+        InMemoryStore(), FakeClock(), SeededIdSource(), webhook_resolver=resolve
+    )
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id, name="Contact")
 
     with pytest.raises(AdminError) as refused:
-        await admin.webhooks.add(form.form_id, "https://hooks.example.com/in?token=t0k")
+        await services.webhooks.add(form.form_id, "https://hooks.example.com/in?token=t0k")
 
     assert "hooks.example.com resolves to an address that is not public" in str(refused.value)
     assert "10.0.0.5" not in str(refused.value)
@@ -128,31 +130,33 @@ async def test_admin_resolves_a_name_and_refuses_a_private_answer() -> None:
     assert asked == ["hooks.example.com"]
 
 
-async def test_admin_takes_a_public_name_and_one_that_does_not_resolve_yet() -> None:
+async def test_adding_a_webhook_takes_a_public_name_and_one_that_does_not_resolve_yet() -> None:
     _, resolve = resolving({"hooks.example.com": ["93.184.215.14"]})
-    admin = owner_services(InMemoryStore(), FakeClock(), SeededIdSource(), webhook_resolver=resolve)
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id, name="Contact")
+    services = owner_services(
+        InMemoryStore(), FakeClock(), SeededIdSource(), webhook_resolver=resolve
+    )
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id, name="Contact")
 
-    public = await admin.webhooks.add(form.form_id, "https://hooks.example.com/in")
-    later = await admin.webhooks.add(form.form_id, "https://not-yet.example.net/in")
+    public = await services.webhooks.add(form.form_id, "https://hooks.example.com/in")
+    later = await services.webhooks.add(form.form_id, "https://not-yet.example.net/in")
 
     assert public.endpoint.url == "https://hooks.example.com/in"
     assert later.endpoint.url == "https://not-yet.example.net/in"
 
 
 async def test_allowing_private_targets_lifts_the_rule_at_add_time() -> None:
-    admin = owner_services(
+    services = owner_services(
         InMemoryStore(),
         FakeClock(),
         SeededIdSource(),
         webhook_allow_private=True,
         webhook_resolver=unused_resolver,
     )
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(workspace.workspace_id, name="Contact")
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(workspace.workspace_id, name="Contact")
 
-    added = await admin.webhooks.add(form.form_id, "http://127.1:9/h")
+    added = await services.webhooks.add(form.form_id, "http://127.1:9/h")
 
     assert added.endpoint.url == "http://127.1:9/h"
 

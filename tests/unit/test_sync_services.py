@@ -393,7 +393,7 @@ def test_a_suspended_workspace_is_refused_acting_through_the_wrapper(world: Worl
 
 
 class _Counting:
-    """An admin-shaped object whose async iterator counts what it has produced."""
+    """A service-shaped object whose async iterator counts what it has produced."""
 
     def __init__(self) -> None:
         self.produced = 0

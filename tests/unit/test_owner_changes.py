@@ -18,24 +18,24 @@ from intake.service.admin import (
 pytestmark = pytest.mark.anyio
 
 
-def _admin() -> OwnerServices:
+def _services() -> OwnerServices:
     return owner_services(InMemoryStore(), FakeClock(), SeededIdSource())
 
 
 async def test_a_workspace_keeps_its_limits_when_none_is_given() -> None:
-    admin = _admin()
-    workspace = await admin.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
+    services = _services()
+    workspace = await services.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
 
-    same = await admin.workspaces.update(workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS))
+    same = await services.workspaces.update(workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS))
 
     assert (same.plan, same.monthly_limit, same.storage_limit) == (Plan.BUSINESS, 10, 2048)
 
 
 async def test_a_workspace_limit_given_as_none_is_dropped() -> None:
-    admin = _admin()
-    workspace = await admin.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
+    services = _services()
+    workspace = await services.workspaces.create("Acme", monthly_limit=10, storage_limit=2048)
 
-    dropped = await admin.workspaces.update(
+    dropped = await services.workspaces.update(
         workspace.workspace_id, WorkspaceChanges(monthly_limit=None, storage_limit=None)
     )
 
@@ -43,26 +43,26 @@ async def test_a_workspace_limit_given_as_none_is_dropped() -> None:
 
 
 async def test_a_negative_storage_limit_is_refused_and_nothing_changes() -> None:
-    admin = _admin()
-    workspace = await admin.workspaces.create("Acme")
+    services = _services()
+    workspace = await services.workspaces.create("Acme")
 
     with pytest.raises(AdminError, match="cannot be negative"):
-        await admin.workspaces.update(
+        await services.workspaces.update(
             workspace.workspace_id, WorkspaceChanges(Plan.BUSINESS, storage_limit=-1)
         )
 
-    assert await admin.workspaces.get(workspace.workspace_id) == workspace
+    assert await services.workspaces.get(workspace.workspace_id) == workspace
 
 
 async def test_a_form_keeps_its_challenge_and_redirect_when_they_are_not_given() -> None:
-    admin = _admin()
-    workspace = await admin.workspaces.create("Acme")
+    services = _services()
+    workspace = await services.workspaces.create("Acme")
     challenge = Challenge(ChallengeProvider.TURNSTILE, "secret")
-    form = await admin.forms.create(
+    form = await services.forms.create(
         workspace.workspace_id, challenge=challenge, redirect_url="https://shop.example/thanks"
     )
 
-    renamed = await admin.forms.update(form.form_id, FormChanges(name="Renamed"))
+    renamed = await services.forms.update(form.form_id, FormChanges(name="Renamed"))
 
     assert renamed.name == "Renamed"
     assert renamed.challenge == challenge
@@ -70,15 +70,17 @@ async def test_a_form_keeps_its_challenge_and_redirect_when_they_are_not_given()
 
 
 async def test_a_challenge_or_redirect_given_as_none_is_taken_away() -> None:
-    admin = _admin()
-    workspace = await admin.workspaces.create("Acme")
-    form = await admin.forms.create(
+    services = _services()
+    workspace = await services.workspaces.create("Acme")
+    form = await services.forms.create(
         workspace.workspace_id,
         challenge=Challenge(ChallengeProvider.TURNSTILE, "secret"),
         redirect_url="https://shop.example/thanks",
     )
 
-    cleared = await admin.forms.update(form.form_id, FormChanges(challenge=None, redirect_url=None))
+    cleared = await services.forms.update(
+        form.form_id, FormChanges(challenge=None, redirect_url=None)
+    )
 
     assert (cleared.challenge, cleared.redirect_url, cleared.name) == (None, None, form.name)
 
