@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from bench.baseline import BaselineError
 from bench.options import parse
 from bench.run import log, run
 from bench.servers import ServerError
+from bench.services import ServicesError
 from bench.storage import StorageError
 from bench.wrk import WrkError
 
@@ -15,7 +17,7 @@ def main() -> int:
     options = parse()
     try:
         return run(options)
-    except (ServerError, StorageError, WrkError) as error:
+    except (BaselineError, ServerError, ServicesError, StorageError, WrkError) as error:
         log(f"the bench could not run: {error}")
         return 2
     except KeyboardInterrupt:

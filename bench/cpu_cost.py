@@ -1,10 +1,12 @@
 """`python -m bench.cpu_cost`: a quick figure for working on speed, not a verdict.
 
-Starts one `intake serve` worker (production: PostgreSQL and Redis; `--embedded`:
-SQLite), drives it with wrk as `make bench` does, and prints the worker's CPU time per
-request beside its throughput and latency. CPU per request hardly moves with other load
-on the machine, so it tells whether a change made a submission cheaper even while other
-work runs; throughput needs the full, quiet `make bench`.
+Starts one `intake serve` worker (production: PostgreSQL and Redis, the bench's own
+unless named; `--embedded`: SQLite), drives it with wrk as `make bench` does, and prints
+the CPU time per accepted submission of the worker, of PostgreSQL and of Redis beside its
+throughput and latency, then where PostgreSQL's time went, statement by statement. CPU
+per submission hardly moves with other load on the machine, so it tells whether a change
+made a submission cheaper even while other work runs; throughput needs the full, quiet
+`make bench`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from bench import profiling
+from bench import pg_statements, profiling
+from bench.cpu_meter import CpuMeter, Spent
 from bench.options import parse
 from bench.run import Bench
+from bench.services import started
 from bench.subjects import Driver
 from bench.wrk import Load, find_wrk, write_script
 
@@ -30,26 +34,44 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--profile", type=Path, help="also a py-spy profile (raw) to this file")
     args = parser.parse_args()
-    options = parse([])  # the bench's defaults: its PostgreSQL and Redis
+    options = parse([])  # the bench's defaults
     with ExitStack() as stack:
+        options = started(options, stack)
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cpu-cost-")))
         bench = Bench(options, stack, workdir)
-        env, target = bench.one_store(embedded=args.embedded, workers=args.workers)
+        env, target, database = bench.one_store(embedded=args.embedded, workers=args.workers)
         subject = bench.intake_server("subject", "intake", env, target.path, args.workers)
         subject.server.wait_ready()
         load = Load(find_wrk(), write_script(workdir), args.connections, 2)
         driver = Driver(load)
         driver.run(subject.server, target.path, 3)  # warm-up
+        meter = CpuMeter(options.postgres, options.redis)
+        stack.callback(meter.close)
+        statements = database is not None and pg_statements.available(options.postgres)
+        if statements and database is not None:
+            pg_statements.reset(options.postgres, [database])
+        accepted = 0
         for _ in range(args.slices):
-            before = subject.server.cpu_seconds()
+            spent = Spent()
+            before = meter.read(subject.server, database)
             result = driver.run(subject.server, target.path, args.seconds)
-            cpu_ms = (subject.server.cpu_seconds() - before) * 1000 / max(result.requests, 1)
+            spent.add(before, meter.read(subject.server, database))
+            accepted += result.accepted
+            cpu = spent.per_accepted_ms(result.accepted)
             print(
-                f"{result.accepted_per_s:8.1f} accepted/s  {cpu_ms:6.3f} ms CPU/request"
+                f"{result.accepted_per_s:8.1f} accepted/s  CPU ms/accepted: worker"
+                f" {cpu['worker']:.3f} PostgreSQL {cpu['postgres']:.3f} Redis"
+                f" {cpu['redis']:.3f} machine {cpu['machine']:.3f}"
                 f"  p50 {result.latency_ms.get('p50')} ms  p99 {result.latency_ms.get('p99')} ms"
                 f"  errors {result.errors}",
                 flush=True,
             )
+        if statements and database is not None:
+            print("PostgreSQL's time per accepted submission:")
+            for line in pg_statements.lines(
+                pg_statements.read(options.postgres, database, accepted), limit=15
+            ):
+                print(line)
         if args.profile is not None:
             pid = subject.server.worker_pids()[0]
             recorder = profiling.record(pid, args.seconds, args.profile, "raw")

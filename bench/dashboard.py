@@ -175,8 +175,8 @@ def measure(options: Options, env_of: EnvOf, workdir: Path, results: dict[str, A
     """The figures into results["dashboard"], unless `--dashboard-rows 0`."""
     if options.dashboard_rows > 0:
         results["dashboard"] = run(
-            options.admin_url,
-            lambda url: env_of(url, options.redis_url),
+            options.postgres,
+            lambda url: env_of(url, options.redis),
             options.dashboard_rows,
             workdir,
             rounds=2 if options.quick else 5,

@@ -49,4 +49,6 @@ def figures_of(results: Mapping[str, Any]) -> Figures:
         keepalive_p50_ms=keepalive.p50_of(results),
         cli_startup_s=cli_startup.p50_of(results),
         client_gzip_bytes=client_size.gzip_bytes_of(results),
+        baseline=_phase(results.get("production_baseline")),
+        baseline_revision=str(results.get("baseline", {}).get("revision", "")),
     )

@@ -30,6 +30,7 @@ from pathlib import Path
 from bench.options import parse
 from bench.run import Bench
 from bench.servers import STARTUP_DEADLINE, Server, ServerError, free_port
+from bench.services import started as services_started
 from bench.wrk import FORM_BODY
 
 # Under callgrind the worker starts and answers some fifty times slower.
@@ -101,9 +102,10 @@ def main() -> None:
         raise SystemExit("valgrind (with callgrind_control) is not installed")
     options = parse([])
     with ExitStack() as stack:
+        options = services_started(options, stack)
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="instr-")))
         bench = Bench(options, stack, workdir)
-        env, target = bench.one_store(embedded=args.embedded)
+        env, target, _ = bench.one_store(embedded=args.embedded)
         out_dir = workdir / "callgrind"
         out_dir.mkdir()
         port = free_port()

@@ -252,8 +252,8 @@ def measure(options: Options, env_of: EnvOf, workdir: Path, results: dict[str, A
     """The figures into results["listing"], unless `--listing-rows 0`."""
     if options.listing_rows > 0:
         results["listing"] = run(
-            options.admin_url,
-            lambda url: env_of(url, options.redis_url),
+            options.postgres,
+            lambda url: env_of(url, options.redis),
             options.listing_rows,
             workdir,
         )

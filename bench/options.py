@@ -9,8 +9,9 @@ from pathlib import Path
 
 from attrs import frozen
 
-DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+# The tree measured beside this one for PostgreSQL's CPU per submission (bench/baseline.py):
+# main before the commit path's indexes and triggers were cut.
+DEFAULT_COMPARE_REF = "4597a51"
 
 
 @frozen
@@ -27,13 +28,29 @@ class Options:
     profile: bool
     profile_dir: Path | None
     output: Path
-    admin_url: str
-    redis_url: str
+    # None: the bench's own server (bench/services.py).
+    admin_url: str | None
+    redis_url: str | None
     quick: bool
     listing_rows: int = 1_000_000
     listing_only: bool = False
     dashboard_rows: int = 100_000
     dashboard_only: bool = False
+    # A git ref whose tree production is measured beside, or None.
+    compare_ref: str | None = DEFAULT_COMPARE_REF
+
+    @property
+    def postgres(self) -> str:
+        """The PostgreSQL admin URL, once the bench's own server, if any, is started."""
+        if self.admin_url is None:
+            raise RuntimeError("no PostgreSQL server yet: bench.services starts one")
+        return self.admin_url
+
+    @property
+    def redis(self) -> str:
+        if self.redis_url is None:
+            raise RuntimeError("no Redis server yet: bench.services starts one")
+        return self.redis_url
 
 
 def _positive(text: str) -> int:
@@ -157,15 +174,22 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--database-url",
-        default=os.environ.get("INTAKE_BENCH_DATABASE_URL") or DEFAULT_ADMIN_URL,
-        help="a PostgreSQL server's admin URL; the bench makes and drops a "
-        "database of its own there (INTAKE_BENCH_DATABASE_URL)",
+        default=os.environ.get("INTAKE_BENCH_DATABASE_URL") or None,
+        help="a PostgreSQL server's admin URL; the bench makes and drops databases of "
+        "its own there (INTAKE_BENCH_DATABASE_URL; default: a cluster of the bench's own,"
+        " with pg_stat_statements)",
     )
     p.add_argument(
         "--redis-url",
-        default=os.environ.get("INTAKE_BENCH_REDIS_URL") or DEFAULT_REDIS_URL,
-        help="the Redis database the bench's rate-limit windows go to; only "
-        "its own keys are deleted (INTAKE_BENCH_REDIS_URL, default db 14)",
+        default=os.environ.get("INTAKE_BENCH_REDIS_URL") or None,
+        help="the Redis database the bench's rate-limit windows go to; only its own keys"
+        " are deleted (INTAKE_BENCH_REDIS_URL; default: a Redis server of the bench's own)",
+    )
+    p.add_argument(
+        "--compare-ref",
+        default=DEFAULT_COMPARE_REF,
+        help="a git ref whose production is measured in the same rounds, for PostgreSQL's"
+        f" CPU per submission (default {DEFAULT_COMPARE_REF}; 'none' skips it)",
     )
     return p
 
@@ -197,4 +221,5 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         listing_only=args.listing_only,
         dashboard_rows=int(pick(args.dashboard_rows, 100_000, 5_000)),
         dashboard_only=args.dashboard_only,
+        compare_ref=None if args.compare_ref in ("", "none") else args.compare_ref,
     )

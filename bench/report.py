@@ -22,6 +22,8 @@ def _per_s(value: float | None) -> str:
 
 def columns_of(figures: Figures) -> list[tuple[str, Phase]]:
     columns: list[tuple[str, Phase]] = [("production", figures.production)]
+    if figures.baseline is not None:
+        columns.append((f"production at {figures.baseline_revision}", figures.baseline))
     if figures.two_workers is not None:
         columns.append(("production, 2 workers", figures.two_workers))
     if figures.prefilled is not None:
@@ -29,6 +31,23 @@ def columns_of(figures: Figures) -> list[tuple[str, Phase]]:
     if figures.embedded is not None:
         columns.append(("embedded", figures.embedded))
     return columns
+
+
+CPU_ROWS = (
+    ("CPU per accepted: worker", "worker"),
+    ("CPU per accepted: PostgreSQL", "postgres"),
+    ("CPU per accepted: Redis", "redis"),
+    ("CPU per accepted: the three", "service"),
+    ("CPU per accepted: whole machine", "machine"),
+)
+
+
+def cpu_rows(columns: list[tuple[str, Phase]]) -> list[list[str]]:
+    """Each process's CPU per accepted submission (bench/cpu_meter.py)."""
+    return [
+        [label, *("n/a" if p.cpu is None else f"{getattr(p.cpu, key):.3f} ms" for _, p in columns)]
+        for label, key in CPU_ROWS
+    ]
 
 
 def figures_table(figures: Figures) -> list[str]:
@@ -49,6 +68,7 @@ def figures_table(figures: Figures) -> list[str]:
                 for _, p in columns
             ),
         ],
+        *cpu_rows(columns),
         [
             f"vs fastest-stack ceiling ({_per_s(fastest)})",
             *(percent(share(p.accepted_per_s, fastest)) for _, p in columns),

@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,18 +38,22 @@ from bench import (
     keepalive,
     listing,
     machine,
+    pg_statements,
     round_trips,
 )
+from bench.baseline import Baseline, checkout
+from bench.cpu_meter import CpuMeter
 from bench.figures import figures_of
 from bench.options import Options
 from bench.report import report
 from bench.servers import MemorySampler, Server, ServerError, console_script, free_port, stack_name
+from bench.services import started
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
 from bench.storage import prefill as bulk_prefill
 from bench.storage import storage_ceiling as run_storage_ceiling
-from bench.subjects import Driver, Subject, log, measure, profile, soak
+from bench.subjects import Driver, Subject, log, measure, profile, soak, warm_up
 from bench.targets import evaluate, failed
-from bench.wrk import FORM_BODY, Load, find_wrk, write_script
+from bench.wrk import FORM_BODY, Load, combine, find_wrk, write_script
 from intake.adapters.sealing import generate_key
 
 __all__ = ["log", "run"]
@@ -65,6 +69,8 @@ BUSY_CORES = 0.25
 # The fastest stack uvicorn serves on: the framework ceiling production is held to.
 FASTEST_STACK = {"loop": "uvloop", "http": "httptools"}
 TWO_WORKERS = 2
+# The servers whose statements are read from pg_stat_statements.
+STATEMENTS_OF = ("production", "production_baseline")
 
 
 def _base_env() -> dict[str, str]:
@@ -124,28 +130,34 @@ class Bench:
         self.workdir = workdir
         self.intake = console_script("intake")
 
-    def database(self, results: dict[str, Any], key: str) -> tuple[BenchDatabase, Target]:
-        database = BenchDatabase(self.options.admin_url)
+    def database(
+        self, results: dict[str, Any], key: str, code: Baseline | None = None
+    ) -> tuple[BenchDatabase, Target]:
+        """A new database, migrated and provisioned by this tree's `intake` or `code`'s."""
+        database = BenchDatabase(self.options.postgres)
         database.create()
         self.stack.callback(database.drop)
-        env = production_env(database.url, self.options.redis_url)
-        target = provision(self.intake, env)
-        self.stack.callback(clear_rate_limits, self.options.redis_url, target.form_id)
+        env = production_env(database.url, self.options.redis)
+        target = provision(self.intake, code.env(env) if code else env)
+        self.stack.callback(clear_rate_limits, self.options.redis, target.form_id)
         results.setdefault("databases", {})[key] = {
             "database": database.name,
             "form_id": target.form_id,
         }
         return database, target
 
-    def one_store(self, *, embedded: bool, workers: int = 1) -> tuple[dict[str, str], Target]:
-        """The environment and form of one server measured alone (the quick tools): a
-        fresh SQLite file, or a database of its own beside the bench's Redis."""
+    def one_store(
+        self, *, embedded: bool, workers: int = 1
+    ) -> tuple[dict[str, str], Target, str | None]:
+        """The environment, form and database of one server measured alone (the quick
+        tools): a fresh SQLite file, or a database of its own beside the bench's Redis."""
         if embedded:
             env = embedded_env(self.workdir / "intake.db")
-            return env, provision(self.intake, env)
-        check_redis(self.options.redis_url)
+            return env, provision(self.intake, env), None
+        check_redis(self.options.redis)
         database, target = self.database({}, "production")
-        return production_env(database.url, self.options.redis_url, workers), target
+        env = production_env(database.url, self.options.redis, workers)
+        return env, target, database.name
 
     def start(
         self, key: str, label: str, argv: list[str], env: Mapping[str, str], path: str
@@ -157,10 +169,19 @@ class Bench:
         return Subject(key, label, server, path, MemorySampler(server))
 
     def intake_server(
-        self, key: str, label: str, env: Mapping[str, str], path: str, workers: int = 1
+        self,
+        key: str,
+        label: str,
+        env: Mapping[str, str],
+        path: str,
+        workers: int = 1,
+        *,
+        database: BenchDatabase | None = None,
     ) -> Subject:
         argv = [self.intake, "serve", "--workers", str(workers)]
-        return self.start(key, label, argv, env, path)
+        subject = self.start(key, label, argv, env, path)
+        subject.database = None if database is None else database.name
+        return subject
 
     def ceiling(self, key: str, label: str, stack: Mapping[str, str]) -> Subject:
         argv = [sys.executable, "-m", "bench.ceiling_app"]
@@ -179,11 +200,26 @@ def _revision() -> str | None:
     return done.stdout.strip() or None
 
 
+def baseline_subject(options: Options, bench: Bench, results: dict[str, Any]) -> Subject | None:
+    """Production as the tree of `--compare-ref` has it, on an empty store of its own."""
+    if options.compare_ref is None:
+        return None
+    code = bench.stack.enter_context(checkout(options.compare_ref))
+    log(f"baseline: {code.ref} ({code.revision}), its own migrations on a database of its own")
+    results["baseline"] = {"ref": code.ref, "revision": code.revision}
+    database, target = bench.database(results, "production_baseline", code)
+    database.settle()
+    env = code.env(production_env(database.url, options.redis))
+    label = f"production at {code.revision}"
+    return bench.intake_server("production_baseline", label, env, target.path, database=database)
+
+
 def production_subjects(
     options: Options, bench: Bench, results: dict[str, Any]
 ) -> tuple[list[Subject], BenchDatabase, Target]:
-    """Production with one worker and with two, each on an empty store of its own, and
-    on the prefilled store; the one-worker server's database and form."""
+    """Production with one worker and with two, each on an empty store of its own, on
+    the prefilled store, and as the compared ref has it; the one-worker server's
+    database and form."""
     log("storage: a database for the empty store, and one for two workers")
     empty_db, empty_target = bench.database(results, "production")
     two_db, two_target = bench.database(results, "production_2_workers")
@@ -199,20 +235,25 @@ def production_subjects(
     subjects = [
         bench.intake_server(
             "production", "production",
-            production_env(empty_db.url, options.redis_url), empty_target.path,
+            production_env(empty_db.url, options.redis), empty_target.path, database=empty_db,
         ),
         bench.intake_server(
             "production_2_workers", f"production, {TWO_WORKERS} workers",
-            production_env(two_db.url, options.redis_url, TWO_WORKERS), two_target.path,
-            TWO_WORKERS,
+            production_env(two_db.url, options.redis, TWO_WORKERS), two_target.path,
+            TWO_WORKERS, database=two_db,
         ),
     ]  # fmt: skip
     if full is not None:
         stored = full[0].count_submissions()
         results["prefilled_stored"] = stored
-        env = production_env(full[0].url, options.redis_url)
+        env = production_env(full[0].url, options.redis)
         label = f"production, {stored:,} stored"
-        subjects.append(bench.intake_server("production_prefilled", label, env, full[1].path))
+        subjects.append(
+            bench.intake_server("production_prefilled", label, env, full[1].path, database=full[0])
+        )
+    baseline = baseline_subject(options, bench, results)
+    if baseline is not None:
+        subjects.insert(1, baseline)
     return subjects, empty_db, empty_target
 
 
@@ -246,17 +287,42 @@ def start_all(
     return subjects, empty_db, empty_target
 
 
+@contextmanager
+def statements_of(
+    options: Options, subjects: list[Subject], results: dict[str, Any]
+) -> Iterator[None]:
+    """pg_stat_statements over the measurement, for production and the compared ref,
+    when the server has it (the bench's own)."""
+    measured = [s for s in subjects if s.key in STATEMENTS_OF and s.database is not None]
+    if not pg_statements.available(options.postgres):
+        log("statements: pg_stat_statements is not loaded on this PostgreSQL server")
+        yield
+        return
+    pg_statements.reset(options.postgres, [str(s.database) for s in measured])
+    yield
+    for subject in measured:
+        if subject.database is not None:
+            accepted = combine(subject.slices).accepted
+            results.setdefault("statements", {})[subject.key] = pg_statements.read(
+                options.postgres, subject.database, accepted
+            )
+
+
 def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any]) -> None:
-    check_redis(options.redis_url)
+    check_redis(options.redis)
     check_fastest_stack()
     subjects, empty_db, empty_target = start_all(options, bench, results)
     production = next(subject for subject in subjects if subject.key == "production")
     driver = Driver(load)
-    results["machine_during_measurement"] = measure(driver, subjects, options)
+    warm_up(driver, subjects, options)
+    meter = CpuMeter(options.postgres, options.redis)
+    bench.stack.callback(meter.close)
+    with statements_of(options, subjects, results):
+        results["machine_during_measurement"] = measure(driver, subjects, options, meter)
     seconds = max(1.0, options.duration / options.rounds)
     log(f"round trips: production's to PostgreSQL and Redis over {seconds:.0f} s of load")
     results["round_trips"] = round_trips.count(
-        empty_db.url, options.redis_url,
+        empty_db.url, options.redis,
         lambda: driver.run(production.server, production.path, seconds),
     )  # fmt: skip
     stored_production, soak_errors = soak(
@@ -279,7 +345,7 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     results["storage_ceiling"] = storage.as_json()
     log(f"storage ceiling: {storage.commits_per_s:.0f} commits/s ({storage.tool})")
     log(f"keep-alive: one connection to {keepalive.WORKERS} workers")
-    env = production_env(empty_db.url, options.redis_url)
+    env = production_env(empty_db.url, options.redis)
     results["keepalive"] = keepalive.run(bench.intake, env, bench.workdir / "keepalive.log")
     for subject in subjects:
         results[subject.key] = subject.as_json()
@@ -291,6 +357,12 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
 
 
 def run(options: Options, say: Callable[[str], None] = print) -> int:
+    """The run, on the servers named, or on the bench's own (bench/services.py)."""
+    with ExitStack() as stack:
+        return run_on(started(options, stack), say)
+
+
+def run_on(options: Options, say: Callable[[str], None] = print) -> int:
     if options.listing_only:
         return listing.alone(options, production_env, say)
     if options.dashboard_only:
@@ -314,6 +386,7 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
             "form_rate_limit": FORM_RATE,
             "two_workers": TWO_WORKERS,
             "fastest_stack": stack_name(FASTEST_STACK),
+            "compare_ref": options.compare_ref,
         },
         "client_size": client_size.measure(),
     }
@@ -331,6 +404,10 @@ def run(options: Options, say: Callable[[str], None] = print) -> int:
     say("")
     say(report(figures, checks))
     say("")
+    for key, found in results.get("statements", {}).items():
+        say(f"where PostgreSQL's time went per accepted submission, {key}:")
+        for line in pg_statements.lines(found):
+            say(line)
     listing_met = listing.say_figures(results, say)
     listing_met = dashboard.say_figures(results, say) and listing_met
     others = results["machine_during_measurement"]["others"]

@@ -13,6 +13,7 @@ from typing import Any
 from attrs import define, field
 
 from bench import machine, profiling
+from bench.cpu_meter import CpuMeter, Spent
 from bench.options import Options
 from bench.servers import MemorySampler, Server
 from bench.storage import BenchDatabase
@@ -58,6 +59,10 @@ class Subject:
     cpu_seconds: float = 0.0
     # The event loop and HTTP parser it ran on (Server.stack), once it answered.
     stack: str = ""
+    # The database it stores in, whose backends count as its PostgreSQL processes.
+    database: str | None = None
+    # Its processes' and its stores' CPU over the measured runs (bench/cpu_meter.py).
+    spent: Spent = field(factory=Spent)
 
     def as_json(self) -> dict[str, Any]:
         combined = combine(self.slices)
@@ -70,6 +75,7 @@ class Subject:
             "server_cpu_ms_per_request": round(
                 self.cpu_seconds * 1000 / max(combined.requests, 1), 3
             ),
+            "cpu_ms_per_accepted": self.spent.per_accepted_ms(combined.accepted),
             "slices": [
                 {
                     "accepted_per_s": round(part.accepted_per_s, 1),
@@ -82,20 +88,26 @@ class Subject:
         }
 
 
-def measure(driver: Driver, subjects: list[Subject], options: Options) -> dict[str, float]:
-    """A warm-up of each server, then `rounds` rounds in which each gets its share of
-    the duration, in an order that turns each round. Returns the cores each kind of
-    process used meanwhile."""
+def warm_up(driver: Driver, subjects: list[Subject], options: Options) -> None:
     for subject in subjects:
         log(f"warm-up: {subject.label}")
         driver.run(subject.server, subject.path, options.warmup)
+
+
+def measure(
+    driver: Driver, subjects: list[Subject], options: Options, meter: CpuMeter
+) -> dict[str, float]:
+    """`rounds` rounds in which each server gets its share of the duration, in an order
+    that turns each round. Returns the cores each kind of process used meanwhile."""
     watch = machine.Watch()
     seconds = max(1.0, options.duration / options.rounds)
     for round_ in range(options.rounds):
         turn = subjects[round_ % len(subjects) :] + subjects[: round_ % len(subjects)]
         for subject in turn:
             before = subject.server.cpu_seconds()
+            reading = meter.read(subject.server, subject.database)
             result = driver.run(subject.server, subject.path, seconds)
+            subject.spent.add(reading, meter.read(subject.server, subject.database))
             subject.cpu_seconds += subject.server.cpu_seconds() - before
             subject.slices.append(result)
             log(

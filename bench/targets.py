@@ -1,5 +1,5 @@
-"""The figures a run produced and the targets of issue 17 they are held to
-(docs/performance.md says why each one); bench/report.py prints them."""
+"""The figures a run produced and the targets they are held to (docs/performance.md
+says why each one); bench/report.py prints them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ PRODUCTION_P50_MS = 15.0
 EMBEDDED_SHARE_OF_FASTEST = 0.10
 RSS_LIMIT_MB = 120.0
 RSS_AFTER_SUBMISSIONS = 100_000
-TWO_WORKERS_SCALING = 1.6
+# CPU per accepted submission of the service's processes (worker, PostgreSQL, Redis).
+POSTGRES_SHARE_OF_BASELINE = 0.5
+SERVICE_CPU_PER_CEILING = 5.0
+TWO_WORKERS_CPU_GROWTH = 1.10
 PREFILLED_SHARE_OF_EMPTY = 0.90
 PREFILL_ROWS = 1_000_000
 KEEPALIVE_P50_MS = 5.0
@@ -45,6 +48,7 @@ class Phase:
     peak_rss_mb: float
     # The worker's CPU time per request: what other load on the machine changes least.
     cpu_ms_per_request: float | None = None
+    cpu: ProcessCpu | None = None
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> Phase:
@@ -56,6 +60,33 @@ class Phase:
             errors=int(document["errors"]),
             peak_rss_mb=float(document["peak_rss_mb"]),
             cpu_ms_per_request=None if cpu is None else float(cpu),
+            cpu=ProcessCpu.from_json(document.get("cpu_ms_per_accepted")),
+        )
+
+
+@frozen
+class ProcessCpu:
+    """CPU milliseconds per accepted submission, by process (bench/cpu_meter.py)."""
+
+    worker: float
+    postgres: float
+    redis: float
+    # Every process of the machine, wrk's and others' too.
+    machine: float
+
+    @property
+    def service(self) -> float:
+        return self.worker + self.postgres + self.redis
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any] | None) -> ProcessCpu | None:
+        if not document:
+            return None
+        return cls(
+            worker=float(document["worker"]),
+            postgres=float(document["postgres"]),
+            redis=float(document["redis"]),
+            machine=float(document["machine"]),
         )
 
 
@@ -96,6 +127,9 @@ class Figures:
     cli_startup_s: float | None = None
     # intake.js as shipped, gzipped at level 9 (bench/client_size.py).
     client_gzip_bytes: int | None = None
+    # Production as an earlier tree has it (--compare-ref), measured in the same rounds.
+    baseline: Phase | None = None
+    baseline_revision: str = ""
 
 
 @frozen
@@ -192,22 +226,69 @@ def production_checks(figures: Figures) -> list[Check]:
     ]  # fmt: skip
 
 
+def _ms(value: float) -> str:
+    return f"{value:.3f} ms"
+
+
+def postgres_cpu_check(figures: Figures) -> Check:
+    """PostgreSQL's CPU per accepted submission against the earlier tree's, measured in
+    the same rounds."""
+    name = "PostgreSQL CPU per submission vs the compared tree"
+    target = f"<= {POSTGRES_SHARE_OF_BASELINE:.0%} of it"
+    now = figures.production.cpu
+    then = figures.baseline.cpu if figures.baseline else None
+    if now is None or then is None or then.postgres <= 0:
+        return _missing(name, target, "no --compare-ref, or no CPU read")
+    ratio = now.postgres / then.postgres
+    return Check(
+        name,
+        f"{_ms(now.postgres)} / {_ms(then.postgres)} at {figures.baseline_revision} = {ratio:.2f}x",
+        target,
+        _status(ratio <= POSTGRES_SHARE_OF_BASELINE),
+        f"worker+PostgreSQL+Redis there: {_ms(then.service)}, here {_ms(now.service)}",
+        ratio,
+    )
+
+
+def service_cpu_check(figures: Figures) -> Check:
+    """The CPU every process serving a submission spent on it against the framework's
+    bare request (the fastest stack's ceiling app, its worker's CPU per request)."""
+    name = "worker+PostgreSQL+Redis CPU per submission vs ceiling's per request"
+    target = f"<= {SERVICE_CPU_PER_CEILING:.0f}x"
+    now = figures.production.cpu
+    ceiling = figures.fastest or figures.serving
+    if now is None or not ceiling.cpu_ms:
+        return _missing(name, target, "no CPU read")
+    ratio = now.service / ceiling.cpu_ms
+    return Check(
+        name,
+        f"{_ms(now.service)} / {_ms(ceiling.cpu_ms)} = {ratio:.1f}x",
+        target,
+        _status(ratio <= SERVICE_CPU_PER_CEILING),
+        f"the whole machine: {_ms(now.machine)}",
+        ratio,
+    )
+
+
 def two_workers_checks(figures: Figures) -> list[Check]:
-    name = "two workers vs one worker"
-    target = f">= {TWO_WORKERS_SCALING:.1f}x"
+    """Two workers cost no more CPU per submission, theirs and their stores', than one:
+    a second core then adds what it can, whatever else shares the machine."""
+    name = "two workers' CPU per submission vs one worker's"
+    target = f"<= {TWO_WORKERS_CPU_GROWTH:.2f}x"
     two = figures.two_workers
-    if two is None:
+    if two is None or two.cpu is None or figures.production.cpu is None:
         return [_missing(name, target, "not run")]
-    one = figures.production.accepted_per_s
-    scaling = share(two.accepted_per_s, one)
-    measured = "n/a" if scaling is None else f"{scaling:.2f}x"
+    one = figures.production.cpu.service
+    growth = share(two.cpu.service, one)
     return [
         Check(
             name,
-            f"{two.accepted_per_s:.0f}/s / {one:.0f}/s = {measured}",
+            f"{_ms(two.cpu.service)} / {_ms(one)} = "
+            + ("n/a" if growth is None else f"{growth:.2f}x"),
             target,
-            _status(scaling is not None and scaling >= TWO_WORKERS_SCALING),
-            value=scaling,
+            _status(growth is not None and growth <= TWO_WORKERS_CPU_GROWTH),
+            f"{two.accepted_per_s:.0f}/s against {figures.production.accepted_per_s:.0f}/s",
+            growth,
         ),
         _errors_check("two workers errors (not 201)", two),
     ]
@@ -319,6 +400,8 @@ def client_size_check(figures: Figures) -> Check:
 def evaluate(figures: Figures) -> list[Check]:
     return [
         *production_checks(figures),
+        postgres_cpu_check(figures),
+        service_cpu_check(figures),
         *two_workers_checks(figures),
         *prefilled_checks(figures),
         *embedded_checks(figures),

@@ -103,15 +103,25 @@ def test_the_wrk_command_passes_the_form_path_and_a_fresh_address_offset() -> No
 
 
 def _phase(
-    per_s: float, p99: float = 10.0, errors: int = 0, rss: float = 80.0, p50: float = 5.0
+    per_s: float,
+    p99: float = 10.0,
+    errors: int = 0,
+    rss: float = 80.0,
+    p50: float = 5.0,
+    *,
+    cpu: targets.ProcessCpu | None = None,
 ) -> targets.Phase:
     return targets.Phase(
-        accepted_per_s=per_s, p50_ms=p50, p99_ms=p99, errors=errors, peak_rss_mb=rss
+        accepted_per_s=per_s, p50_ms=p50, p99_ms=p99, errors=errors, peak_rss_mb=rss, cpu=cpu
     )
 
 
+def _cpu(worker: float, postgres: float, redis: float = 0.125) -> targets.ProcessCpu:
+    return targets.ProcessCpu(worker=worker, postgres=postgres, redis=redis, machine=2.0)
+
+
 SERVING = targets.Ceiling(4000, "asyncio + h11")
-FASTEST = targets.Ceiling(8000, "uvloop + httptools")
+FASTEST = targets.Ceiling(8000, "uvloop + httptools", cpu_ms=0.1)
 
 
 def _statuses(checks: list[targets.Check]) -> dict[str, targets.Status]:
@@ -125,9 +135,13 @@ def test_a_run_meeting_every_target_passes_them_all() -> None:
         serving=SERVING,
         fastest=FASTEST,
         storage_per_s=3000,
-        production=_phase(1200, p99=39.9, p50=14.9, rss=119.9),
+        # Worker, PostgreSQL and Redis: 0.5 ms, 5 times the ceiling's 0.1 ms; PostgreSQL
+        # half the compared tree's; two workers 1.1 times one's.
+        production=_phase(1200, p99=39.9, p50=14.9, rss=119.9, cpu=_cpu(0.25, 0.125)),
         production_submissions=100_000,
-        two_workers=_phase(1920),
+        baseline=_phase(1000, cpu=_cpu(0.5, 0.25)),
+        baseline_revision="abc1234",
+        two_workers=_phase(1920, cpu=_cpu(0.3, 0.125)),
         prefilled=_phase(1080),
         stored_when_prefilled=1_000_000,
         embedded=_phase(800, rss=119.9),
@@ -151,9 +165,10 @@ def test_each_target_fails_just_past_its_bound() -> None:
         serving=SERVING,
         fastest=FASTEST,
         storage_per_s=3000,
-        production=_phase(1199, p99=40.0, p50=15.0, errors=1, rss=120.0),
+        production=_phase(1199, p99=40.0, p50=15.0, errors=1, rss=120.0, cpu=_cpu(0.25, 0.126)),
         production_submissions=100_000,
-        two_workers=_phase(1918),
+        baseline=_phase(1000, cpu=_cpu(0.5, 0.25)),
+        two_workers=_phase(1918, cpu=_cpu(0.3, 0.2)),
         prefilled=_phase(1079),
         stored_when_prefilled=1_000_000,
         embedded=_phase(799, errors=2, rss=120.0),
@@ -172,7 +187,11 @@ def test_each_target_fails_just_past_its_bound() -> None:
         "production p50 latency": targets.Status.FAIL,
         "production errors (not 201)": targets.Status.FAIL,
         "production peak RSS per worker": targets.Status.FAIL,
-        "two workers vs one worker": targets.Status.FAIL,
+        "PostgreSQL CPU per submission vs the compared tree": targets.Status.FAIL,
+        "worker+PostgreSQL+Redis CPU per submission vs ceiling's per request": (
+            targets.Status.FAIL
+        ),
+        "two workers' CPU per submission vs one worker's": targets.Status.FAIL,
         "two workers errors (not 201)": targets.Status.PASS,
         "throughput with the store prefilled": targets.Status.FAIL,
         "prefilled errors (not 201)": targets.Status.PASS,
@@ -203,7 +222,9 @@ def test_targets_a_short_run_cannot_speak_for_are_incomplete_not_passed() -> Non
     for incomplete in (
         "production vs fastest-stack ceiling",
         "production peak RSS per worker",
-        "two workers vs one worker",
+        "PostgreSQL CPU per submission vs the compared tree",
+        "worker+PostgreSQL+Redis CPU per submission vs ceiling's per request",
+        "two workers' CPU per submission vs one worker's",
         "throughput with the store prefilled",
         "embedded vs fastest-stack ceiling",
         "embedded peak RSS",
@@ -243,9 +264,9 @@ def test_the_report_shows_each_figure_beside_its_target_and_status() -> None:
         serving=targets.Ceiling(4000, "asyncio + h11", cpu_ms=0.163),
         fastest=FASTEST,
         storage_per_s=2000,
-        production=_phase(1200, p99=25.0),
+        production=_phase(1200, p99=25.0, cpu=_cpu(0.25, 0.125)),
         production_submissions=100_000,
-        two_workers=_phase(1800),
+        two_workers=_phase(1800, cpu=_cpu(0.5, 0.25)),
         embedded=_phase(500),
         round_trips=targets.RoundTrips(postgres=1.004, redis=1.0),
     )
@@ -255,7 +276,8 @@ def test_the_report_shows_each_figure_beside_its_target_and_status() -> None:
 
     lines = text.splitlines()
     assert lines[:3] == [
-        "framework ceiling: fastest stack (uvloop + httptools) 8000 submissions/s",
+        "framework ceiling: fastest stack (uvloop + httptools) 8000 submissions/s,"
+        " 0.10 ms of worker CPU each",
         "framework ceiling: serving stack (asyncio + h11) 4000 submissions/s,"
         " 0.16 ms of worker CPU each",
         "storage ceiling 2000 commits/s (pgbench, one commit statement a round trip);"
@@ -278,17 +300,19 @@ def test_the_report_shows_each_figure_beside_its_target_and_status() -> None:
     serving = row("production vs serving-stack")
     assert "1200/s = 30% of 4000/s" in serving
     assert ">= 30%" in serving
-    scaling = row("two workers vs one worker")
-    assert "1800/s / 1200/s = 1.50x" in scaling
-    assert ">= 1.6x" in scaling
+    scaling = row("two workers' CPU per submission")
+    assert "0.875 ms / 0.500 ms = 1.75x" in scaling
+    assert "<= 1.10x" in scaling
     assert "FAIL" in scaling
+    assert "1800/s against 1200/s" in scaling
+    assert "0.125 ms" in row("CPU per accepted: PostgreSQL")
     embedded = row("embedded vs fastest-stack")
     assert "500/s = 6% of 8000/s" in embedded
     assert "FAIL" in embedded
     assert "REPORTED" in row("storage ceiling and production round trips")
     # The results document carries the compared number beside each text.
     documents = {check.name: check.as_json() for check in checks}
-    assert documents["two workers vs one worker"]["value"] == 1.5
+    assert documents["two workers' CPU per submission vs one worker's"]["value"] == 1.75
     assert documents["production p50 latency"]["value"] == 5.0
     assert documents["production vs fastest-stack ceiling"]["target"] == ">= 15%"
 
@@ -317,7 +341,7 @@ def test_figures_are_read_back_from_the_results_document() -> None:
     figures = figures_of(json.loads(json.dumps(results)))
 
     assert figures.serving == targets.Ceiling(5000.0, "asyncio + h11")
-    assert figures.fastest == targets.Ceiling(11000.0, "uvloop + httptools")
+    assert figures.fastest == targets.Ceiling(11000.0, "uvloop + httptools", cpu_ms=None)
     assert figures.storage_per_s == 3500.0
     assert figures.production.p99_ms == 24.8
     assert figures.production.errors == 25
@@ -518,7 +542,9 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(
         "production vs serving-stack ceiling",
         "production p99 latency",
         "production p50 latency",
-        "two workers vs one worker",
+        "PostgreSQL CPU per submission vs the compared tree",
+        "worker+PostgreSQL+Redis CPU per submission vs ceiling's per request",
+        "two workers' CPU per submission vs one worker's",
         "embedded vs fastest-stack ceiling",
         "embedded peak RSS",
         "storage ceiling and production round trips",
