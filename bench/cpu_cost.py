@@ -12,17 +12,34 @@ made a submission cheaper even while other work runs; throughput needs the full,
 from __future__ import annotations
 
 import argparse
+import json
+import signal
+import sys
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
-from bench import pg_statements, profiling
+from bench import pg_statements, profiling, stage_probe
 from bench.cpu_meter import CpuMeter, Spent
 from bench.options import parse
-from bench.run import Bench
+from bench.run import Bench, ceiling_env
 from bench.services import started
 from bench.subjects import Driver
 from bench.wrk import Load, find_wrk, write_script
+
+
+def read_when_written(path: Path, seconds: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            document: dict[str, Any] = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            time.sleep(0.1)
+            continue
+        return document
+    raise RuntimeError(f"the stage probe wrote nothing to {path}")
 
 
 def main() -> None:
@@ -33,6 +50,11 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--profile", type=Path, help="also a py-spy profile (raw) to this file")
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="time where each request waits (bench/stage_probe.py; one worker)",
+    )
     args = parser.parse_args()
     options = parse([])  # the bench's defaults
     with ExitStack() as stack:
@@ -40,11 +62,18 @@ def main() -> None:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cpu-cost-")))
         bench = Bench(options, stack, workdir)
         env, target, database = bench.one_store(embedded=args.embedded, workers=args.workers)
-        subject = bench.intake_server("subject", "intake", env, target.path, args.workers)
+        stages = workdir / "stages.json"
+        if args.stages:
+            argv = [sys.executable, "-m", "bench.stage_probe", str(stages), "serve"]
+            env = {**env, "PYTHONPATH": ceiling_env()["PYTHONPATH"]}
+            subject = bench.start("subject", "intake", argv, env, target.path)
+        else:
+            subject = bench.intake_server("subject", "intake", env, target.path, args.workers)
         subject.server.wait_ready()
         load = Load(find_wrk(), write_script(workdir), args.connections, 2)
         driver = Driver(load)
         driver.run(subject.server, target.path, 3)  # warm-up
+        subject.server.process.send_signal(signal.SIGUSR1)  # the probe forgets it
         meter = CpuMeter(options.postgres, options.redis)
         stack.callback(meter.close)
         statements = database is not None and pg_statements.available(options.postgres)
@@ -66,6 +95,11 @@ def main() -> None:
                 f"  errors {result.errors}",
                 flush=True,
             )
+        if args.stages:
+            subject.server.process.send_signal(signal.SIGUSR2)
+            print("where a request's time went (ms; size: calls a batch carried):")
+            for line in stage_probe.lines(read_when_written(stages)):
+                print(line)
         if statements and database is not None:
             print("PostgreSQL's time per accepted submission:")
             for line in pg_statements.lines(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench import pg_statements, proc_cpu, targets
+from bench import pg_statements, proc_cpu, stage_probe, targets
 from bench.cpu_meter import Reading, Spent
 from bench.figures import figures_of
 
@@ -125,3 +125,19 @@ def test_process_cpu_and_the_compared_tree_are_read_back_from_the_results() -> N
     service = targets.service_cpu_check(figures)  # no fastest stack: the serving one's
     assert service.value == pytest.approx(0.75 / 0.07)
     assert service.status is targets.Status.FAIL
+
+
+def test_a_stage_is_summed_up_in_percentiles_and_a_histogram() -> None:
+    samples = [float(ms) for ms in range(1, 101)]  # 1 to 100 ms
+
+    figures = stage_probe.summary(samples)
+
+    assert figures["count"] == 100
+    assert figures["mean"] == 50.5
+    assert (figures["p50"], figures["p90"], figures["p99"], figures["max"]) == (51, 91, 100, 100)
+    assert figures["histogram"] == {"<=1": 1, "<=2": 1, "<=5": 3, "<=10": 5, "<=20": 10,
+                                    "<=50": 30, "<=100": 50}  # fmt: skip
+    assert stage_probe.summary([]) == {"count": 0}
+    said = stage_probe.lines({"commit": figures, "size:send": stage_probe.summary([3.0])})
+    assert said[0].split()[:4] == ["commit", "n", "100", "p50"]
+    assert "p99 3 " in said[1]  # a count: no unit
