@@ -51,7 +51,7 @@ class Dashboard:
         return self.svc.client
 
     def link(self, email: str = "ada@example.com", role: Role = Role.OWNER) -> str:
-        created = self.svc.run(self.accounts.create_user, email, self.workspace.workspace_id, role)
+        created = self.svc.run(self.accounts.users.create, email, self.workspace.workspace_id, role)
         assert created.link is not None
         return "/" + created.link.split("/", 3)[3]
 

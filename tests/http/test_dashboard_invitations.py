@@ -50,13 +50,13 @@ def test_an_owner_of_another_workspace_cannot_take_over_a_user_by_inviting_them(
 ) -> None:
     # boss owns workspace A and has not chosen a password yet.
     boss = dash.svc.run(
-        dash.accounts.create_user, "boss@example.com", dash.workspace.workspace_id, Role.OWNER
+        dash.accounts.users.create, "boss@example.com", dash.workspace.workspace_id, Role.OWNER
     )
     other = dash.svc.workspace(name="B")
-    dash.svc.run(dash.accounts.create_user, "mallory@example.com", other.workspace_id, Role.OWNER)
+    dash.svc.run(dash.accounts.users.create, "mallory@example.com", other.workspace_id, Role.OWNER)
     mallory = dash.svc.run(dash.svc.store.users.find_by_email, "mallory@example.com")
     assert mallory is not None
-    link = dash.svc.run(dash.accounts._new_link, mallory.user_id, dash.svc.clock.now())
+    link = dash.svc.run(dash.accounts.users._new_link, mallory.user_id, dash.svc.clock.now())
     dash.set_password("/" + link.split("/", 3)[3])
 
     answer = _invite(dash, "boss@example.com", other.workspace_id)
@@ -84,7 +84,7 @@ def _owner_of_the_workspace(dash: Dashboard) -> None:
 def _signed_in_elsewhere(dash: Dashboard, email: str) -> str:
     """A user of another workspace, signed in in a new browser; their user id."""
     other = dash.svc.workspace(name="Elsewhere " + email)
-    created = dash.svc.run(dash.accounts.create_user, email, other.workspace_id, Role.OWNER)
+    created = dash.svc.run(dash.accounts.users.create, email, other.workspace_id, Role.OWNER)
     assert created.link is not None
     dash.new_browser()
     assert dash.set_password("/" + created.link.split("/", 3)[3]).status_code == 303
@@ -101,9 +101,9 @@ def test_the_inviter_gets_the_same_answer_whoever_the_address_is(dash: Dashboard
     _signed_in_elsewhere(dash, "has.password@example.com")
     other = dash.svc.workspace(name="Other")
     dash.svc.run(
-        dash.accounts.create_user, "no.password@example.com", other.workspace_id, Role.OWNER
+        dash.accounts.users.create, "no.password@example.com", other.workspace_id, Role.OWNER
     )
-    dash.svc.run(dash.accounts.create_user, "member@example.com", workspace, Role.MEMBER)
+    dash.svc.run(dash.accounts.users.create, "member@example.com", workspace, Role.MEMBER)
     dash.new_browser()
     _owner_of_the_workspace(dash)
 
@@ -200,7 +200,7 @@ def test_a_member_cannot_see_resend_or_revoke_invitations(dash: Dashboard) -> No
     _invite(dash, "bob@example.com", dash.workspace.workspace_id)
     (invitation_id,) = _invitation_ids(dash.client.get(MEMBERS))
     other = dash.svc.workspace(name="Other")
-    dash.svc.run(dash.accounts.create_user, "x@example.com", other.workspace_id, Role.OWNER)
+    dash.svc.run(dash.accounts.users.create, "x@example.com", other.workspace_id, Role.OWNER)
     dash.new_browser()
     dash.set_password(dash.link("member@example.com", Role.MEMBER))
 
@@ -316,7 +316,7 @@ def test_a_mailed_link_never_sets_an_existing_accounts_password(
     # mailed link (forwarded, or their own mailbox misread) must find nothing to set.
     other = dash.svc.workspace(name="Other")
     ghost = dash.svc.run(
-        dash.accounts.create_user, "ghost@example.com", other.workspace_id, Role.OWNER
+        dash.accounts.users.create, "ghost@example.com", other.workspace_id, Role.OWNER
     )
     _owner_of_the_workspace(dash)
     _invite(dash, "ghost@example.com", dash.workspace.workspace_id)

@@ -45,7 +45,7 @@ def test_an_owner_invites_a_user_who_accepts_from_their_forms_page(dash: Dashboa
     other = dash.svc.workspace(name="Elsewhere")
     dash.set_password(dash.link("owner@example.com"))
     member = dash.svc.run(
-        dash.accounts.create_user, "member@example.com", other.workspace_id, Role.OWNER
+        dash.accounts.users.create, "member@example.com", other.workspace_id, Role.OWNER
     )
     assert member.link is not None
     member_link = "/" + member.link.split("/", 3)[3]
@@ -209,7 +209,7 @@ def test_a_role_change_needs_the_csrf_token_and_a_member_of_this_workspace(
 ) -> None:
     other = dash.svc.workspace(name="Other")
     stranger = dash.svc.run(
-        dash.accounts.create_user, "s@example.com", other.workspace_id, Role.MEMBER
+        dash.accounts.users.create, "s@example.com", other.workspace_id, Role.MEMBER
     )
     dash.set_password(dash.link("owner@example.com"))
     owner = dash.svc.run(dash.svc.store.users.find_by_email, "owner@example.com")
@@ -234,7 +234,10 @@ def test_the_members_page_pages_through_a_workspaces_members(
     dash.set_password(dash.link("owner@example.com"))
     for n in range(2):
         dash.svc.run(
-            dash.accounts.create_user, f"m{n}@example.com", dash.workspace.workspace_id, Role.MEMBER
+            dash.accounts.users.create,
+            f"m{n}@example.com",
+            dash.workspace.workspace_id,
+            Role.MEMBER,
         )
 
     first = dash.client.get(MEMBERS)

@@ -188,7 +188,7 @@ def test_another_workspace_is_not_found(dash: Dashboard) -> None:
 def test_the_workspace_parameter_chooses_among_the_users(dash: Dashboard) -> None:
     second = dash.svc.workspace(name="Second <i>ws</i>")
     _owner(dash)
-    dash.svc.run(dash.accounts.ensure_user, "owner@example.com", second.workspace_id, Role.MEMBER)
+    dash.svc.run(dash.accounts.users.ensure, "owner@example.com", second.workspace_id, Role.MEMBER)
     dash.new_browser()
     dash.sign_in("owner@example.com", "correct horse battery")
 

@@ -229,7 +229,7 @@ def test_setting_a_password_again_ends_the_other_sessions(dash: Dashboard) -> No
 
     user = dash.svc.run(dash.svc.store.users.find_by_email, "ada@example.com")
     assert user is not None
-    link = dash.svc.run(dash.accounts._new_link, user.user_id, dash.svc.clock.now())
+    link = dash.svc.run(dash.accounts.users._new_link, user.user_id, dash.svc.clock.now())
     assert dash.set_password("/" + link.split("/", 3)[3], "a brand new password").status_code == 303
     assert dash.client.get("/dashboard").status_code == 200
 
@@ -243,7 +243,7 @@ def test_removing_a_user_ends_their_sessions(dash: Dashboard) -> None:
     dash.set_password(dash.link())
     assert dash.client.get("/dashboard").status_code == 200
 
-    dash.svc.run(dash.accounts.remove_user, "ada@example.com")
+    dash.svc.run(dash.accounts.users.remove, "ada@example.com")
 
     assert dash.client.get("/dashboard").status_code == 303
 

@@ -215,7 +215,7 @@ def test_another_workspaces_submission_is_not_found(dash: Dashboard) -> None:
     submission_id = _submit(dash, [("message", "hello")], spam=True)
     other = dash.svc.workspace(name="Other")
     created = dash.svc.run(
-        dash.accounts.create_user, "stranger@example.com", other.workspace_id, Role.OWNER
+        dash.accounts.users.create, "stranger@example.com", other.workspace_id, Role.OWNER
     )
     assert created.link is not None
     dash.set_password("/" + created.link.split("/", 3)[3])

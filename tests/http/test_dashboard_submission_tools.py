@@ -96,7 +96,7 @@ def test_the_json_is_for_signed_in_users_of_its_workspace(dash: Dashboard) -> No
     anonymous = dash.client.get(_page(submission_id) + "/json")
     other = dash.svc.workspace(name="Other")
     created = dash.svc.run(
-        dash.accounts.create_user, "stranger@example.com", other.workspace_id, Role.OWNER
+        dash.accounts.users.create, "stranger@example.com", other.workspace_id, Role.OWNER
     )
     assert created.link is not None
     dash.set_password("/" + created.link.split("/", 3)[3])

@@ -31,15 +31,15 @@ async def test_an_owner_promotes_a_member_who_then_demotes_the_first_owner(
     member = await world.signed_in("m@example.com", ws, Role.MEMBER)
     joined = (await world.store.users.memberships(member.user.user_id))[0].created_at
 
-    await world.accounts.change_role(owner, ws, member.user.user_id, Role.OWNER)
-    promoted = await world.accounts.session(member.secret)
+    await world.accounts.users.change_role(owner, ws, member.user.user_id, Role.OWNER)
+    promoted = await world.accounts.sessions.session(member.secret)
     assert promoted is not None  # the session goes on, with the new role
-    await world.accounts.change_role(promoted, ws, owner.user.user_id, Role.MEMBER)
+    await world.accounts.users.change_role(promoted, ws, owner.user.user_id, Role.MEMBER)
 
     assert await _role(world, ws, member.user.user_id) is Role.OWNER
     assert await _role(world, ws, owner.user.user_id) is Role.MEMBER
     assert (await world.store.users.memberships(member.user.user_id))[0].created_at == joined
-    demoted = await world.accounts.session(owner.secret)
+    demoted = await world.accounts.sessions.session(owner.secret)
     assert demoted is not None
     assert not demoted.configures(ws)
 
@@ -50,8 +50,8 @@ async def test_the_last_owner_cannot_be_made_a_member(world: World) -> None:
     await world.signed_in("m@example.com", ws, Role.MEMBER)
 
     with pytest.raises(AdminError, match="at least one owner"):
-        await world.accounts.change_role(owner, ws, owner.user.user_id, Role.MEMBER)
-    await world.accounts.change_role(owner, ws, owner.user.user_id, Role.OWNER)  # no change
+        await world.accounts.users.change_role(owner, ws, owner.user.user_id, Role.MEMBER)
+    await world.accounts.users.change_role(owner, ws, owner.user.user_id, Role.OWNER)  # no change
 
     assert await _role(world, ws, owner.user.user_id) is Role.OWNER
 
@@ -65,13 +65,13 @@ async def test_a_member_cannot_change_roles_nor_anyone_in_another_workspace(
     stranger = await world.signed_in("s@example.com", other, Role.MEMBER)
 
     with pytest.raises(NotAllowed):
-        await world.accounts.change_role(member, ws, member.user.user_id, Role.OWNER)
+        await world.accounts.users.change_role(member, ws, member.user.user_id, Role.OWNER)
     with pytest.raises(NotFoundError):
-        await world.accounts.change_role(owner, other, stranger.user.user_id, Role.OWNER)
+        await world.accounts.users.change_role(owner, other, stranger.user.user_id, Role.OWNER)
     with pytest.raises(NotFoundError):  # a user of another workspace is no member here
-        await world.accounts.change_role(owner, ws, stranger.user.user_id, Role.OWNER)
+        await world.accounts.users.change_role(owner, ws, stranger.user.user_id, Role.OWNER)
     with pytest.raises(NotFoundError):
-        await world.accounts.change_role(owner, ws, "usr_\x00", Role.OWNER)
+        await world.accounts.users.change_role(owner, ws, "usr_\x00", Role.OWNER)
 
     assert await _role(world, ws, member.user.user_id) is Role.MEMBER
     assert await _role(world, ws, stranger.user.user_id) is None
@@ -82,9 +82,9 @@ async def test_set_role_finds_a_user_by_address(world: World) -> None:
     await world.signed_in("owner@example.com", ws, Role.OWNER)
     member = await world.signed_in("m@example.com", ws, Role.MEMBER)
 
-    changed = await world.accounts.set_role(ws, " M@Example.com ", Role.OWNER)
+    changed = await world.accounts.users.set_role(ws, " M@Example.com ", Role.OWNER)
 
     assert changed.user.user_id == member.user.user_id
     assert [m.role for m in changed.memberships] == [Role.OWNER]
     with pytest.raises(NotFoundError):
-        await world.accounts.set_role("ws_\x00", "m@example.com", Role.OWNER)
+        await world.accounts.users.set_role("ws_\x00", "m@example.com", Role.OWNER)

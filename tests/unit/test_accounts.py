@@ -48,9 +48,9 @@ class World:
         return (await self.services.workspaces.create(name)).workspace_id
 
     async def signed_in(self, email: str, workspace_id: str, role: Role) -> SignedIn:
-        created = await self.accounts.create_user(email, workspace_id, role)
+        created = await self.accounts.users.create(email, workspace_id, role)
         assert created.link is not None
-        return await self.accounts.use_link(created.link.rsplit("/", 1)[1], PASSWORD)
+        return await self.accounts.sessions.use_link(created.link.rsplit("/", 1)[1], PASSWORD)
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def world() -> World:
 async def test_a_link_is_the_base_url_and_a_secret_kept_only_hashed(world: World) -> None:
     ws = await world.workspace()
 
-    created = await world.accounts.create_user("Ada@Example.com", ws, Role.OWNER)
+    created = await world.accounts.users.create("Ada@Example.com", ws, Role.OWNER)
 
     assert created.link is not None
     assert created.link.startswith(BASE + "/dashboard/sign-in/")
@@ -74,15 +74,15 @@ async def test_a_link_is_the_base_url_and_a_secret_kept_only_hashed(world: World
 
 async def test_a_used_link_is_refused(world: World) -> None:
     ws = await world.workspace()
-    created = await world.accounts.create_user("ada@example.com", ws, Role.OWNER)
+    created = await world.accounts.users.create("ada@example.com", ws, Role.OWNER)
     assert created.link is not None
     token = created.link.rsplit("/", 1)[1]
-    await world.accounts.use_link(token, PASSWORD)
+    await world.accounts.sessions.use_link(token, PASSWORD)
 
     with pytest.raises(LinkRefused):
-        await world.accounts.use_link(token, PASSWORD)
+        await world.accounts.sessions.use_link(token, PASSWORD)
     with pytest.raises(LinkRefused):
-        await world.accounts.use_link("not-a-token", PASSWORD)
+        await world.accounts.sessions.use_link("not-a-token", PASSWORD)
 
 
 async def test_the_password_is_stored_as_argon2id(world: World) -> None:
@@ -108,25 +108,27 @@ async def test_sign_in_refuses_alike_wrong_unknown_and_malformed(world: World) -
         ("", ""),
     ):
         with pytest.raises(SignInRefused):
-            await world.accounts.sign_in(email, password, "192.0.2.1")
-    signed = await world.accounts.sign_in(" ADA@example.com", PASSWORD, "192.0.2.1")
+            await world.accounts.sessions.sign_in(email, password, "192.0.2.1")
+    signed = await world.accounts.sessions.sign_in(" ADA@example.com", PASSWORD, "192.0.2.1")
     assert signed.user.email == "ada@example.com"
 
 
 async def test_changing_the_password_ends_the_other_sessions_only(world: World) -> None:
     ws = await world.workspace()
     first = await world.signed_in("ada@example.com", ws, Role.OWNER)
-    second = await world.accounts.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
+    second = await world.accounts.sessions.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
 
-    changed = await world.accounts.change_password(second, PASSWORD, "a new long password")
+    changed = await world.accounts.sessions.change_password(second, PASSWORD, "a new long password")
 
-    assert await world.accounts.session(first.secret) is None
-    assert await world.accounts.session(second.secret) is None  # renewed under a new secret
-    assert await world.accounts.session(changed.secret) is not None
+    assert await world.accounts.sessions.session(first.secret) is None
+    assert (
+        await world.accounts.sessions.session(second.secret) is None
+    )  # renewed under a new secret
+    assert await world.accounts.sessions.session(changed.secret) is not None
     with pytest.raises(SignInRefused):
-        await world.accounts.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
+        await world.accounts.sessions.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
     with pytest.raises(AdminError) as refused:
-        await world.accounts.change_password(changed, "wrong", "another long password")
+        await world.accounts.sessions.change_password(changed, "wrong", "another long password")
     assert refused.value.field == "current_password"
 
 
@@ -135,19 +137,19 @@ async def test_sessions_end_after_their_lifetime_even_when_used(world: World) ->
     signed = await world.signed_in("ada@example.com", ws, Role.OWNER)
     for _ in range(13):
         world.clock.advance(24 * 3600)
-        assert await world.accounts.session(signed.secret) is not None
+        assert await world.accounts.sessions.session(signed.secret) is not None
 
     world.clock.advance(24 * 3600)
 
-    assert await world.accounts.session(signed.secret) is None
+    assert await world.accounts.sessions.session(signed.secret) is None
 
 
 async def test_the_csrf_token_belongs_to_the_session(world: World) -> None:
     ws = await world.workspace()
     first = await world.signed_in("ada@example.com", ws, Role.OWNER)
-    second = await world.accounts.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
+    second = await world.accounts.sessions.sign_in("ada@example.com", PASSWORD, "192.0.2.1")
 
-    found = await world.accounts.session(second.secret)
+    found = await world.accounts.sessions.session(second.secret)
 
     assert found is not None
     assert found.csrf == second.csrf != first.csrf
@@ -158,16 +160,16 @@ async def test_an_owner_invites_and_a_member_cannot(world: World) -> None:
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     member = await world.signed_in("m@example.com", ws, Role.MEMBER)
 
-    sent = await world.accounts.invite(owner, ws, " New@example.com ")
+    sent = await world.accounts.invitations.invite(owner, ws, " New@example.com ")
 
     assert sent.invitation.email == "new@example.com"
     assert sent.invitation.role is Role.MEMBER
     assert (sent.mailed, sent.mail_set_up) == (False, False)
     assert await world.store.users.find_by_email("new@example.com") is None  # no user yet
     with pytest.raises(NotAllowed):
-        await world.accounts.invite(member, ws, "third@example.com")
+        await world.accounts.invitations.invite(member, ws, "third@example.com")
     with pytest.raises(AdminError) as malformed:
-        await world.accounts.invite(owner, ws, "not-an-address")
+        await world.accounts.invitations.invite(owner, ws, "not-an-address")
     assert malformed.value.field == "email"
 
 
@@ -175,13 +177,13 @@ async def test_an_owner_cannot_act_on_another_workspace(world: World) -> None:
     ws, other = await world.workspace(), await world.workspace("Other")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     stranger = await world.signed_in("s@example.com", other, Role.OWNER)
-    theirs = await world.accounts.invite(stranger, other, "x@example.com")
+    theirs = await world.accounts.invitations.invite(stranger, other, "x@example.com")
 
     with pytest.raises(NotFoundError):
-        await world.accounts.invite(owner, other, "x@example.com")
+        await world.accounts.invitations.invite(owner, other, "x@example.com")
     with pytest.raises(NotFoundError):
-        await world.accounts.remove_member(owner, other, owner.user.user_id)
-    for act in (world.accounts.resend, world.accounts.revoke):
+        await world.accounts.users.remove_member(owner, other, owner.user.user_id)
+    for act in (world.accounts.invitations.resend, world.accounts.invitations.revoke):
         with pytest.raises(NotFoundError):
             await act(owner, theirs.invitation.invitation_id)
 
@@ -190,10 +192,10 @@ async def test_an_invitation_is_the_same_whoever_the_address_is(world: World) ->
     ws, other = await world.workspace(), await world.workspace("Other")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     await world.signed_in("bob@example.com", other, Role.OWNER)
-    await world.accounts.create_user("nopassword@example.com", other, Role.OWNER)
+    await world.accounts.users.create("nopassword@example.com", other, Role.OWNER)
 
     answers = [
-        await world.accounts.invite(owner, ws, address)
+        await world.accounts.invitations.invite(owner, ws, address)
         for address in ("bob@example.com", "nopassword@example.com", "owner@example.com", "n@x.io")
     ]
 
@@ -201,9 +203,9 @@ async def test_an_invitation_is_the_same_whoever_the_address_is(world: World) ->
         (False, False, InvitationStatus.PENDING)
     }
     # Nothing changed for anyone until they accept.
-    bob = await world.accounts.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
+    bob = await world.accounts.sessions.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
     assert bob.role_in(ws) is None
-    assert [i.workspace_name for i in await world.accounts.my_invitations(bob)] == ["Acme"]
+    assert [i.workspace_name for i in await world.accounts.invitations.mine(bob)] == ["Acme"]
 
 
 async def test_only_the_invitee_accepts_and_only_once(world: World) -> None:
@@ -211,21 +213,21 @@ async def test_only_the_invitee_accepts_and_only_once(world: World) -> None:
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     bob = await world.signed_in("bob@example.com", other, Role.OWNER)
     eve = await world.signed_in("eve@example.com", other, Role.MEMBER)
-    sent = await world.accounts.invite(owner, ws, "bob@example.com", Role.OWNER)
+    sent = await world.accounts.invitations.invite(owner, ws, "bob@example.com", Role.OWNER)
     invitation_id = sent.invitation.invitation_id
 
     with pytest.raises(NotFoundError):
-        await world.accounts.accept(eve, invitation_id)
+        await world.accounts.invitations.accept(eve, invitation_id)
     with pytest.raises(NotFoundError):
-        await world.accounts.decline(eve, invitation_id)
-    await world.accounts.accept(bob, invitation_id)
+        await world.accounts.invitations.decline(eve, invitation_id)
+    await world.accounts.invitations.accept(bob, invitation_id)
 
-    again = await world.accounts.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
+    again = await world.accounts.sessions.sign_in("bob@example.com", PASSWORD, "192.0.2.1")
     assert again.role_in(ws) is Role.OWNER
     assert again.role_in(other) is Role.OWNER
-    assert await world.accounts.my_invitations(again) == []
+    assert await world.accounts.invitations.mine(again) == []
     with pytest.raises(NotFoundError):
-        await world.accounts.accept(bob, invitation_id)
+        await world.accounts.invitations.accept(bob, invitation_id)
 
 
 async def test_a_declined_revoked_or_expired_invitation_makes_no_member(world: World) -> None:
@@ -233,29 +235,29 @@ async def test_a_declined_revoked_or_expired_invitation_makes_no_member(world: W
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     bob = await world.signed_in("bob@example.com", other, Role.OWNER)
 
-    declined = await world.accounts.invite(owner, ws, "bob@example.com")
-    await world.accounts.decline(bob, declined.invitation.invitation_id)
-    assert await world.accounts.workspace_invitations(owner, ws) == []
-    revoked = await world.accounts.invite(owner, ws, "bob@example.com")
-    await world.accounts.revoke(owner, revoked.invitation.invitation_id)
+    declined = await world.accounts.invitations.invite(owner, ws, "bob@example.com")
+    await world.accounts.invitations.decline(bob, declined.invitation.invitation_id)
+    assert await world.accounts.invitations.of_workspace(owner, ws) == []
+    revoked = await world.accounts.invitations.invite(owner, ws, "bob@example.com")
+    await world.accounts.invitations.revoke(owner, revoked.invitation.invitation_id)
     with pytest.raises(NotFoundError):
-        await world.accounts.accept(bob, revoked.invitation.invitation_id)
-    expiring = await world.accounts.invite(owner, ws, "bob@example.com")
+        await world.accounts.invitations.accept(bob, revoked.invitation.invitation_id)
+    expiring = await world.accounts.invitations.invite(owner, ws, "bob@example.com")
     world.clock.advance(7 * 24 * 3600)
-    assert await world.accounts.my_invitations(bob) == []
+    assert await world.accounts.invitations.mine(bob) == []
     with pytest.raises(NotFoundError):
-        await world.accounts.accept(bob, expiring.invitation.invitation_id)
-    (listed,) = await world.accounts.workspace_invitations(owner, ws)
+        await world.accounts.invitations.accept(bob, expiring.invitation.invitation_id)
+    (listed,) = await world.accounts.invitations.of_workspace(owner, ws)
     assert listed.expired(world.clock.now())
 
-    renewed = await world.accounts.resend(owner, expiring.invitation.invitation_id)
+    renewed = await world.accounts.invitations.resend(owner, expiring.invitation.invitation_id)
 
     assert renewed.invitation.invitation_id == expiring.invitation.invitation_id
     assert renewed.invitation.expires_at > world.clock.now()
-    await world.accounts.accept(bob, renewed.invitation.invitation_id)
-    assert (await world.accounts.sign_in("bob@example.com", PASSWORD, "c")).role_in(ws) is (
-        Role.MEMBER
-    )
+    await world.accounts.invitations.accept(bob, renewed.invitation.invitation_id)
+    assert (await world.accounts.sessions.sign_in("bob@example.com", PASSWORD, "c")).role_in(
+        ws
+    ) is (Role.MEMBER)
 
 
 async def test_an_invitation_is_mailed_naming_the_workspace_and_the_inviter() -> None:
@@ -263,7 +265,7 @@ async def test_an_invitation_is_mailed_naming_the_workspace_and_the_inviter() ->
     ws = await world.workspace("Acme Support")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
 
-    sent = await world.accounts.invite(owner, ws, "new@example.com")
+    sent = await world.accounts.invitations.invite(owner, ws, "new@example.com")
 
     assert sent.mailed is True
     assert world.mailer is not None
@@ -281,30 +283,30 @@ async def test_a_mailed_link_makes_a_new_account_only_for_an_address_without_one
     world = World(FakeMailer())
     ws, other = await world.workspace(), await world.workspace("Other")
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
-    await world.accounts.create_user("ghost@example.com", other, Role.OWNER)  # no password
-    await world.accounts.invite(owner, ws, "new@example.com")
-    await world.accounts.invite(owner, ws, "ghost@example.com")
+    await world.accounts.users.create("ghost@example.com", other, Role.OWNER)  # no password
+    await world.accounts.invitations.invite(owner, ws, "new@example.com")
+    await world.accounts.invitations.invite(owner, ws, "ghost@example.com")
     assert world.mailer is not None
     new_token, ghost_token = (
         m.get_content().split("/dashboard/invitations/")[1].split()[0] for m in world.mailer.sent
     )
 
-    linked = await world.accounts.invitation_by_link(ghost_token)
+    linked = await world.accounts.invitations.by_link(ghost_token)
     assert linked.has_account is True
     with pytest.raises(AccountExists):
-        await world.accounts.join_by_link(ghost_token, PASSWORD)
+        await world.accounts.invitations.join_by_link(ghost_token, PASSWORD)
     ghost = await world.store.users.find_by_email("ghost@example.com")
     assert ghost is not None
     assert ghost.password_hash is None
 
-    joined = await world.accounts.join_by_link(new_token, PASSWORD)
+    joined = await world.accounts.invitations.join_by_link(new_token, PASSWORD)
 
     assert joined.user.email == "new@example.com"
     assert joined.role_in(ws) is Role.MEMBER
     with pytest.raises(LinkRefused):
-        await world.accounts.join_by_link(new_token, PASSWORD)
+        await world.accounts.invitations.join_by_link(new_token, PASSWORD)
     with pytest.raises(LinkRefused):
-        await world.accounts.invitation_by_link("abc")
+        await world.accounts.invitations.by_link("abc")
 
 
 async def test_an_invitation_not_mailed_still_waits() -> None:
@@ -314,12 +316,12 @@ async def test_an_invitation_not_mailed_still_waits() -> None:
     ws = await world.workspace()
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
 
-    sent = await world.accounts.invite(owner, ws, "new@example.com")
+    sent = await world.accounts.invitations.invite(owner, ws, "new@example.com")
 
     assert (sent.mailed, sent.mail_set_up) == (False, True)
-    assert [o.invitation.email for o in await world.accounts.workspace_invitations(owner, ws)] == [
-        "new@example.com"
-    ]
+    assert [
+        o.invitation.email for o in await world.accounts.invitations.of_workspace(owner, ws)
+    ] == ["new@example.com"]
 
 
 async def test_a_member_leaves_but_the_last_owner_stays(world: World) -> None:
@@ -327,14 +329,14 @@ async def test_a_member_leaves_but_the_last_owner_stays(world: World) -> None:
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
     member = await world.signed_in("m@example.com", ws, Role.MEMBER)
 
-    await world.accounts.leave(member, ws)
+    await world.accounts.users.leave(member, ws)
 
     assert await world.store.users.memberships(member.user.user_id) == []
     assert await world.store.users.get(member.user.user_id) is not None  # keeps the account
     with pytest.raises(AdminError):
-        await world.accounts.leave(owner, ws)
+        await world.accounts.users.leave(owner, ws)
     with pytest.raises(NotFoundError):
-        await world.accounts.leave(member, ws)
+        await world.accounts.users.leave(member, ws)
 
 
 async def test_removing_a_member_ends_their_sessions(world: World) -> None:
@@ -346,12 +348,12 @@ async def test_removing_a_member_ends_their_sessions(world: World) -> None:
         Membership(both.user.user_id, other, Role.MEMBER, world.clock.now())
     )
 
-    await world.accounts.remove_member(owner, ws, member.user.user_id)
-    await world.accounts.remove_member(owner, ws, both.user.user_id)
+    await world.accounts.users.remove_member(owner, ws, member.user.user_id)
+    await world.accounts.users.remove_member(owner, ws, both.user.user_id)
 
-    assert await world.accounts.session(member.secret) is None
+    assert await world.accounts.sessions.session(member.secret) is None
     assert await world.store.users.get(member.user.user_id) is None  # in no workspace left
-    assert await world.accounts.session(both.secret) is None
+    assert await world.accounts.sessions.session(both.secret) is None
     kept = await world.store.users.get(both.user.user_id)
     assert kept is not None  # still a member of the other workspace
 
@@ -361,28 +363,28 @@ async def test_the_last_owner_stays(world: World) -> None:
     owner = await world.signed_in("owner@example.com", ws, Role.OWNER)
 
     with pytest.raises(AdminError):
-        await world.accounts.remove_member(owner, ws, owner.user.user_id)
+        await world.accounts.users.remove_member(owner, ws, owner.user.user_id)
 
 
 async def test_create_user_refusals(world: World) -> None:
     ws = await world.workspace()
-    await world.accounts.create_user("ada@example.com", ws, Role.OWNER)
+    await world.accounts.users.create("ada@example.com", ws, Role.OWNER)
 
     with pytest.raises(AdminError) as taken:
-        await world.accounts.create_user("ADA@example.com", ws, Role.MEMBER)
+        await world.accounts.users.create("ADA@example.com", ws, Role.MEMBER)
     with pytest.raises(AdminError) as malformed:
-        await world.accounts.create_user("ada@", ws, Role.MEMBER)
+        await world.accounts.users.create("ada@", ws, Role.MEMBER)
     with pytest.raises(NotFoundError):
-        await world.accounts.create_user("bob@example.com", "ws_nope", Role.MEMBER)
+        await world.accounts.users.create("bob@example.com", "ws_nope", Role.MEMBER)
     assert taken.value.field == malformed.value.field == "email"
 
 
 async def test_ensure_user_links_only_while_there_is_no_password(world: World) -> None:
     ws, other = await world.workspace(), await world.workspace("Other")
-    member = await world.accounts.create_user("demo@example.com", other, Role.MEMBER)
+    member = await world.accounts.users.create("demo@example.com", other, Role.MEMBER)
 
-    added = await world.accounts.ensure_user("Demo@example.com", ws, Role.OWNER)
-    again = await world.accounts.ensure_user("demo@example.com", ws, Role.MEMBER)
+    added = await world.accounts.users.ensure("Demo@example.com", ws, Role.OWNER)
+    again = await world.accounts.users.ensure("demo@example.com", ws, Role.MEMBER)
 
     # One user: added to the workspace once, as an owner, keeping that role.
     assert added.user.user_id == again.user.user_id == member.user.user_id
@@ -391,13 +393,13 @@ async def test_ensure_user_links_only_while_there_is_no_password(world: World) -
     assert added.link is not None
     assert again.link is not None
     assert added.link != again.link
-    await world.accounts.use_link(again.link.rsplit("/", 1)[1], PASSWORD)
+    await world.accounts.sessions.use_link(again.link.rsplit("/", 1)[1], PASSWORD)
 
-    with_password = await world.accounts.ensure_user("demo@example.com", ws, Role.OWNER)
+    with_password = await world.accounts.users.ensure("demo@example.com", ws, Role.OWNER)
 
     assert with_password.link is None
-    assert (await world.accounts.sign_in("demo@example.com", PASSWORD, "c")).user.email == (
-        "demo@example.com"
-    )
+    assert (
+        await world.accounts.sessions.sign_in("demo@example.com", PASSWORD, "c")
+    ).user.email == ("demo@example.com")
     with pytest.raises(NotFoundError):
-        await world.accounts.ensure_user("demo@example.com", "ws_none", Role.OWNER)
+        await world.accounts.users.ensure("demo@example.com", "ws_none", Role.OWNER)

@@ -39,7 +39,7 @@ async def _demo(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
     services = runtime.services
     workspace = await _workspace(services)
     form = await _form(services, workspace)
-    demo_user = await command_accounts(runtime).ensure_user(
+    demo_user = await command_accounts(runtime).users.ensure(
         DEMO_EMAIL, workspace.workspace_id, Role.OWNER
     )
     settings = runtime.settings

@@ -65,7 +65,7 @@ def register(commands: Subparsers) -> None:
 
 
 async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    created = await command_accounts(runtime).create_user(
+    created = await command_accounts(runtime).users.create(
         args.email, args.workspace, Role(args.role)
     )
     # The one place the link is printed: it is kept only as a hash.
@@ -82,7 +82,7 @@ async def _create(runtime: AdminRuntime, args: argparse.Namespace, out: Output) 
 
 
 async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    members = await command_accounts(runtime).users(args.workspace)
+    members = await command_accounts(runtime).users.all(args.workspace)
     rows = (
         (
             m.user.user_id,
@@ -98,12 +98,14 @@ async def _list(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 
 async def _remove(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    user = await command_accounts(runtime).remove_user(args.user)
+    user = await command_accounts(runtime).users.remove(args.user)
     out.result(user_view(user), [f"user {user.user_id} removed: {user.email}; sessions ended"])
 
 
 async def _role(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
-    member = await command_accounts(runtime).set_role(args.workspace, args.user, Role(args.role))
+    member = await command_accounts(runtime).users.set_role(
+        args.workspace, args.user, Role(args.role)
+    )
     (membership,) = member.memberships
     out.result(
         user_view(member.user, member.memberships),
@@ -116,7 +118,7 @@ async def _role(runtime: AdminRuntime, args: argparse.Namespace, out: Output) ->
 
 async def _link(runtime: AdminRuntime, args: argparse.Namespace, out: Output) -> None:
     # Printed to the operator's terminal only: the link sets the user's password.
-    user, link = await command_accounts(runtime).password_link(args.user)
+    user, link = await command_accounts(runtime).users.password_link(args.user)
     out.result(
         {**user_view(user), "sign_in_link": link},
         [

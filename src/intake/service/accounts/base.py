@@ -1,5 +1,5 @@
-"""What every part of `Accounts` shares: the store, clock, ids, password hasher, rate
-limiter, mailer and settings; and the signed-in user as the dashboard sees it."""
+"""What every account service shares: the store, clock, ids and settings, and the one-time
+link that sets a password; and the signed-in user as the dashboard sees it."""
 
 from __future__ import annotations
 
@@ -21,9 +21,6 @@ from intake.domain.users import (
 )
 from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
-from intake.ports.passwords import PasswordHasher
-from intake.ports.rate_limiter import RateLimiter
-from intake.ports.senders import Mailer
 from intake.ports.store import Store
 from intake.service.accounts.errors import NotAllowed
 from intake.service.admin.errors import NotFoundError
@@ -94,24 +91,15 @@ class NewUser:
 
 
 class AccountsBase:
+    """The dependencies every account service takes first."""
+
     def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        id_source: IdSource,
-        *,
-        hasher: PasswordHasher,
-        rate_limiter: RateLimiter,
-        settings: AccountSettings,
-        mailer: Mailer | None = None,
+        self, store: Store, clock: Clock, id_source: IdSource, settings: AccountSettings
     ) -> None:
         self._store = store
         self._clock = clock
         self._ids = id_source
-        self._hasher = hasher
-        self._limiter = rate_limiter
         self._settings = settings
-        self._mailer = mailer
 
     def _id(self, prefix: str) -> str:
         return ids.prefixed_id(prefix, self._ids.random_bytes(ids.ID_RANDOM_BYTES))

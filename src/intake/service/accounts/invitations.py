@@ -25,10 +25,15 @@ from intake.domain.users import (
     User,
     normalise_email,
 )
-from intake.ports.senders import MailRejected, MailUnavailable
-from intake.service.accounts.base import INVITATION_PATH, SignedIn
+from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
+from intake.ports.passwords import PasswordHasher
+from intake.ports.rate_limiter import RateLimiter
+from intake.ports.senders import Mailer, MailRejected, MailUnavailable
+from intake.ports.store import Store
+from intake.service.accounts.base import INVITATION_PATH, AccountsBase, AccountSettings, SignedIn
 from intake.service.accounts.errors import AccountExists, LinkRefused, TooManyInvitations
-from intake.service.accounts.sign_in import SignInAccounts, checked_password
+from intake.service.accounts.sign_in import Sessions, checked_password
 from intake.service.admin.errors import AdminError, NotFoundError
 
 
@@ -61,7 +66,27 @@ class LinkedInvitation:
     has_account: bool
 
 
-class InvitationAccounts(SignInAccounts):
+class Invitations(AccountsBase):
+    """Invitations to a workspace, accepted by their invitee only."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        id_source: IdSource,
+        settings: AccountSettings,
+        *,
+        hasher: PasswordHasher,
+        rate_limiter: RateLimiter,
+        sessions: Sessions,
+        mailer: Mailer | None = None,
+    ) -> None:
+        super().__init__(store, clock, id_source, settings)
+        self._hasher = hasher
+        self._limiter = rate_limiter
+        self._sessions = sessions
+        self._mailer = mailer
+
     async def invite(
         self, by: SignedIn, workspace_id: str, email: str, role: Role = Role.MEMBER
     ) -> Sent:
@@ -73,7 +98,7 @@ class InvitationAccounts(SignInAccounts):
             raise AdminError(str(error), field="email") from None
         return await self._send(workspace_id, address, role, by.user)
 
-    async def owned_invitation(self, by: SignedIn, invitation_id: str) -> Invitation:
+    async def owned(self, by: SignedIn, invitation_id: str) -> Invitation:
         """A pending invitation of a workspace `by` owns: NotFoundError for any other,
         NotAllowed for a member's."""
         return await self._owned(by, invitation_id)
@@ -84,16 +109,17 @@ class InvitationAccounts(SignInAccounts):
         return await self._send(found.workspace_id, found.email, found.role, by.user)
 
     async def revoke(self, by: SignedIn, invitation_id: str) -> None:
+        """Closes a pending invitation: its link opens nothing from now on."""
         await self._owned(by, invitation_id)
         await self._store.users.close_invitation(invitation_id, InvitationStatus.REVOKED)
 
-    async def workspace_invitations(self, by: SignedIn, workspace_id: str) -> list[Offer]:
+    async def of_workspace(self, by: SignedIn, workspace_id: str) -> list[Offer]:
         """An owner's view of the workspace's pending invitations, expired ones too."""
         by.require_owner(workspace_id)
         found = await self._store.users.workspace_invitations(workspace_id)
         return [await self._offer(invitation) for invitation in found]
 
-    async def my_invitations(self, signed: SignedIn) -> list[Offer]:
+    async def mine(self, signed: SignedIn) -> list[Offer]:
         """The invitations the signed-in user may accept now."""
         now = self._clock.now()
         found = await self._store.users.invitations_for(signed.user.email)
@@ -109,10 +135,11 @@ class InvitationAccounts(SignInAccounts):
             raise NotFoundError("no such invitation")
 
     async def decline(self, signed: SignedIn, invitation_id: str) -> None:
+        """Closes an invitation of the signed-in user's address, unaccepted."""
         found = await self._mine(signed, invitation_id)
         await self._store.users.close_invitation(found.invitation_id, InvitationStatus.DECLINED)
 
-    async def invitation_by_link(self, token: str) -> LinkedInvitation:
+    async def by_link(self, token: str) -> LinkedInvitation:
         """The open invitation of a mailed link; LinkRefused for any other."""
         found = await self._by_link(token)
         has_account = await self._store.users.find_by_email(found.email) is not None
@@ -137,7 +164,7 @@ class InvitationAccounts(SignInAccounts):
             if await self._store.users.find_by_email(found.email) is not None:
                 raise AccountExists  # made meanwhile
             raise LinkRefused
-        return await self._start_session(user)
+        return await self._sessions.start(user)
 
     async def _by_link(self, token: str) -> Invitation:
         found = None

@@ -15,7 +15,9 @@ from intake.service.accounts.base import AccountsBase, SignedIn
 NOTE_LIFETIME = timedelta(minutes=10)
 
 
-class NoteAccounts(AccountsBase):
+class Notes(AccountsBase):
+    """What a post keeps for the page it leads to."""
+
     async def keep_secret(self, signed: SignedIn, kind: str, subject: str, secret: str) -> None:
         """Keeps `secret` for the next page of this session about `subject` (the id of
         the key or endpoint of `kind` just made), in place of any kept before."""

@@ -23,8 +23,10 @@ class Member:
 KEEPS_AN_OWNER = "a workspace keeps at least one owner"
 
 
-class PeopleAccounts(AccountsBase):
-    async def create_user(self, email: str, workspace_id: str, role: Role) -> NewUser:
+class Users(AccountsBase):
+    """Users and their memberships."""
+
+    async def create(self, email: str, workspace_id: str, role: Role) -> NewUser:
         """A new user, member of one workspace, and the one-time link that sets their
         password (valid 24 hours). An address already used is refused."""
         address = await self._checked(email, workspace_id)
@@ -35,7 +37,7 @@ class PeopleAccounts(AccountsBase):
             raise AdminError("a user with this email address exists", field="email")
         return NewUser(user, membership, await self._new_link(user.user_id, now))
 
-    async def ensure_user(self, email: str, workspace_id: str, role: Role) -> NewUser:
+    async def ensure(self, email: str, workspace_id: str, role: Role) -> NewUser:
         """For `intake demo`: the user of this address in the workspace, made (or added to
         the workspace) with `role` when missing; one already there keeps their role. A
         fresh one-time link comes with them while they have no password; once they have
@@ -43,7 +45,7 @@ class PeopleAccounts(AccountsBase):
         address = await self._checked(email, workspace_id)
         user = await self._store.users.find_by_email(address)
         if user is None:
-            return await self.create_user(address, workspace_id, role)
+            return await self.create(address, workspace_id, role)
         now = self._clock.now()
         memberships = await self._store.users.memberships(user.user_id)
         membership = next((m for m in memberships if m.workspace_id == workspace_id), None)
@@ -54,7 +56,7 @@ class PeopleAccounts(AccountsBase):
             return NewUser(user, membership, None)
         return NewUser(user, membership, await self._new_link(user.user_id, now))
 
-    async def workspace_members(self, by: SignedIn, workspace_id: str) -> list[Member]:
+    async def members(self, by: SignedIn, workspace_id: str) -> list[Member]:
         """The members of a workspace `by` belongs to, each with their role there only."""
         if by.role_in(workspace_id) is None:
             raise NotFoundError("no such workspace")
@@ -65,17 +67,18 @@ class PeopleAccounts(AccountsBase):
     async def member_page(
         self, by: SignedIn, workspace_id: str, limit: int, cursor: str | None
     ) -> ShortPage[Member]:
-        """`limit` of `workspace_members` after `cursor`, the newest membership first."""
-        members = await self.workspace_members(by, workspace_id)
+        """`limit` of `members` after `cursor`, the newest membership first."""
+        members = await self.members(by, workspace_id)
         return short_page(members, _member_position, limit, cursor)
 
-    async def users(self, workspace_id: str | None = None) -> list[Member]:
+    async def all(self, workspace_id: str | None = None) -> list[Member]:
+        """The workspace's users (every user, without one), each with every membership."""
         found = await self._store.users.list_users(workspace_id)
         return [
             Member(user, tuple(await self._store.users.memberships(user.user_id))) for user in found
         ]
 
-    async def remove_user(self, user_ref: str) -> User:
+    async def remove(self, user_ref: str) -> User:
         """By id or email address: the user, memberships, links and sessions go. The last
         owner of a workspace stays, as `set_role` keeps them an owner."""
         user = await self._user(user_ref)

@@ -19,7 +19,12 @@ from intake.domain.users import (
     csrf_token,
     normalise_email,
 )
-from intake.service.accounts.base import AccountsBase, SignedIn
+from intake.ports.clock import Clock
+from intake.ports.ids import IdSource
+from intake.ports.passwords import PasswordHasher
+from intake.ports.rate_limiter import RateLimiter
+from intake.ports.store import Store
+from intake.service.accounts.base import AccountsBase, AccountSettings, SignedIn
 from intake.service.accounts.errors import LinkRefused, SignInRefused, SignInThrottled
 from intake.service.admin.errors import AdminError
 
@@ -28,8 +33,24 @@ from intake.service.admin.errors import AdminError
 _DUMMY_PASSWORD = "intake: no account has this password"  # noqa: S105 - a decoy, not a secret
 
 
-class SignInAccounts(AccountsBase):
+class Sessions(AccountsBase):
+    """Signing in, and the sessions that follow."""
+
     _dummy_hash: str | None = None
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        id_source: IdSource,
+        settings: AccountSettings,
+        *,
+        hasher: PasswordHasher,
+        rate_limiter: RateLimiter,
+    ) -> None:
+        super().__init__(store, clock, id_source, settings)
+        self._hasher = hasher
+        self._limiter = rate_limiter
 
     async def sign_in(self, email: str, password: str, client: str) -> SignedIn:
         """A new session for the right address and password. `client` is the client's
@@ -48,7 +69,7 @@ class SignInAccounts(AccountsBase):
             raise SignInRefused
         if not await self._hasher.verify(user.password_hash, password):
             raise SignInRefused
-        return await self._start_session(user)
+        return await self.start(user)
 
     async def link_user(self, token: str) -> User:
         """The user whose password a link sets, without using it: LinkRefused for a link
@@ -103,14 +124,16 @@ class SignInAccounts(AccountsBase):
         return await self._signed_in(user, found, secret)
 
     async def sign_out(self, signed_in: SignedIn) -> None:
+        """Ends this session."""
         await self._store.users.end_session(signed_in.session.session_id)
 
     async def _set_password(self, user: User, password: str) -> SignedIn:
         await self._store.users.set_password(user.user_id, await self._hasher.hash(password))
         await self._store.users.end_sessions(user.user_id)
-        return await self._start_session(user)
+        return await self.start(user)
 
-    async def _start_session(self, user: User) -> SignedIn:
+    async def start(self, user: User) -> SignedIn:
+        """A new session of `user`, who proved who they are (a password, a link)."""
         # Always a new secret: a session id planted before sign-in is never promoted.
         secret = self._secret()
         now = self._clock.now()

@@ -45,7 +45,7 @@ async def erase(request: Request, signed: SignedIn) -> Response:
         # The receipt waits for its page, for this session alone; a reload of that page
         # finds it taken and erases nothing again.
         shown = json.dumps({"asked": email, "receipt": erasure_receipt_view(receipt)})
-        await web.accounts(request).keep_secret(signed, _NOTE, workspace_id, shown)
+        await web.accounts(request).notes.keep_secret(signed, _NOTE, workspace_id, shown)
         return web.see_other(f"{PATH}?{urlencode({'workspace': workspace_id})}")
     return await _page(request, signed, workspace_id, email, erasure_receipt_view(receipt))
 
@@ -56,7 +56,7 @@ async def receipt_page(request: Request, signed: SignedIn) -> Response:
     workspace_id = request.query_params.get("workspace", "")
     if not signed.configures(workspace_id):
         return web.see_other(SETTINGS)
-    kept = await web.accounts(request).take_secret(signed, _NOTE, workspace_id)
+    kept = await web.accounts(request).notes.take_secret(signed, _NOTE, workspace_id)
     if kept is None:
         return web.see_other(f"{SETTINGS}?{urlencode({'workspace': workspace_id})}")
     shown = json.loads(kept)

@@ -56,7 +56,7 @@ async def webhooks_page(request: Request, signed: SignedIn, form: Form) -> Respo
     if not created_id:
         return await _list(request, signed, form)
     endpoint = await _endpoint(request, form, created_id)
-    secret = await web.accounts(request).take_secret(signed, _NOTE, endpoint.endpoint_id)
+    secret = await web.accounts(request).notes.take_secret(signed, _NOTE, endpoint.endpoint_id)
     created = None if secret is None else CreatedEndpoint(endpoint, secret)
     return await _list(request, signed, form, created=created, shown_before=created is None)
 
@@ -115,7 +115,7 @@ async def add(request: Request, signed: SignedIn, form: Form, posted: FormData) 
     # Post, redirect, get: the secret waits for the page, kept for this session alone,
     # in no URL; a reload of that page posts nothing and shows it no more.
     endpoint_id = created.endpoint.endpoint_id
-    await web.accounts(request).keep_secret(signed, _NOTE, endpoint_id, created.secret)
+    await web.accounts(request).notes.keep_secret(signed, _NOTE, endpoint_id, created.secret)
     query = urlencode({"created": endpoint_id})
     return web.see_other(f"{settings_path(form, 'webhooks')}?{query}")
 

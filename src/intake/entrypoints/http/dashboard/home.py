@@ -65,7 +65,7 @@ async def render(
     charts, entries, invitations = await asyncio.gather(
         list_charts(request, listed),
         _entries(services, chosen, pages),
-        web.accounts(request).my_invitations(signed),
+        web.accounts(request).invitations.mine(signed),
     )
     for entry in entries:
         for row in _rows(entry):

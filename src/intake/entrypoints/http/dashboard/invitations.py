@@ -39,9 +39,9 @@ async def _answer(request: Request, signed: SignedIn, *, accepting: bool) -> Res
         form = await read_form(request, signed.csrf)
         invitation_id = text(form, "invitation")
         if accepting:
-            await accounts.accept(signed, invitation_id)
+            await accounts.invitations.accept(signed, invitation_id)
         else:
-            await accounts.decline(signed, invitation_id)
+            await accounts.invitations.decline(signed, invitation_id)
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -83,7 +83,7 @@ def _link_page(
 async def link_page(request: Request) -> Response:
     token: str = request.path_params["token"]
     try:
-        linked = await web.accounts(request).invitation_by_link(token)
+        linked = await web.accounts(request).invitations.by_link(token)
     except LinkRefused:
         return _refused(request)
     signed = await web.signed_in(request)
@@ -101,12 +101,12 @@ async def join(request: Request) -> Response:
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)
     try:
-        linked = await accounts.invitation_by_link(token)
+        linked = await accounts.invitations.by_link(token)
         password = text(form, "password")
         if password != text(form, "confirm"):
             return _link_page(request, token, linked, error="The passwords differ.", status=422)
         try:
-            signed = await accounts.join_by_link(token, password)
+            signed = await accounts.invitations.join_by_link(token, password)
         except AdminError as error:
             message = f"Password: {error}."
             return _link_page(request, token, linked, error=message, status=422)

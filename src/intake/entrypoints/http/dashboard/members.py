@@ -42,7 +42,7 @@ async def _to_sent(request: Request, signed: SignedIn, sent: Sent) -> Response:
     the page's address names only the invitation (its id, shown on the page anyway)."""
     invitation_id = sent.invitation.invitation_id
     told = json.dumps({"mailed": sent.mailed, "mail_set_up": sent.mail_set_up})
-    await web.accounts(request).keep_secret(signed, _NOTE, invitation_id, told)
+    await web.accounts(request).notes.keep_secret(signed, _NOTE, invitation_id, told)
     return web.see_other(f"{PATH}?{urlencode({'sent': invitation_id})}")
 
 
@@ -52,11 +52,11 @@ async def _sent(request: Request, signed: SignedIn, invitation_id: str) -> Sent 
     if not invitation_id:
         return None
     accounts = web.accounts(request)
-    told = await accounts.take_secret(signed, _NOTE, invitation_id)
+    told = await accounts.notes.take_secret(signed, _NOTE, invitation_id)
     if told is None:
         return None
     try:
-        invitation = await accounts.owned_invitation(signed, invitation_id)
+        invitation = await accounts.invitations.owned(signed, invitation_id)
     except (NotFoundError, NotAllowed):
         return None
     shown = json.loads(told)
@@ -82,9 +82,9 @@ async def _page(
         if only is not None and workspace_id != only:
             continue
         try:
-            page = await accounts.member_page(signed, workspace_id, MEMBERS_PER_PAGE, cursor)
+            page = await accounts.users.member_page(signed, workspace_id, MEMBERS_PER_PAGE, cursor)
         except AdminError:  # a cursor this page did not make: the first page, saying so
-            page = await accounts.member_page(signed, workspace_id, MEMBERS_PER_PAGE, None)
+            page = await accounts.users.member_page(signed, workspace_id, MEMBERS_PER_PAGE, None)
             error, status = "That page of members is not one this list gave.", 422
         next_url = None
         if page.next_cursor is not None:
@@ -92,7 +92,7 @@ async def _page(
                 f"{PATH}?{urlencode({'workspace': workspace_id, 'cursor': page.next_cursor})}"
             )
         owner = signed.configures(workspace_id)
-        invitations = await accounts.workspace_invitations(signed, workspace_id) if owner else []
+        invitations = await accounts.invitations.of_workspace(signed, workspace_id) if owner else []
         workspaces.append(
             {
                 "workspace": await services.workspaces.get(workspace_id),
@@ -123,7 +123,9 @@ async def invite(request: Request, signed: SignedIn) -> Response:
         role = Role(text(form, "role") or Role.MEMBER.value)
         workspace_id = signed.require_owner(text(form, "workspace"))
         await web.runtime(request).services.workspaces.acting(workspace_id)  # mails nothing
-        sent = await web.accounts(request).invite(signed, workspace_id, text(form, "email"), role)
+        sent = await web.accounts(request).invitations.invite(
+            signed, workspace_id, text(form, "email"), role
+        )
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -149,9 +151,9 @@ async def resend(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         accounts = web.accounts(request)
-        found = await accounts.owned_invitation(signed, text(form, "invitation"))
+        found = await accounts.invitations.owned(signed, text(form, "invitation"))
         await web.runtime(request).services.workspaces.acting(found.workspace_id)  # mails nothing
-        sent = await accounts.resend(signed, found.invitation_id)
+        sent = await accounts.invitations.resend(signed, found.invitation_id)
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -165,7 +167,7 @@ async def resend(request: Request, signed: SignedIn) -> Response:
 async def revoke(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
-        await web.accounts(request).revoke(signed, text(form, "invitation"))
+        await web.accounts(request).invitations.revoke(signed, text(form, "invitation"))
     except (BadFormError, NotAllowed):
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -178,7 +180,7 @@ async def leave(request: Request, signed: SignedIn) -> Response:
     """The signed-in user leaves a workspace; its last owner cannot."""
     try:
         form = await read_form(request, signed.csrf)
-        await web.accounts(request).leave(signed, text(form, "workspace"))
+        await web.accounts(request).users.leave(signed, text(form, "workspace"))
     except BadFormError:
         return web.page(request, "refused.html", {}, status=403)
     except NotFoundError:
@@ -192,7 +194,7 @@ async def leave(request: Request, signed: SignedIn) -> Response:
 async def remove(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
-        await web.accounts(request).remove_member(
+        await web.accounts(request).users.remove_member(
             signed, text(form, "workspace"), text(form, "user")
         )
     except (BadFormError, NotAllowed):
@@ -209,7 +211,7 @@ async def change_role(request: Request, signed: SignedIn) -> Response:
     try:
         form = await read_form(request, signed.csrf)
         role = Role(text(form, "role"))
-        await web.accounts(request).change_role(
+        await web.accounts(request).users.change_role(
             signed, text(form, "workspace"), text(form, "user"), role
         )
     except (BadFormError, NotAllowed):

@@ -57,7 +57,7 @@ async def sign_in(request: Request) -> Response:
     email = text(form, "email")
     back = web.return_path(text(form, "next"))
     try:
-        signed = await web.accounts(request).sign_in(
+        signed = await web.accounts(request).sessions.sign_in(
             email, text(form, "password"), web.client(request)
         )
     except SignInRefused:
@@ -87,7 +87,7 @@ async def link_form(request: Request) -> Response:
     the password under it); 410 for a link used, expired or unknown."""
     token: str = request.path_params["token"]
     try:
-        user = await web.accounts(request).link_user(token)
+        user = await web.accounts(request).sessions.link_user(token)
     except LinkRefused:
         return _link_refused(request)
     return _password_page(request, token, user.email)
@@ -101,14 +101,14 @@ async def use_link(request: Request) -> Response:
         return _refused_form(request)
     accounts = web.accounts(request)
     try:
-        account = (await accounts.link_user(token)).email
+        account = (await accounts.sessions.link_user(token)).email
         password = text(form, "password")
         if password != text(form, "confirm"):
             return _password_page(
                 request, token, account, error="The passwords differ.", status=422
             )
         try:
-            signed = await accounts.use_link(token, password)
+            signed = await accounts.sessions.use_link(token, password)
         except AdminError as error:
             message = f"Password: {error}."
             return _password_page(request, token, account, error=message, status=422)
@@ -123,7 +123,7 @@ async def sign_out(request: Request, signed: SignedIn) -> Response:
         await read_form(request, signed.csrf)
     except BadFormError:
         return _refused_form(request)
-    await web.accounts(request).sign_out(signed)
+    await web.accounts(request).sessions.sign_out(signed)
     return web.end_session(web.see_other(SIGN_IN), request)
 
 
@@ -150,7 +150,7 @@ async def change_password(request: Request, signed: SignedIn) -> Response:
     if new != text(form, "confirm"):
         return _change_page(request, signed, error="The new passwords differ.", status=422)
     try:
-        renewed = await web.accounts(request).change_password(
+        renewed = await web.accounts(request).sessions.change_password(
             signed, text(form, "current_password"), new
         )
     except AdminError as error:

@@ -63,7 +63,7 @@ async def settings_page(request: Request, signed: SignedIn) -> Response:
         key = await web.runtime(request).services.keys.owned(workspace_id, created_id)
     except NotFoundError:
         return web.page(request, "not_found.html", {}, status=404)
-    secret = await web.accounts(request).take_secret(signed, _NOTE, key.key_id)
+    secret = await web.accounts(request).notes.take_secret(signed, _NOTE, key.key_id)
     created = None if secret is None else CreatedKey(key, secret)
     return await _page(request, signed, workspace_id, created=created, shown_before=not created)
 
@@ -139,7 +139,7 @@ async def create_key(request: Request, signed: SignedIn) -> Response:
         return await _page(request, signed, workspace_id, error=message, status=422)
     # Post, redirect, get: the key waits for the page, kept for this session alone, in no
     # URL, a log or a later page (no-store); a reload of that page makes no second key.
-    await web.accounts(request).keep_secret(signed, _NOTE, created.key.key_id, created.secret)
+    await web.accounts(request).notes.keep_secret(signed, _NOTE, created.key.key_id, created.secret)
     query = urlencode({"workspace": workspace_id, "created": created.key.key_id})
     return web.see_other(f"{PATH}?{query}")
 

@@ -18,6 +18,6 @@ async def tell(request: Request, signed: SignedIn, path: str, message: str) -> R
     said once."""
     address, mark, fragment = path.partition("#")
     where = address.partition("?")[0]
-    await web.accounts(request).keep_secret(signed, web.TOLD_NOTE, where, message)
+    await web.accounts(request).notes.keep_secret(signed, web.TOLD_NOTE, where, message)
     joined = "&" if "?" in address else "?"
     return web.see_other(f"{address}{joined}{web.TOLD_FLAG}=1{mark}{fragment}")

@@ -149,7 +149,7 @@ def _secure(request: Request) -> bool:
 async def signed_in(request: Request) -> SignedIn | None:
     for secret in _cookie_values(request, SESSION_COOKIE)[:MAX_SESSION_COOKIES]:
         if secret and len(secret) <= 100:
-            found = await accounts(request).session(secret)
+            found = await accounts(request).sessions.session(secret)
             if found is not None:
                 return found
     return None
@@ -247,7 +247,7 @@ TOLD_NOTE = "told"
 
 async def _take_told(request: Request, signed: SignedIn) -> None:
     if request.method == "GET" and request.query_params.get(TOLD_FLAG) == "1":
-        note = await accounts(request).take_secret(signed, TOLD_NOTE, request.url.path)
+        note = await accounts(request).notes.take_secret(signed, TOLD_NOTE, request.url.path)
         request.state.told = note
 
 
