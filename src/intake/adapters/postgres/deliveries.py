@@ -18,16 +18,11 @@ from intake.adapters.delivery_rules import (
 )
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.delivery_records import (
-    FAILED_AGAIN,
-    FAILED_DEAD,
-    SUCCEEDED,
-    PostgresDeliveryRecords,
-    PostgresDeliveryRetries,
-)
+from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_claim
+from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
@@ -68,6 +63,25 @@ _FORMS_RECIPIENTS = for_psycopg(sql.SELECT_RECIPIENT) + " WHERE form_id = ANY (%
 _FORMS_CHATS = for_psycopg(chat_sql.SELECT_CHAT) + " WHERE form_id = ANY (%s)"
 _INSERT_DELIVERY = for_psycopg(sql.INSERT_DELIVERY)
 _PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
+
+
+def _with_attempt(update: str) -> str:
+    """The outcome's UPDATE, and the attempt kept only when it changed the delivery: one
+    statement, so the two are one transaction. Parameters: the UPDATE's, then the
+    attempt's time, status code and error."""
+    return "WITH done AS (" + for_psycopg(update) + _KEEP_ATTEMPT
+
+
+_KEEP_ATTEMPT = """ RETURNING delivery_id, state)
+    INSERT INTO delivery_attempts (delivery_id, attempted_at, outcome, status_code, error)
+    SELECT delivery_id, %s::timestamptz,
+        CASE WHEN state = 'delivered' THEN 'delivered' ELSE 'failed' END,
+        %s::integer, %s::text
+    FROM done
+"""
+_SUCCEEDED = _with_attempt(sql.SUCCEEDED)
+_FAILED_AGAIN = _with_attempt(sql.FAILED_AGAIN)
+_FAILED_DEAD = _with_attempt(sql.FAILED_DEAD)
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
 # queries below ask that column alone, as the deliveries_due index does
@@ -191,11 +205,11 @@ _BACKLOG = """
 _COUNTS = for_psycopg(sql.COUNTS)
 
 
-class PostgresDeliveries(PostgresDeliveryRetries):
+class PostgresDeliveries(SqlDeliveryRetries):
     def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
         self._sealer = sealer
-        self._records = PostgresDeliveryRecords(db)
+        self._records = SqlDeliveryRecords(PostgresExecutor(db))
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
@@ -273,7 +287,7 @@ class PostgresDeliveries(PostgresDeliveryRetries):
         self, delivery_id: str, now: datetime, status_code: int | None = None
     ) -> None:
         at = mapping.moment(now)
-        await self._db.execute(SUCCEEDED, (at, delivery_id, at, status_code, None))
+        await self._db.execute(_SUCCEEDED, (at, delivery_id, at, status_code, None))
 
     async def record_failure(
         self,
@@ -286,10 +300,10 @@ class PostgresDeliveries(PostgresDeliveryRetries):
         at, kept = mapping.moment(now), error_text(error)
         attempt = (at, status_code, kept)
         if next_attempt_at is None:
-            await self._db.execute(FAILED_DEAD, (kept, at, delivery_id, *attempt))
+            await self._db.execute(_FAILED_DEAD, (kept, at, delivery_id, *attempt))
         else:
             again = mapping.moment(next_attempt_at)
-            await self._db.execute(FAILED_AGAIN, (again, kept, delivery_id, *attempt))
+            await self._db.execute(_FAILED_AGAIN, (again, kept, delivery_id, *attempt))
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         return await self._records.get(delivery_id)

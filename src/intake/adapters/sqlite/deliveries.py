@@ -10,6 +10,7 @@ import sqlite3
 from datetime import datetime, timedelta
 
 from intake.adapters import chat_statements as chat_sql
+from intake.adapters import delivery_records as records_sql
 from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import (
     CHAT_REMOVED,
@@ -20,15 +21,17 @@ from intake.adapters.delivery_rules import (
     error_text,
 )
 from intake.adapters.sealed_columns import opened_claim
-from intake.adapters.sqlite import delivery_records as records
+from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.form_messages import messages_fan_out
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.deliveries import (
     AttemptOutcome,
     Delivery,
+    DeliveryAttempt,
     DeliveryPosition,
     DeliveryState,
     DestinationKind,
@@ -214,11 +217,23 @@ def _claimed(row: sqlite3.Row, leased_until: datetime) -> ClaimedDelivery:
     )
 
 
+def _recorded(
+    conn: sqlite3.Connection, update: str, params: tuple[object, ...], attempt: DeliveryAttempt
+) -> None:
+    """Runs the outcome's UPDATE and, when it changed the delivery, keeps the attempt,
+    in one transaction."""
+    with transaction(conn):
+        if conn.execute(update, params).rowcount > 0:
+            at = mapping.time_text(attempt.attempted_at)
+            kept = (attempt.delivery_id, at, attempt.outcome.value, attempt.status_code)
+            conn.execute(records_sql.INSERT_ATTEMPT, (*kept, attempt.error))
+
+
 def _record_success(
     conn: sqlite3.Connection, delivery_id: str, now: datetime, status_code: int | None
 ) -> None:
-    attempt = records.attempt(delivery_id, now, AttemptOutcome.DELIVERED, status_code, None)
-    records.recorded(conn, _SUCCEEDED, (mapping.time_text(now), delivery_id), attempt)
+    attempt = DeliveryAttempt(delivery_id, now, AttemptOutcome.DELIVERED, status_code, None)
+    _recorded(conn, _SUCCEEDED, (mapping.time_text(now), delivery_id), attempt)
 
 
 def _record_failure(
@@ -231,13 +246,13 @@ def _record_failure(
     status_code: int | None,
 ) -> None:
     kept = error_text(error)
-    attempt = records.attempt(delivery_id, now, AttemptOutcome.FAILED, status_code, kept)
+    attempt = DeliveryAttempt(delivery_id, now, AttemptOutcome.FAILED, status_code, kept)
     if next_attempt_at is None:
         params: tuple[object, ...] = (kept, mapping.time_text(now), delivery_id)
-        records.recorded(conn, _FAILED_DEAD, params, attempt)
+        _recorded(conn, _FAILED_DEAD, params, attempt)
     else:
         params = (mapping.time_text(next_attempt_at), kept, delivery_id)
-        records.recorded(conn, _FAILED_AGAIN, params, attempt)
+        _recorded(conn, _FAILED_AGAIN, params, attempt)
 
 
 def _list_deliveries(conn: sqlite3.Connection, dead_only: bool, limit: int) -> list[Delivery]:
@@ -271,10 +286,11 @@ def _counts(conn: sqlite3.Connection) -> DeliveryCounts:
     )
 
 
-class SqliteDeliveries(records.SqliteDeliveryRetries):
+class SqliteDeliveries(SqlDeliveryRetries):
     def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
         self._sealer = sealer
+        self._records = SqlDeliveryRecords(SqliteExecutor(worker))
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
@@ -305,10 +321,10 @@ class SqliteDeliveries(records.SqliteDeliveryRetries):
         )
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
-        return await self._worker.run(records.get_record, delivery_id)
+        return await self._records.get(delivery_id)
 
     async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
-        return await self._worker.run(records.submission_records, submission_id)
+        return await self._records.of_submission(submission_id)
 
     async def endpoint_deliveries(
         self,
@@ -318,7 +334,7 @@ class SqliteDeliveries(records.SqliteDeliveryRetries):
         after: DeliveryPosition | None = None,
         limit: int = 50,
     ) -> list[DeliveryRecord]:
-        return await self._worker.run(records.endpoint_records, endpoint_id, state, after, limit)
+        return await self._records.of_endpoint(endpoint_id, state, after, limit)
 
     async def queue_direct(
         self,
@@ -329,8 +345,8 @@ class SqliteDeliveries(records.SqliteDeliveryRetries):
         *,
         throttled: bool = False,
     ) -> Delivery:
-        return await self._worker.run(
-            records.queue_direct, event, kind, destination_id, now, throttled=throttled
+        return await self._records.queue_direct(
+            event, kind, destination_id, now, throttled=throttled
         )
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
