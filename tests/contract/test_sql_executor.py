@@ -190,3 +190,18 @@ async def test_transactions_take_turns(executor: Executor) -> None:
 
 async def _workspaces(ex: Executor) -> list[Workspace]:
     return [ex.rows.workspace_from_row(row) for row in await ex.fetch_all(sql.LIST_WORKSPACES)]
+
+
+async def test_a_statement_sent_beside_its_own_transaction_is_refused(tmp_path: Path) -> None:
+    """On SQLite it would wait for the transaction it is part of to end, for ever."""
+    store = await open_sqlite_store(f"sqlite:///{tmp_path / 'intake.db'}")
+    assert isinstance(store, SqliteStore)
+    executor = SqliteExecutor(store._worker)
+    try:
+        async with executor.transaction() as tx:
+            await _add(tx, "ws_a")
+            with pytest.raises(RuntimeError):
+                await executor.fetch_one(_COUNT)
+        assert await _count(executor) == 1
+    finally:
+        await store.close()

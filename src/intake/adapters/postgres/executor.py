@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import psycopg
 
 from intake.adapters.postgres.database import Connection, Database
-from intake.adapters.postgres.mapping import ROW_MAPPER, checked
+from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql.executor import Params, Transaction
 from intake.adapters.sql_rows import Row, RowMapper
 from intake.adapters.sql_statements import for_psycopg
@@ -21,9 +21,9 @@ _rendered = functools.cache(for_psycopg)
 
 def _checked(params: Params) -> Params:
     """PostgreSQL text cannot hold NUL: ValueError, never a storage error."""
-    if isinstance(params, Mapping):
-        return checked(dict(params))
-    checked({str(place): value for place, value in enumerate(params, 1)})
+    for value in params.values() if isinstance(params, Mapping) else params:
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("PostgreSQL text cannot hold NUL (U+0000)")
     return params
 
 

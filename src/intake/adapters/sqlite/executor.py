@@ -4,6 +4,7 @@ other caller's function runs inside it."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -82,14 +83,18 @@ class _Transaction(_Statements):
 class SqliteExecutor(_Statements):
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
-        async with self._worker.turn:
-            tx = _Transaction(self._worker)
+        worker = self._worker
+        async with worker.turn:
+            worker.holder = asyncio.current_task()
+            tx = _Transaction(worker)
             try:
-                await self._worker.run_in_turn(_begin)
+                await worker.run_in_turn(_begin)
                 yield tx
             except BaseException:
                 # On the thread's queue before the turn is given up, even if this caller
                 # is cancelled again meanwhile: the next caller's function runs after it.
-                await self._worker.run_in_turn(_end, False)
+                await worker.run_in_turn(_end, False)
                 raise
-            await self._worker.run_in_turn(_end, not tx.discarded)
+            finally:
+                worker.holder = None
+            await worker.run_in_turn(_end, not tx.discarded)

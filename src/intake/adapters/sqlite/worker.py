@@ -23,9 +23,10 @@ class Worker:
         self._executor = executor
         self._conn = conn  # touched only by functions running on the executor's thread
         self._closed = False
-        # Held by a transaction of several calls (sql.executor), from its BEGIN to its
-        # end: another caller's function would run inside it.
+        # Held by a transaction of several calls (sqlite/executor.py), from its BEGIN to
+        # its end: another caller's function would run inside it. `holder`: its task.
         self.turn = asyncio.Lock()
+        self.holder: asyncio.Task[object] | None = None
 
     @classmethod
     async def start(cls, path: str, *, busy_timeout: float, create: bool = True) -> Worker:
@@ -47,6 +48,9 @@ class Worker:
     ) -> T:
         """Runs `fn(connection, ...)` on the worker thread, driver errors translated."""
         if self.turn.locked():  # after the transaction that holds the connection
+            if self.holder is asyncio.current_task():
+                # It would wait for its own transaction to end, for ever.
+                raise RuntimeError("inside a transaction, send statements through it")
             async with self.turn:
                 pass
         # Sent before this coroutine yields: no transaction can begin in between.
