@@ -124,17 +124,16 @@ def _shouting(text: str) -> bool:
     return len(letters) >= 20 and sum(map(str.isupper, letters)) / len(letters) > 0.7
 
 
-def _links(text: str) -> int:
-    lowered = text.lower()
+def _links(lowered: str) -> int:
     if not any(mark in lowered for mark in _LINK_MARKS):
         return 0
     return len(_LINK.findall(lowered))
 
 
-def _phrases_and_words(text: str) -> tuple[set[str], list[str]]:
-    """The distinct spam phrases (lowered) and the long words of `text`."""
+def _phrases_and_words(text: str, lowered: str) -> tuple[set[str], list[str]]:
+    """The distinct spam phrases (lowered) and the long words of `text` (`lowered` is
+    text.lower())."""
     if text.isascii():
-        lowered = text.lower()
         # A substring search per phrase is C's fast search; the pattern, which tries every
         # position, runs only for the few found.
         phrases = {
@@ -144,10 +143,16 @@ def _phrases_and_words(text: str) -> tuple[set[str], list[str]]:
         }
         # A run of 12 letters lies within one whitespace-separated word: the pattern reads
         # only the long ones.
-        long_runs = " ".join(word for word in text.split() if len(word) >= _LONG_WORD)
+        long_runs = " ".join([word for word in text.split() if len(word) >= _LONG_WORD])
         return phrases, _ASCII_WORD.findall(long_runs) if long_runs else []
     phrases = {match.group(0).lower() for match in _PHRASES.finditer(text)}
     return phrases, _WORD.findall(text)
+
+
+def _repeated(texts: list[str]) -> bool:
+    """Whether one value (of three characters or more) is given three times or more."""
+    repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
+    return bool(repeated) and repeated.most_common(1)[0][1] >= 3
 
 
 def findings(data: FieldData, subject: str | None = None) -> tuple[str, ...]:
@@ -162,8 +167,9 @@ def score(data: FieldData, subject: str | None = None) -> Score:
     points = 0.0
     reasons: list[str] = []
     joined = "\n".join(texts)
+    lowered = joined.lower()
 
-    links = _links(joined)
+    links = _links(lowered)
     if links:
         points += LINK_POINTS_FIRST + LINK_POINTS_EACH_MORE * (links - 1)
         reasons.append(f"links:{links}")
@@ -171,7 +177,7 @@ def score(data: FieldData, subject: str | None = None) -> Score:
         points += MARKUP_LINK_POINTS
         reasons.append("markup-link")
 
-    phrases, words = _phrases_and_words(joined)
+    phrases, words = _phrases_and_words(joined, lowered)
     if phrases:
         points += PHRASE_POINTS * len(phrases)
         reasons.append(f"phrases:{len(phrases)}")
@@ -185,8 +191,7 @@ def score(data: FieldData, subject: str | None = None) -> Score:
         points += SHOUTING_POINTS
         reasons.append("shouting")
 
-    repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
-    if repeated and repeated.most_common(1)[0][1] >= 3:
+    if len(texts) >= 3 and _repeated(texts):
         points += REPEATED_POINTS
         reasons.append("repeated-values")
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
+from itertools import compress, repeat
 from typing import Protocol
 
 from attrs import frozen
@@ -39,6 +40,8 @@ _HAMMY = UNKNOWN - MIN_DEVIATION
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _TINY = 1e-300
+# A token too close to UNKNOWN to be a clue: no f is 0 (S > 0), so it stands apart.
+NOT_A_CLUE = 0.0
 
 
 class TokenCounts(Protocol):
@@ -103,14 +106,19 @@ def _probability(packed: int, spam_messages: int, ham_messages: int) -> float:
     return (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n)
 
 
-def _combine(probabilities: Sequence[float]) -> Judgement:
-    """Fisher's method over the clues among a message's tokens' f (UNKNOWN for a token
-    without counts, never a clue)."""
-    where = [i for i, f in enumerate(probabilities) if f >= _SPAMMY or f <= _HAMMY]
-    if not where:
+def _clue(f: float) -> float:
+    """f, or NOT_A_CLUE when it is too close to 0.5 to be one."""
+    return NOT_A_CLUE if _HAMMY < f < _SPAMMY else f
+
+
+def _combine(found: list[float]) -> Judgement:
+    """Fisher's method over the clues among a message's tokens' f (NOT_A_CLUE for the
+    rest), in the tokens' order. The passes over them run in C (compress, map)."""
+    clue_f = list(compress(found, found))  # NOT_A_CLUE is 0.0, so false
+    if not clue_f:
         return NOTHING_KNOWN
-    clue_f = [probabilities[i] for i in where]
-    strengths = [abs(f - 0.5) for f in clue_f]
+    where = list(compress(range(len(found)), found))
+    strengths = list(map(abs, map(float.__sub__, clue_f, repeat(0.5))))  # |f - 0.5|
     if len(clue_f) > MAX_CLUES:
         kept = heapq.nlargest(MAX_CLUES, range(len(clue_f)), key=strengths.__getitem__)
         clue_f = [clue_f[i] for i in kept]
@@ -118,7 +126,7 @@ def _combine(probabilities: Sequence[float]) -> Judgement:
         strengths = [strengths[i] for i in kept]
     # S > 0 keeps every f strictly between 0 and 1: both logarithms are finite.
     ln_f = sum(map(math.log, clue_f))
-    ln_not_f = sum(map(math.log, [1.0 - f for f in clue_f]))
+    ln_not_f = sum(map(math.log, map(float.__rsub__, clue_f, repeat(1.0))))  # ln(1 - f)
     evidence = fisher_evidence(ln_f, ln_not_f, len(clue_f))
     shown = heapq.nlargest(_SHOWN_CLUES, range(len(clue_f)), key=strengths.__getitem__)
     return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))
@@ -132,13 +140,14 @@ def judge(
     if spam_messages == 0 or ham_messages == 0:
         return NOTHING_KNOWN  # one side only: every known token would look like it
     found = tokens.get
-    probabilities = [
-        UNKNOWN
-        if not (packed := found(token))
-        else _probability(packed, spam_messages, ham_messages)
-        for token in hashes
-    ]
-    return _combine(probabilities)
+    return _combine(
+        [
+            NOT_A_CLUE
+            if not (packed := found(token))
+            else _clue(_probability(packed, spam_messages, ham_messages))
+            for token in hashes
+        ]
+    )
 
 
 def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistics) -> Judgement:
@@ -150,15 +159,19 @@ def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistic
         return NOTHING_KNOWN
     memo = statistics.word_memo
     remembered = memo.get
-    probabilities = [remembered(word) for word in words]
-    if None in probabilities:
+    clues = [remembered(word) for word in words]
+    if None in clues:
         found = statistics.tokens.get
-        for index, known in enumerate(probabilities):
+        for index, known in enumerate(clues):
             if known is not None:
                 continue
             packed = found(hasher.hash(words[index]))
-            f = UNKNOWN if not packed else _probability(packed, spam_messages, ham_messages)
+            clue = (
+                NOT_A_CLUE
+                if not packed
+                else _clue(_probability(packed, spam_messages, ham_messages))
+            )
             if len(memo) < WORD_MEMO:
-                memo[words[index]] = f
-            probabilities[index] = f
-    return _combine(probabilities)  # type: ignore[arg-type]  # no None is left
+                memo[words[index]] = clue
+            clues[index] = clue
+    return _combine(clues)  # type: ignore[arg-type]  # no None is left

@@ -53,12 +53,17 @@ def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
         if 2 < len(w) <= MAX_WORD
     ]
     # SpamBayes's "skip" tokens: a long run says something by its start and size.
-    found += [f"long:{w[0]}{_bucket(len(w))}" for w in words if len(w) > MAX_WORD]
-    # Two letters of a script written without spaces.
-    found += [w for w in words if len(w) == 2 and not w.isascii()]
+    # Both kinds below are rare: one pass in C tells whether to look for them.
+    if words and max(map(len, words)) > MAX_WORD:
+        found += [f"long:{w[0]}{_bucket(len(w))}" for w in words if len(w) > MAX_WORD]
+    if not text.isascii():  # two letters of a script written without spaces
+        found += [w for w in words if len(w) == 2 and not w.isascii()]
     if prefix:
         found = [prefix + w for w in found]
-    out.update(dict.fromkeys(islice(dict.fromkeys(found), room)))
+    fresh = dict.fromkeys(found)
+    if len(fresh) > room:
+        fresh = dict.fromkeys(islice(fresh, room))
+    out.update(fresh)
 
 
 def _host_tokens(host: str, out: dict[str, None]) -> None:
