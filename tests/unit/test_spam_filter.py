@@ -9,7 +9,14 @@ import pytest
 
 from intake.domain.model import FieldData
 from intake.domain.scoring import score
-from intake.domain.spam.classifier import fisher_evidence, judge, log_chi2_tails
+from intake.domain.spam.classifier import (
+    MAX_CLUES,
+    WORD_MEMO,
+    fisher_evidence,
+    judge,
+    judge_words,
+    log_chi2_tails,
+)
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.lessons import token_hashes
 from intake.domain.spam.model import Evidence, Label, Statistics, pack, unpack
@@ -178,3 +185,28 @@ def test_the_instance_layer_shows_no_word_of_what_other_workspaces_taught() -> N
 
     assert [reason for reason in got.reasons if reason.startswith("instance:")]
     assert not [reason for reason in got.reasons if "=" in reason]
+
+
+@pytest.mark.parametrize("words", [20, MAX_CLUES + 40])
+def test_the_word_memo_judges_as_the_hashes_do(words: int) -> None:
+    # judge_words remembers each word's f beside the statistics: cold, warm, or past its
+    # cap, it must say what judge() says of the same words' hashes, clues and all (past
+    # MAX_CLUES, the strongest are kept).
+    hasher = TokenHasher(KEY)
+    message = [f"w{n}" for n in range(words)] + ["unknown", "even"]
+    counts = {hasher.hash(w): pack(n % 7, (n * 3) % 5) for n, w in enumerate(message[:-2])}
+    counts[hasher.hash("even")] = pack(4, 4)
+    statistics = Statistics(30, 40, counts)
+    expected = judge([hasher.hash(w) for w in message], counts, 30, 40)
+
+    cold = judge_words(message, hasher, statistics)
+    warm = judge_words(message, hasher, statistics)
+    statistics.word_memo.update({f"other{n}": 0.5 for n in range(WORD_MEMO)})  # full
+    backwards = list(reversed(message))
+    full = judge_words(backwards, hasher, statistics)
+
+    assert expected.clues
+    assert cold == warm == expected
+    assert len(statistics.word_memo) == WORD_MEMO + len(message)
+    assert full.evidence == pytest.approx(expected.evidence)
+    assert {backwards[i] for i, _ in full.clues} <= set(message[:-2])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import compress
 
 from attrs import frozen
 
@@ -134,16 +135,17 @@ def _phrases_and_words(text: str, lowered: str) -> tuple[set[str], list[str]]:
     """The distinct spam phrases (lowered) and the long words of `text` (`lowered` is
     text.lower())."""
     if text.isascii():
-        # A substring search per phrase is C's fast search; the pattern, which tries every
-        # position, runs only for the few found.
+        # A substring search per phrase is C's fast search, all of them in one map; the
+        # pattern, which tries every position, runs only for the few found.
         phrases = {
             phrase
-            for phrase, starting in _ASCII_PHRASE_STARTS.items()
-            if phrase in lowered and starting.search(lowered)
+            for phrase in compress(SPAM_PHRASES, map(lowered.__contains__, SPAM_PHRASES))
+            if _ASCII_PHRASE_STARTS[phrase].search(lowered)
         }
         # A run of 12 letters lies within one whitespace-separated word: the pattern reads
-        # only the long ones.
-        long_runs = " ".join([word for word in text.split() if len(word) >= _LONG_WORD])
+        # only the long ones, picked out in C.
+        words = text.split()
+        long_runs = " ".join(compress(words, map(_LONG_WORD.__le__, map(len, words))))
         return phrases, _ASCII_WORD.findall(long_runs) if long_runs else []
     phrases = {match.group(0).lower() for match in _PHRASES.finditer(text)}
     return phrases, _WORD.findall(text)

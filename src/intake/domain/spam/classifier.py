@@ -159,7 +159,7 @@ def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistic
         return NOTHING_KNOWN
     memo = statistics.word_memo
     remembered = memo.get
-    clues = [remembered(word) for word in words]
+    clues = list(map(remembered, words))
     if None in clues:
         found = statistics.tokens.get
         for index, known in enumerate(clues):
