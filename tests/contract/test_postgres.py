@@ -4,6 +4,7 @@ step, several processes committing at once, connections that die."""
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -21,7 +22,8 @@ from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres import migrations as pg_migrations
 from intake.adapters.postgres import store as pg_store
 from intake.adapters.postgres import submissions as pg_submissions
-from intake.adapters.postgres.mapping import moment
+from intake.adapters.postgres.commit_batch import SINGLE
+from intake.adapters.postgres.mapping import commit_params, moment
 from intake.adapters.postgres.migrations import MIGRATIONS, REPEATABLES
 from intake.adapters.sql_migrations import Repeatable
 from intake.adapters.sql_statements import for_psycopg
@@ -29,7 +31,7 @@ from intake.adapters.submission_pages import page_statement
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import RETENTION
 from intake.domain.listing import SubmissionFilter, SubmissionQuery
-from intake.domain.model import SubmissionStatus
+from intake.domain.model import FieldData, SubmissionStatus
 from intake.ports.submissions import Committed, IdempotencyTaken, QuotaReached
 from tests.contract.builders import (
     FORM_ID,
@@ -45,7 +47,7 @@ from tests.contract.builders import (
     workspace,
 )
 from tests.contract.conftest import PostgresBackend, database_url
-from tests.contract.old_schemas import postgres_before
+from tests.contract.old_schemas import postgres_before, postgres_from_on
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
@@ -141,6 +143,8 @@ async def test_two_processes_migrating_at_once_apply_each_migration_once(
     assert len(rows) == len(MIGRATIONS)
 
 
+_SEARCH_TEXT_MIGRATION = "0026_search_text_sent"
+
 # The function as the catalog has it, but for the schema it is in.
 _COMMIT_DEFINITION = """
     SELECT pg_get_function_arguments(p.oid) AS arguments,
@@ -153,20 +157,14 @@ _COMMIT_DEFINITION = """
 async def test_a_database_migrated_before_the_repeatable_files_ends_with_the_same_commit(
     empty_url: str, postgres_url: str, store: PostgresStore
 ) -> None:
-    # Every numbered migration, as the release before the repeatable files left it.
+    # The numbered migrations of the release before the repeatable files (up to 0025).
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await postgres_before(conn, MIGRATIONS[-1].name)
-        for statement in MIGRATIONS[-1].statements:
-            await conn.execute(statement)
-        await conn.execute(
-            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-            (MIGRATIONS[-1].version, MIGRATIONS[-1].name),
-        )
+        await postgres_before(conn, _SEARCH_TEXT_MIGRATION)
     opened = await open_postgres_store(empty_url)
     try:
-        with pytest.raises(StorageUnavailable, match="repeatable/intake_commit"):
+        with pytest.raises(StorageUnavailable, match="intake migrate"):
             await opened.ping()
-        assert await opened.migrate() == [r.name for r in REPEATABLES]
+        assert await opened.migrate() == postgres_from_on(_SEARCH_TEXT_MIGRATION)
         await opened.ping()
     finally:
         await opened.close()
@@ -229,6 +227,30 @@ async def test_the_search_text_is_the_same_as_the_first_version_made_it(postgres
                 (value, value),
             )
             assert await cursor.fetchone() == (True,), value
+
+
+async def test_a_row_inserted_without_its_search_text_gets_it_from_its_data(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    await seed(store)
+    data: FieldData = {"Name": "ÉCOLE Ada", "list": ["Two", 3, {"k": "Deep"}]}
+    assert await store.submissions.commit(plan(evolve(submission(1), data=data))) == Committed()
+    # As a server of the release before commits, without p_search_text.
+    params = commit_params(plan(evolve(submission(2), data=data)))
+    del params["search_text"]
+    older = SINGLE.replace(",\n        p_search_text => %(search_text)s::text", "")
+    assert older != SINGLE
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
+        await conn.execute(older, params)
+        # And as a row made by hand.
+        await conn.execute(
+            "INSERT INTO submissions (submission_id, form_id, workspace_id, status, data,"
+            " spam_score, created_at) VALUES (%s, %s, %s, 'accepted', %s, 0, now())",
+            (submission(3).submission_id, FORM_ID, WORKSPACE_ID, json.dumps(data)),
+        )
+
+    rows = await query(postgres_url, "SELECT search_text FROM submissions")
+    assert [row["search_text"] for row in rows] == ["école ada\ntwo\ndeep"] * 3
 
 
 # Several processes at once: two stores, two pools, as two workers of `intake serve`

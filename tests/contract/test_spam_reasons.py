@@ -158,9 +158,12 @@ async def test_a_postgres_commit_of_the_version_before_still_commits_with_no_rea
     empty_url: str,  # noqa: F811
 ) -> None:
     # During a rolling deployment a server of the version before calls the function
-    # without p_spam_reasons: its submission is stored, with none.
+    # without p_spam_reasons (nor the later p_search_text): its submission is stored,
+    # with none.
     previous_call = "\n".join(
-        line for line in pg_submissions._COMMIT.splitlines() if "p_spam_reasons" not in line
+        line
+        for line in pg_submissions._COMMIT.splitlines()
+        if "p_spam_reasons" not in line and "p_search_text" not in line
     ).replace("%(storage_ceiling)s::bigint,", "%(storage_ceiling)s::bigint")
     assert previous_call != pg_submissions._COMMIT
     store = await open_postgres_store(empty_url)

@@ -106,12 +106,12 @@ async def test_a_postgres_commit_of_the_version_before_still_commits(
     empty_url: str,  # noqa: F811
 ) -> None:
     # A server of the version before calls the function without the storage arguments
-    # (nor the later spam reasons): its submission is stored, and its files are not
+    # (nor the later spam reasons and search text): its submission is stored, and its files are not
     # counted.
     previous_call = "\n".join(
         line
         for line in pg_submissions._COMMIT.splitlines()
-        if "p_storage" not in line and "p_spam_reasons" not in line
+        if not any(name in line for name in ("p_storage", "p_spam_reasons", "p_search_text"))
     ).replace("%(files)s::jsonb,", "%(files)s::jsonb")
     assert previous_call != pg_submissions._COMMIT
     store = await open_postgres_store(empty_url)

@@ -362,7 +362,7 @@ async def test_a_postgres_commit_of_the_previous_version_still_commits(
 ) -> None:
     # During a rolling deployment, a server of the previous version calls the function
     # without p_files (nor the later arguments): its submission is stored with none.
-    later = ("p_files", "p_storage", "p_spam_reasons")
+    later = ("p_files", "p_storage", "p_spam_reasons", "p_search_text")
     previous_call = "\n".join(
         line for line in pg._COMMIT.splitlines() if not any(name in line for name in later)
     ).replace("%(quota_exact)s::boolean,", "%(quota_exact)s::boolean")

@@ -79,6 +79,7 @@ ARGUMENTS = (
     ("storage_bytes", "bigint"),
     ("storage_ceiling", "bigint"),
     ("spam_reasons", "text"),
+    ("search_text", "text"),
 )
 _OUT = "outcome, held_fingerprint, held_submission_id, held_created_at"
 

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 
 from intake.adapters.sql_rows import Codec, Params, RowMapper, as_is, aware, json_text
 from intake.domain.idempotency import RETENTION
+from intake.domain.listing import SEARCH_SEPARATOR
+from intake.domain.model import texts_of
 from intake.ports.submissions import CommitPlan, HoneypotHit
 
 # Scalars
@@ -128,5 +130,13 @@ def commit_params(plan: CommitPlan) -> Params:
             # The files against the workspace's storage ceiling (migrations/0008_*.sql).
             "storage_bytes": plan.file_bytes,
             "storage_ceiling": plan.storage_limit,
+            "search_text": search_values(plan),
         }
     )
+
+
+def search_values(plan: CommitPlan) -> str:
+    """The data's text values, one per line, which the commit lowers into the row's
+    search text (migrations/0026_*.sql). A NUL, which the data's JSON keeps escaped and
+    text cannot hold, is left out, as intake_search_text leaves it out."""
+    return SEARCH_SEPARATOR.join(texts_of(plan.submission.data)).replace("\x00", "")

@@ -6,6 +6,22 @@
 -- quota on its month's shards (0004: beside others, or exactly near the ceiling), the
 -- workspace's storage (0008), the key's record, then the submission's row and its
 -- outbox event. A refusal leaves nothing written: what it counted is given back.
+--
+-- p_search_text: the data's text values, one per line, as the server process read them
+-- (domain/model.py's texts_of); lowered here as a search is, so both fold case by the
+-- database's rules. NULL (a server of an earlier version): 0026's trigger computes it.
+-- An accepted row is charged to the month of its created_at here, as 0012's trigger
+-- would charge it, which then costs the commit its WHEN test alone.
+
+-- The signature before p_search_text (0024's), dropped so that the new one does not
+-- stand beside it.
+    DROP FUNCTION IF EXISTS intake_commit(
+        text, text, text, text, json, text, text, double precision, text, timestamptz,
+        text, text, text, text, text, json, timestamptz, text, text, text, text,
+        timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb, bigint,
+        bigint, text
+    )
+;
 
     CREATE OR REPLACE FUNCTION intake_commit(
         p_submission_id text,
@@ -41,6 +57,7 @@
         p_storage_bytes bigint DEFAULT NULL,
         p_storage_ceiling bigint DEFAULT NULL,
         p_spam_reasons text DEFAULT '[]',
+        p_search_text text DEFAULT NULL,
         OUT outcome text,
         OUT held_fingerprint text,
         OUT held_submission_id text,
@@ -214,11 +231,15 @@
 
         INSERT INTO submissions (
             submission_id, form_id, workspace_id, status, data, subject, reply_to,
-            spam_score, client_ip, created_at, files, spam_reasons
+            spam_score, client_ip, created_at, files, spam_reasons, search_text,
+            charged_period
         ) VALUES (
             p_submission_id, p_form_id, p_workspace_id, p_status, p_data, p_subject,
             p_reply_to, p_spam_score, p_client_ip, p_created_at, coalesce(p_files, '[]'),
-            coalesce(p_spam_reasons, '[]')
+            coalesce(p_spam_reasons, '[]'), lower(p_search_text),
+            CASE WHEN p_status = 'accepted'
+                THEN to_char(p_created_at AT TIME ZONE 'UTC', 'YYYY-MM')
+            END
         );
         -- Due at once: the relay's first attempt needs no wait.
         INSERT INTO outbox (
