@@ -34,7 +34,7 @@ from bench.wrk import FORM_BODY
 from intake.adapters.postgres.submissions import _COMMIT as COMMIT_STATEMENT
 
 TABLES = ("submissions", "outbox", "idempotency", "monthly_usage_shards")
-SEARCH_COLUMN = "ALTER TABLE submissions ALTER COLUMN search_text DROP EXPRESSION"
+SEARCH_COLUMN = "ALTER TABLE submissions ALTER COLUMN search_text DROP EXPRESSION IF EXISTS"
 
 
 @frozen
