@@ -134,3 +134,9 @@ from intake.service import spam_knowledge as _spam_knowledge  # noqa: E402
 _spam_knowledge.SpamKnowledge.tokens_held
 _spam_knowledge.SpamKnowledge.words_held
 
+
+# The library's public surface: a program runs it on a container it composed and
+# overrode (docs/architecture.md, "Compositions").
+from intake.entrypoints import library as _library  # noqa: E402
+
+_library.Intake.running

@@ -53,9 +53,9 @@ def serving_accounts(
     hasher: PasswordHasher | None = None,
 ) -> Accounts:
     """For a serving process: its rate limiter (Redis when shared), mail when set up."""
-    # The relay's bootstrap holds the one way to open a mailer; it loads HTTP clients,
-    # which only a serving process (that has them already) should pay for.
-    from intake.relay_runtime import open_mailer  # noqa: PLC0415
+    # With the clients, which load HTTP clients that only a serving process (which has
+    # them already) should pay for.
+    from intake.client_resources import open_mailer  # noqa: PLC0415
 
     return make_accounts(
         settings,

@@ -1,11 +1,15 @@
-"""What a management command runs on: the store, the blob store and the download-link
-signer, and the owner-side services made of them (service/admin/services.py).
+"""A management command's composition: the storage's resources (resources.py), and the
+owner-side services made of them (service/admin/services.py). Unlike the other
+compositions it is no container: a command's start is what scripts pay each time, and
+dependency-injector's import (which looks for pydantic, werkzeug, starlette and PyYAML
+wherever they are installed) would add to it more than the command itself takes
+(docs/architecture.md, "Compositions").
 
 A command opens nothing else: no rate limiter (and so no Redis), no challenge client, no
-relay senders, none of which it uses; the relay is built by relay_runtime.py, a serving
-process by serve_runtime.py. Nothing is built at import time, and what only some commands
-use (the HTTP client behind a webhook's host check, a database driver) is imported when
-used.
+relay senders, none of which it uses; the relay is composed in relay_runtime.py, a
+serving process in serve_runtime.py. Nothing is built at import time, and what only
+some commands use (the HTTP client behind a webhook's host check, a database driver) is
+imported when used.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from intake.ports.clock import Clock
 from intake.ports.ids import IdSource
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import Storage, enter_storage
+from intake.resources import blobs_resource, signer_resource, store_resource
 from intake.service.admin import OwnerServices, owner_services
 from intake.service.spam_knowledge import SpamKnowledge
 
@@ -49,6 +53,37 @@ async def _resolve_host(host: str, port: int) -> list[str]:
     return await system_resolver(host, port)
 
 
+def make_owner_services(
+    settings: Settings,
+    *,
+    store: Store,
+    clock: Clock,
+    id_source: IdSource,
+    blobs: BlobStore | None,
+    signer: DownloadSigner,
+    spam_knowledge: SpamKnowledge | None = None,
+    spam_reports: bool | None = None,
+) -> OwnerServices:
+    """The owner-side services, as every composition builds them; a serving process
+    shares its `spam_knowledge` with its pipeline. `spam_reports`: whether triage is
+    reported to Akismet (unset: when it is configured)."""
+    return owner_services(
+        store,
+        clock,
+        id_source,
+        settings.plans,
+        webhook_allow_private=settings.webhook_allow_private,
+        webhook_resolver=_resolve_host,
+        blobs=blobs,
+        signer=signer,
+        telegram_api_url=settings.telegram_api_url,
+        destination_limits=settings.destination_limits,
+        template_renderer=shared_renderer(),
+        spam_knowledge=spam_knowledge,
+        spam_reports=settings.akismet_on if spam_reports is None else spam_reports,
+    )
+
+
 @asynccontextmanager
 async def open_admin_runtime(
     settings: Settings, opening: StoreOpening = StoreOpening.WRITE
@@ -57,41 +92,16 @@ async def open_admin_runtime(
     and the signer, and closes them in the opposite order on exit."""
     clock = SystemClock()
     async with AsyncExitStack() as stack:
-        storage = await enter_storage(stack, settings, opening, clock)
-        yield AdminRuntime(
-            settings=settings,
-            store=storage.store,
+        enter = stack.enter_async_context
+        store = await enter(asynccontextmanager(store_resource)(settings, opening))
+        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
+        signer = await enter(asynccontextmanager(signer_resource)(settings, store))
+        services = make_owner_services(
+            settings,
+            store=store,
             clock=clock,
-            blobs=storage.blobs,
-            signer=storage.signer,
-            services=make_owner_services(settings, storage, clock, SecureIdSource()),
+            id_source=SecureIdSource(),
+            blobs=blobs,
+            signer=signer,
         )
-
-
-def make_owner_services(
-    settings: Settings,
-    storage: Storage,
-    clock: Clock,
-    id_source: IdSource,
-    spam_knowledge: SpamKnowledge | None = None,
-    *,
-    spam_reports: bool | None = None,
-) -> OwnerServices:
-    """The owner-side services on `storage`, as every composition builds them; a serving
-    process shares its `spam_knowledge` with its pipeline. `spam_reports`: whether triage
-    is reported to Akismet (unset: when it is configured)."""
-    return owner_services(
-        storage.store,
-        clock,
-        id_source,
-        settings.plans,
-        webhook_allow_private=settings.webhook_allow_private,
-        webhook_resolver=_resolve_host,
-        blobs=storage.blobs,
-        signer=storage.signer,
-        telegram_api_url=settings.telegram_api_url,
-        destination_limits=settings.destination_limits,
-        template_renderer=shared_renderer(),
-        spam_knowledge=spam_knowledge,
-        spam_reports=settings.akismet_on if spam_reports is None else spam_reports,
-    )
+        yield AdminRuntime(settings, store, clock, blobs, signer, services)

@@ -4,9 +4,8 @@ None when unset, and then no form can take files) and the signer of download lin
 whose secret every process of a deployment shares: INTAKE_DOWNLOAD_SECRET, else one
 made once and kept in the database.
 
-Each use's bootstrap (serve_runtime.py for a serving process, relay_runtime.py for the
-relay, admin_runtime.py for a management command, library_runtime.py for the library)
-opens only the ones it needs.
+Each is a `providers.Resource` of every container (containers.py), which opens them as
+it starts and closes them, dependents first, as it stops.
 """
 
 from __future__ import annotations
@@ -16,10 +15,8 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from datetime import timedelta
-
-import attrs
 
 from intake.config import ConfigError, Settings
 from intake.config.variables import DATABASE_URL
@@ -216,33 +213,3 @@ async def signer_resource(settings: Settings, store: Store) -> AsyncIterator[Dow
                 await task
         return
     yield DownloadSigner(secret, base_url, ttl)
-
-
-@attrs.frozen
-class Storage:
-    """What every composition opens first: the store, the blob store and the signer."""
-
-    store: Store
-    blobs: BlobStore | None
-    signer: DownloadSigner
-
-
-async def enter_storage(
-    stack: AsyncExitStack,
-    settings: Settings,
-    opening: StoreOpening,
-    clock: Clock,
-    *,
-    store: Store | None = None,
-    blobs: BlobStore | None = None,
-) -> Storage:
-    """Opens the store as `opening` says (ports/store_opening.py), then the blob store and
-    the signer, each closed by `stack` in the opposite order. A store or blob store given
-    is used as it is and stays open: whoever made it closes it."""
-    enter = stack.enter_async_context
-    if store is None:
-        store = await enter(open_store(settings, opening))
-    if blobs is None:
-        blobs = await enter(asynccontextmanager(blobs_resource)(settings, clock))
-    signer = await enter(asynccontextmanager(signer_resource)(settings, store))
-    return Storage(store, blobs, signer)

@@ -1,11 +1,11 @@
-"""What a serving process runs on: the store, the blob store, the download-link signer,
-the rate limiter, the challenge client, and the submission pipeline and the owner-side
-services made of them.
+"""A serving process's composition: the storage (containers.py), the rate limiter, the
+challenge client, the spam filter's knowledge and Akismet, and the submission pipeline
+and the owner-side services made of them.
 
 - embedded (the default): SQLite and the in-process rate limiter;
 - production: PostgreSQL and Redis, chosen by INTAKE_DATABASE_URL and INTAKE_REDIS_URL
   (each independently: SQLite with Redis works for several workers on one host);
-- tests and library users: any port replaced through `ServeOverrides`.
+- tests and library users: any provider overridden (`ServeOverrides` names the ports).
 
 A serving process opens no relay senders: `intake relay` delivers (relay_runtime.py).
 Nothing is built at import time; `open_serve_runtime` opens the resources and closes them.
@@ -13,24 +13,24 @@ Nothing is built at import time; `open_serve_runtime` opens the resources and cl
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+import operator
+from contextlib import AbstractAsyncContextManager
 from typing import TypedDict, Unpack
 
-import httpx
 from attrs import frozen
+from dependency_injector import providers
 
-from intake.adapters.challenge_http import HttpChallengeVerifier
-from intake.adapters.ratelimit_fallback import FallbackRateLimiter
-from intake.adapters.ratelimit_memory import InProcessRateLimiter
-from intake.adapters.ratelimit_redis import open_redis_rate_limiter
-from intake.adapters.system import SecureIdSource, SystemClock
-from intake.adapters.user_agent import USER_AGENT
 from intake.admin_runtime import make_owner_services
-from intake.config import ConfigError, Settings
-from intake.config.variables import REDIS_URL
+from intake.client_resources import (
+    OpinionContainer,
+    challenge_resource,
+    rate_limit_fallback,
+    rate_limiter_resource,
+    spam_knowledge_resource,
+)
+from intake.config import Settings
+from intake.containers import StorageContainer, opened
 from intake.domain.signing import DownloadSigner
-from intake.opinion_resource import spam_opinion_resource
 from intake.ports.blobs import BlobStore
 from intake.ports.challenge import ChallengeVerifier
 from intake.ports.clock import Clock
@@ -39,7 +39,6 @@ from intake.ports.rate_limiter import FallbackReports, RateLimiter
 from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
-from intake.resources import enter_storage
 from intake.service.admin import OwnerServices
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
 from intake.service.spam_knowledge import SpamKnowledge
@@ -82,41 +81,6 @@ class ServeRuntime:
     spam_opinion: SpamOpinion | None
 
 
-@asynccontextmanager
-async def rate_limiter_resource(
-    settings: Settings, *, check_redis: bool = True
-) -> AsyncIterator[RateLimiter]:
-    """`check_redis`: ask Redis at once whether it answers, as a serving process does
-    (False: the URL is checked, and nothing is asked of Redis)."""
-    if settings.redis_url is None:
-        yield InProcessRateLimiter()
-        return
-    # Redis holds the windows shared by every worker; while it is unreachable each
-    # process limits on its own rather than refusing real submissions.
-    async with AsyncExitStack() as stack:
-        try:
-            shared = await stack.enter_async_context(open_redis_rate_limiter(settings.redis_url))
-        except ValueError as error:  # redis-py's refusal of the URL names no credentials
-            raise ConfigError(f"{REDIS_URL.name}: {error}") from None
-        limiter = FallbackRateLimiter(shared, InProcessRateLimiter())
-        # A Redis down from the start is logged now, not at the first submission.
-        if check_redis:
-            await limiter.check_primary(shared.ping)
-        yield limiter
-
-
-@asynccontextmanager
-async def challenge_resource(settings: Settings) -> AsyncIterator[ChallengeVerifier]:
-    # The verifier owns its client, so a runtime given another verifier opens none.
-    async with httpx.AsyncClient(
-        headers={"User-Agent": USER_AGENT},
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-    ) as client:
-        yield HttpChallengeVerifier(
-            client, verify_urls=settings.verify_urls, timeout=settings.challenge_timeout
-        )
-
-
 def pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         limits=settings.limits,
@@ -128,87 +92,82 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     )
 
 
-async def enter_serving(
-    stack: AsyncExitStack,
-    settings: Settings,
-    opening: StoreOpening,
-    overrides: ServeOverrides,
-) -> ServeRuntime:
-    """Opens what `overrides` does not give, each closed by `stack` in the opposite
-    order: the store as `opening` says (ports/store_opening.py), the blob store, the
-    signer, the rate limiter and the challenge client."""
-    clock = overrides.get("clock")
-    if clock is None:
-        clock = SystemClock()
-    storage = await enter_storage(
-        stack,
-        settings,
-        opening,
-        clock,
-        store=overrides.get("store"),
-        blobs=overrides.get("blobs"),
+class ServeContainer(OpinionContainer):
+    """A serving process: the storage, the rate limiter, the challenge client, the spam
+    filter's knowledge and Akismet, and the pipeline and the owner-side services made of
+    them. It opens no relay senders: `intake relay` delivers."""
+
+    rate_limiter: providers.Provider[RateLimiter] = providers.Resource(
+        rate_limiter_resource, settings=StorageContainer.settings
     )
-    id_source = overrides.get("id_source")
-    if id_source is None:
-        id_source = SecureIdSource()
-    limiter = overrides.get("rate_limiter")
-    fallback: FallbackReports | None = None
-    if limiter is None:
-        limiter = await stack.enter_async_context(rate_limiter_resource(settings))
-        if isinstance(limiter, FallbackRateLimiter):
-            fallback = limiter
-    challenge = overrides.get("challenge")
-    if challenge is None:
-        challenge = await stack.enter_async_context(challenge_resource(settings))
-    # One per process: the pipeline scores with it, the owner's triage refreshes it.
-    knowledge = SpamKnowledge(
-        storage.store.spam,
-        storage.store.secrets,
-        clock,
-        token_budget=settings.spam_cache_tokens,
+    challenge: providers.Provider[ChallengeVerifier] = providers.Resource(
+        challenge_resource, settings=StorageContainer.settings
     )
-    stack.push_async_callback(knowledge.close)
-    opinion = overrides.get("spam_opinion")
-    if opinion is None:
-        opinion = await stack.enter_async_context(spam_opinion_resource(settings))
-    pipeline = SubmissionPipeline(
-        store=storage.store,
-        rate_limiter=limiter,
+    spam_knowledge: providers.Provider[SpamKnowledge] = providers.Resource(
+        spam_knowledge_resource,
+        settings=StorageContainer.settings,
+        store=StorageContainer.store,
+        clock=StorageContainer.clock,
+    )
+    pipeline = providers.Singleton(
+        SubmissionPipeline,
+        store=StorageContainer.store,
+        rate_limiter=rate_limiter,
         challenge=challenge,
-        clock=clock,
-        id_source=id_source,
-        settings=pipeline_settings(settings),
-        blobs=storage.blobs,
-        signer=storage.signer,
-        spam_scoring=SpamScoring(knowledge),
-        spam_opinion=opinion,
+        clock=StorageContainer.clock,
+        id_source=StorageContainer.id_source,
+        settings=providers.Callable(pipeline_settings, StorageContainer.settings),
+        blobs=StorageContainer.blobs,
+        signer=StorageContainer.signer,
+        spam_scoring=providers.Singleton(SpamScoring, spam_knowledge),
+        spam_opinion=OpinionContainer.spam_opinion,
     )
-    return ServeRuntime(
-        settings=settings,
-        store=storage.store,
-        clock=clock,
-        id_source=id_source,
-        rate_limiter=limiter,
+    services = providers.Singleton(
+        make_owner_services,
+        settings=StorageContainer.settings,
+        store=StorageContainer.store,
+        clock=StorageContainer.clock,
+        id_source=StorageContainer.id_source,
+        blobs=StorageContainer.blobs,
+        signer=StorageContainer.signer,
+        spam_knowledge=spam_knowledge,
+        spam_reports=providers.Callable(operator.is_not, OpinionContainer.spam_opinion, None),
+    )
+    runtime = providers.Singleton(
+        ServeRuntime,
+        settings=StorageContainer.settings,
+        store=StorageContainer.store,
+        clock=StorageContainer.clock,
+        id_source=StorageContainer.id_source,
+        rate_limiter=rate_limiter,
         challenge=challenge,
         pipeline=pipeline,
-        services=make_owner_services(
-            settings, storage, clock, id_source, knowledge, spam_reports=opinion is not None
-        ),
-        blobs=storage.blobs,
-        signer=storage.signer,
-        rate_limit_fallback=fallback,
-        spam_opinion=opinion,
+        services=services,
+        blobs=StorageContainer.blobs,
+        signer=StorageContainer.signer,
+        rate_limit_fallback=providers.Callable(rate_limit_fallback, rate_limiter),
+        spam_opinion=OpinionContainer.spam_opinion,
     )
 
 
-@asynccontextmanager
-async def open_serve_runtime(
+def serve_container(
     settings: Settings,
     opening: StoreOpening = StoreOpening.SERVE,
     **overrides: Unpack[ServeOverrides],
-) -> AsyncIterator[ServeRuntime]:
+) -> ServeContainer:
+    """A serving process's container, each port given in `overrides` (not None)
+    overriding its provider."""
+    given = {name: port for name, port in overrides.items() if port is not None}
+    return ServeContainer(settings=settings, opening=opening, **given)
+
+
+def open_serve_runtime(
+    settings: Settings,
+    opening: StoreOpening = StoreOpening.SERVE,
+    **overrides: Unpack[ServeOverrides],
+) -> AbstractAsyncContextManager[ServeRuntime]:
     """A serving process's parts, any port given in `overrides` replacing its adapter;
     closed on exit. By default a database not reachable yet leaves the process up and
     not ready (StoreOpening.SERVE)."""
-    async with AsyncExitStack() as stack:
-        yield await enter_serving(stack, settings, opening, overrides)
+    container = serve_container(settings, opening, **overrides)
+    return opened(container, container.runtime)

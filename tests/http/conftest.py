@@ -61,12 +61,13 @@ from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import RedisRateLimiter
 from intake.adapters.sqlite import open_sqlite_store
 from intake.config import Settings
+from intake.containers import opened
 from intake.domain.errors import StorageUnavailable
 from intake.domain.idempotency import IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import Form, OutboxEvent, Submission, SubmissionStatus, Workspace
 from intake.domain.spam.model import Lesson
-from intake.entrypoints.http import create_app
+from intake.entrypoints.http.app import serving_app
 from intake.ports.activity import ActivityRepository
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.blobs import BlobStore
@@ -81,6 +82,7 @@ from intake.ports.sealed_values import SealedValueRepository
 from intake.ports.secrets import SecretRepository
 from intake.ports.spam_statistics import SpamStatisticsRepository
 from intake.ports.store import Store
+from intake.ports.store_opening import StoreOpening
 from intake.ports.submissions import (
     PURGE_BATCH_SIZE,
     CommitPlan,
@@ -96,6 +98,7 @@ from intake.ports.submissions import (
 from intake.ports.triage import Erased, Erasure, Release, Released
 from intake.ports.users import UserRepository
 from intake.ports.workspaces import WorkspaceRepository
+from intake.serve_runtime import ServeContainer
 from intake.service.admin import CreatedKey, FormChanges, owner_services
 from tests.conftest import unavailable
 from tests.contract.conftest import (
@@ -478,9 +481,15 @@ class OnBackend:
 
         async with self._backend.open() as (store, limiter):
             self._store = HarnessStore(store)
-            self._app = create_app(
-                self._settings, store=self._store, rate_limiter=limiter, **self._overrides
+            # The contract against the fakes: the serving container as `intake serve`
+            # composes it, each port the test drives overriding its provider.
+            container = ServeContainer(settings=self._settings, opening=StoreOpening.SERVE)
+            container.store.override(self._store)
+            container.rate_limiter.override(limiter)
+            container.override_providers(
+                **{name: port for name, port in self._overrides.items() if port is not None}
             )
+            self._app = serving_app(self._settings, lambda: opened(container, container.runtime))
             await self._app(scope, receive, hold_completion)
         for message in held:
             await send(message)

@@ -13,8 +13,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from attrs import evolve, frozen
 
 from intake.config import Settings
+from intake.containers import opened
 from intake.domain.model import FieldData
-from intake.library_runtime import PortOverrides, Runtime, open_runtime
+from intake.library_runtime import LibraryContainer, PortOverrides, Runtime, open_runtime
 from intake.service.admin import (
     ActivityCounts,
     Chats,
@@ -100,6 +101,15 @@ class Intake:
         if database_url is not None:
             chosen = _with_database(chosen, database_url)
         return _open(cls, chosen, ports)
+
+    @classmethod
+    @asynccontextmanager
+    async def running(cls, container: LibraryContainer) -> AsyncIterator[Intake]:
+        """Runs on `container`, whose providers a program may have overridden first
+        (`container.store.override(InMemoryStore())`): its resources are opened here and
+        closed on exit; a part given by overriding stays open."""
+        async with opened(container, container.library) as runtime:
+            yield cls(runtime)
 
     @property
     def services(self) -> OwnerServices:

@@ -89,13 +89,18 @@ async def opened_serve_runtime(settings: Settings) -> AsyncIterator[ServeRuntime
     its settings before the workers start. Redis's URL is checked, but Redis is not
     asked whether it answers: each worker asks as it starts, and says it is down for
     itself (it is the one that limits on its own meanwhile)."""
-    # It loads the HTTP clients and Redis: only `intake serve` imports it.
-    from intake.serve_runtime import open_serve_runtime, rate_limiter_resource  # noqa: PLC0415
+    # They load the HTTP clients, Redis and the containers: only `intake serve` imports them.
+    from dependency_injector import providers  # noqa: PLC0415
 
-    async with (
-        rate_limiter_resource(settings, check_redis=False) as limiter,
-        open_serve_runtime(settings, rate_limiter=limiter) as runtime,
-    ):
+    from intake.client_resources import rate_limiter_resource  # noqa: PLC0415
+    from intake.containers import opened  # noqa: PLC0415
+    from intake.serve_runtime import serve_container  # noqa: PLC0415
+
+    container = serve_container(settings)
+    container.rate_limiter.override(
+        providers.Resource(rate_limiter_resource, settings=settings, check_redis=False)
+    )
+    async with opened(container, container.runtime) as runtime:
         yield runtime
 
 

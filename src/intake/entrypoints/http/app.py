@@ -5,8 +5,8 @@ from __future__ import annotations
 import gc
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, Unpack
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeAlias, Unpack
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -142,11 +142,16 @@ class IntakeApp(Starlette):
         await super().__call__(scope, receive, send)
 
 
+# How the application opens the services it serves with, as it starts, and closes them
+# as it stops: what a container composes (serve_runtime.py).
+OpenServices: TypeAlias = Callable[[], AbstractAsyncContextManager[ServeRuntime]]
+
+
 def create_app(settings: Settings | None = None, **overrides: Unpack[ServeOverrides]) -> Starlette:
     """The ASGI application. `overrides` replace ports, as `open_serve_runtime` takes
     them."""
-    settings = settings if settings is not None else Settings.from_env()
-    return _application(settings, overrides, settle=False)
+    chosen = settings if settings is not None else Settings.from_env()
+    return serving_app(chosen, lambda: open_serve_runtime(chosen, **overrides))
 
 
 def served_app() -> Starlette:
@@ -156,14 +161,18 @@ def served_app() -> Starlette:
     passes, every few seconds under load, no longer walk them each time; and log records
     made without the facts no line holds."""
     skip_unwritten_record_fields()
-    return _application(Settings.from_env(), {}, settle=True)
+    settings = Settings.from_env()
+    return serving_app(settings, lambda: open_serve_runtime(settings), settle=True)
 
 
-def _application(settings: Settings, overrides: ServeOverrides, *, settle: bool) -> Starlette:
+def serving_app(settings: Settings, services: OpenServices, *, settle: bool = False) -> Starlette:
+    """The application serving with what `services` opens as it starts (a container's
+    services: `opened(container, container.runtime)`), closed as it stops."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # A database not reachable yet leaves the process up, not ready (/readyz 503).
-        async with open_serve_runtime(settings, **overrides) as runtime:
+        async with services() as runtime:
             app.state.runtime = runtime
             if runtime.rate_limit_fallback is not None:
                 runtime.rate_limit_fallback.report_fallback(service_metrics.rate_limiter_fallback)
