@@ -1,15 +1,18 @@
-"""One run of the bench (docs/performance.md):
+"""One run of the bench (docs/performance.md), on a PostgreSQL cluster and a Redis of
+its own unless others are named (bench/services.py):
 
 1. PostgreSQL databases of the run's own: two empty (for one worker and for two), one
-   bulk-loaded with stored submissions (`--prefill`), each with a workspace and a form
-   made by `intake`;
-2. six servers side by side: the framework ceiling (a bare Starlette app under the
+   bulk-loaded with stored submissions (`--prefill`), one for the compared tree
+   (`--compare-ref`), each with a workspace and a form made by `intake`;
+2. seven servers side by side: the framework ceiling (a bare Starlette app under the
    settings of `intake serve`) on the event loop and HTTP parser `intake serve` runs on
    and on the fastest (uvloop + httptools), production with one worker and with two on
-   the empty stores, production on the prefilled store, and the embedded default
-   (SQLite, in-process limiter);
+   the empty stores, production on the prefilled store, production as the compared
+   tree has it, and the embedded default (SQLite, in-process limiter);
 3. the measurement: wrk against each server in turn, in several rounds, so that other
-   work on a shared machine weighs on all of them alike and the ratios hold;
+   work on a shared machine weighs on all of them alike and the ratios hold; the CPU
+   each server's processes and its stores' spent (bench/cpu_meter.py), and where
+   PostgreSQL's time went (bench/pg_statements.py);
 4. the round trips production makes to PostgreSQL and Redis per accepted submission;
 5. more production load until enough submissions went through to read its memory;
 6. optionally a py-spy profile of the production worker under the same load;
