@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import get_type_hints
 
-from intake.entrypoints.library import Intake
+from intake.entrypoints.library import Intake, SyncIntake
 from intake.service.admin import OwnerServices
 
 LIBRARY_MD = Path(__file__).resolve().parents[2] / "docs" / "library.md"
@@ -55,3 +55,18 @@ def test_the_library_page_lists_every_member_under_its_service() -> None:
         listed = set(re.findall(r"^\| `([a-z_]+)[(`]", section, flags=re.MULTILINE))
         missing += [f"{service}.{name}" for name in _members(kind) if name not in listed]
     assert missing == []
+
+
+def test_every_public_member_of_the_library_has_a_docstring() -> None:
+    missing = [
+        f"{kind.__name__}.{name}"
+        for kind in (Intake, SyncIntake)
+        for name in _members(kind)
+        if not _doc(kind, name)
+    ]
+    assert missing == []
+
+
+def test_the_synchronous_library_submits_as_the_async_one_does() -> None:
+    submitting = {name for name in _members(Intake) if name.startswith("submit")}
+    assert submitting <= set(_members(SyncIntake))

@@ -347,6 +347,8 @@ class SyncIntake:
         database_url: str | None = None,
         **ports: Unpack[PortOverrides],
     ) -> Iterator[SyncIntake]:
+        """`Intake.open` for synchronous code: the same arguments, and the intake open
+        until the block ends."""
         with (
             start_blocking_portal() as portal,
             portal.wrap_async_context_manager(
@@ -356,6 +358,7 @@ class SyncIntake:
             yield cls(intake, portal)
 
     def submit(self, public_form_key: str, fields: FieldData, **options: Any) -> SubmissionResult:
+        """`Intake.submit`, blocking; `options` are its keyword arguments."""
         result: SubmissionResult = self._portal.call(
             lambda: self._intake.submit(public_form_key, fields, **options)
         )
@@ -364,7 +367,17 @@ class SyncIntake:
     def submit_as_server(
         self, form_id: str, api_key: str, fields: FieldData, **options: Any
     ) -> SubmissionResult:
+        """`Intake.submit_as_server`, blocking; `options` are its keyword arguments."""
         result: SubmissionResult = self._portal.call(
             lambda: self._intake.submit_as_server(form_id, api_key, fields, **options)
+        )
+        return result
+
+    def submit_body(
+        self, public_form_key: str, body: bytes, content_type: str, **options: Any
+    ) -> SubmissionResult:
+        """`Intake.submit_body`, blocking; `options` are its keyword arguments."""
+        result: SubmissionResult = self._portal.call(
+            lambda: self._intake.submit_body(public_form_key, body, content_type, **options)
         )
         return result

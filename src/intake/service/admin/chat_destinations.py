@@ -15,6 +15,7 @@ from intake.domain.listing import DEFAULT_PAGE
 from intake.ports.clock import Clock
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.store import Store
+from intake.service.admin.bounds import CHATS_BOUND, form_full
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.forms import live_form
 from intake.service.admin.mint import IdMint
@@ -22,7 +23,6 @@ from intake.service.admin.ownership import Ownership, check_plausible_id
 from intake.service.admin.queued_tests import DestinationTests
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
 from intake.service.admin.targets import TargetCheck
-from intake.service.admin.webhooks import CHATS_BOUND, form_full
 
 KIND, URL, TOKEN, CHAT_ID = "kind", "url", "telegram_token", "telegram_chat_id"
 WHAT = "chat destination"

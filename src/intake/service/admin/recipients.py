@@ -21,13 +21,13 @@ from intake.domain.validation import is_email
 from intake.ports.clock import Clock
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.store import Store
+from intake.service.admin.bounds import RECIPIENTS_BOUND, form_full
 from intake.service.admin.errors import AdminError, NotFoundError, TooSoon
 from intake.service.admin.forms import live_form
 from intake.service.admin.mint import IdMint
 from intake.service.admin.ownership import Ownership, check_plausible_id
 from intake.service.admin.queued_tests import DestinationTests
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
-from intake.service.admin.webhooks import RECIPIENTS_BOUND, form_full
 
 _TOKEN_BYTES = 24
 CONSENTS_PER_HOUR = CONSENT_WINDOWS[0].count

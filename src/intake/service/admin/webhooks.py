@@ -16,6 +16,7 @@ from intake.domain.webhook_targets import AlreadyAnEndpoint
 from intake.ports.clock import Clock
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.store import Store
+from intake.service.admin.bounds import WEBHOOKS_BOUND, form_full
 from intake.service.admin.errors import AdminError, NotFoundError
 from intake.service.admin.forms import live_form
 from intake.service.admin.mint import IdMint
@@ -24,21 +25,7 @@ from intake.service.admin.queued_tests import DestinationTests
 from intake.service.admin.short_lists import NO_TIME, Position, ShortPage, short_page
 from intake.service.admin.targets import TargetCheck
 
-# The operator's settings of each bound (config/destination_variables.py), named in the
-# refusal so an owner knows whom to ask.
-RECIPIENTS_BOUND = "INTAKE_MAX_RECIPIENTS_PER_FORM"
-WEBHOOKS_BOUND = "INTAKE_MAX_WEBHOOKS_PER_FORM"
-CHATS_BOUND = "INTAKE_MAX_CHAT_DESTINATIONS_PER_FORM"
 ALREADY_AN_ENDPOINT = "this form has an endpoint at this URL already"
-
-
-def form_full(what: str, bound: int, variable: str, field: str) -> AdminError:
-    """The refusal of one destination more than the form may have."""
-    return AdminError(
-        f"this form has {bound} {what}, the most a form may have here "
-        f"(the operator's {variable}): remove one first",
-        field=field,
-    )
 
 
 @frozen
