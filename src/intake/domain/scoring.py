@@ -143,9 +143,8 @@ def _phrases_and_words(text: str, lowered: str) -> tuple[set[str], list[str]]:
             if _ASCII_PHRASE_STARTS[phrase].search(lowered)
         }
         # A run of 12 letters lies within one whitespace-separated word: the pattern reads
-        # only the long ones, picked out in C.
-        words = text.split()
-        long_runs = " ".join(compress(words, map(_LONG_WORD.__le__, map(len, words))))
+        # only the long ones.
+        long_runs = " ".join([word for word in text.split() if len(word) >= _LONG_WORD])
         return phrases, _ASCII_WORD.findall(long_runs) if long_runs else []
     phrases = {match.group(0).lower() for match in _PHRASES.finditer(text)}
     return phrases, _WORD.findall(text)

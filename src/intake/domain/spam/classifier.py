@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from itertools import compress, repeat
+from itertools import compress
 from typing import Protocol
 
 from attrs import frozen
@@ -113,12 +113,12 @@ def _clue(f: float) -> float:
 
 def _combine(found: list[float]) -> Judgement:
     """Fisher's method over the clues among a message's tokens' f (NOT_A_CLUE for the
-    rest), in the tokens' order. The passes over them run in C (compress, map)."""
+    rest), in the tokens' order: compress sorts them out in C."""
     clue_f = list(compress(found, found))  # NOT_A_CLUE is 0.0, so false
     if not clue_f:
         return NOTHING_KNOWN
     where = list(compress(range(len(found)), found))
-    strengths = list(map(abs, map(float.__sub__, clue_f, repeat(0.5))))  # |f - 0.5|
+    strengths = [abs(f - 0.5) for f in clue_f]
     if len(clue_f) > MAX_CLUES:
         kept = heapq.nlargest(MAX_CLUES, range(len(clue_f)), key=strengths.__getitem__)
         clue_f = [clue_f[i] for i in kept]
@@ -126,7 +126,7 @@ def _combine(found: list[float]) -> Judgement:
         strengths = [strengths[i] for i in kept]
     # S > 0 keeps every f strictly between 0 and 1: both logarithms are finite.
     ln_f = sum(map(math.log, clue_f))
-    ln_not_f = sum(map(math.log, map(float.__rsub__, clue_f, repeat(1.0))))  # ln(1 - f)
+    ln_not_f = sum(map(math.log, [1.0 - f for f in clue_f]))
     evidence = fisher_evidence(ln_f, ln_not_f, len(clue_f))
     shown = heapq.nlargest(_SHOWN_CLUES, range(len(clue_f)), key=strengths.__getitem__)
     return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))
