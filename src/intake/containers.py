@@ -62,11 +62,17 @@ async def _done(started: Awaitable[None] | None) -> None:
 
 @asynccontextmanager
 async def opened(
-    container: containers.DeclarativeContainer, services: providers.Provider[Services]
+    container: StorageContainer, services: providers.Provider[Services]
 ) -> AsyncIterator[Services]:
-    """Starts `container`'s resources and gives what `services` makes of them; on exit
-    (or a failure to start) stops every resource that started, dependents first."""
+    """Starts `container`'s resources, the store first, and gives what `services` makes
+    of them; on exit (or a failure to start) stops every resource that started,
+    dependents first."""
     try:
+        # The store before the others, which start together: its opening (a pool, a
+        # schema check) would otherwise share the event loop with the clients' first
+        # calls, whose short timeouts (Redis's ping) it could make them run past.
+        if not container.store.overridden:  # a store given is open already
+            await container.store.async_()
         await _done(container.init_resources())
         yield await services.async_()
     finally:
