@@ -71,7 +71,7 @@ async def opened(
         # The store before the others, which start together: its opening (a pool, a
         # schema check) would otherwise share the event loop with the clients' first
         # calls, whose short timeouts (Redis's ping) it could make them run past.
-        if not container.store.overridden:  # a store given is open already
+        if container.store.last_overriding is None:  # a store given is open already
             await container.store.async_()
         await _done(container.init_resources())
         yield await services.async_()
