@@ -30,7 +30,14 @@ settings.register_profile(
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# The inner loop (`make test-fast`) draws fewer examples: a quick look, where `make test`
+# and CI search harder.
+settings.register_profile(
+    "fast", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(
+    os.environ.get("INTAKE_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 @pytest.fixture

@@ -1,14 +1,18 @@
-"""The HTTP suite's harness: the real Starlette app, driven over HTTP, on each backend.
+"""The HTTP suite's harness: the real Starlette app, driven over HTTP, on a real store.
 
-Every test that builds a service runs three times, once per backend:
+Every test that builds a service runs on SQLite, the embedded default: a real SQLite
+file in the test's directory, and the in-process limiter. The tests marked
+`postgres_smoke` run a second time on the production pair: a real PostgreSQL database
+and the real RedisRateLimiter (marked `services`: skipped without the servers, or failed
+under INTAKE_REQUIRE_SERVICES=1). The smoke set is what PostgreSQL does its own way: the
+group commit, the key's claim, the relay's SKIP LOCKED claim, LISTEN/NOTIFY (the form
+cache, the relay's wake-ups), quota and usage shards, search, concurrent triage, the
+limits in Redis, and a schema migrated from empty (tests/README.md lists the modules).
+Every store, the in-memory one included, is held to one behaviour by the contract suite
+(tests/contract), which is why the HTTP tests need not run on each. A module may pick
+its own backends with a `backend` fixture of its own (`BACKENDS` names them).
 
-- memory: the in-memory fakes (store and the in-process limiter);
-- sqlite: a real SQLite file in the test's directory, and the in-process limiter;
-- postgres: a real PostgreSQL database and the real RedisRateLimiter, as production
-  runs (marked `services`: skipped without the servers, or failed under
-  INTAKE_REQUIRE_SERVICES=1).
-
-The clock is a FakeClock on all three (the stores and the limiters take their times from
+The clock is a FakeClock on every backend (the stores and the limiters take their times from
 it, so tests move time without sleeping) and ids come from a SeededIdSource. What a test
 reads back goes through the Store ports, so the same assertions hold for every backend.
 
@@ -426,22 +430,41 @@ def _marks_of(name: str) -> list[pytest.MarkDecorator]:
     return [pytest.mark.services] if name in _SERVICES else []
 
 
-@pytest.fixture(params=[pytest.param(name, id=name, marks=_marks_of(name)) for name in BACKENDS])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
+# The one backend every test of the suite runs on: SQLite, the embedded default, a real SQL
+# store and the one a first run of intake uses. The contract suite (tests/contract) holds
+# every store, the in-memory fakes included, to the same behaviour, so running each HTTP
+# test on every store again would test the stores, not the app, three times.
+HTTP_BACKEND = "sqlite"
+# What PostgreSQL does its own way, and what only the PostgreSQL backend runs (Redis, in
+# the production pair), is run there too by the tests marked `postgres_smoke`.
+POSTGRES_SMOKE = "postgres_smoke"
 
 
-# For a module whose tests hold one rule over every store: `make test` runs them on all
-# three, the inner loop (`make test-fast`, which leaves out `slow`) on memory alone. Such
-# a module declares its own `backend` fixture with these params.
-MEMORY_IN_THE_INNER_LOOP = [
-    pytest.param(
-        name,
-        id=name,
-        marks=[] if name == "memory" else [pytest.mark.slow, *_marks_of(name)],
+def _backends_of(item: pytest.Function) -> list[object]:
+    names = [HTTP_BACKEND]
+    if item.get_closest_marker(POSTGRES_SMOKE) is not None:
+        names.append("postgres")
+    return [pytest.param(name, id=name, marks=_marks_of(name)) for name in names]
+
+
+def _chooses_its_backends(metafunc: pytest.Metafunc) -> bool:
+    """A module with a `backend` fixture of its own, or a test that parametrizes it."""
+    named = any(
+        "backend" in str(mark.args[0]) for mark in metafunc.definition.iter_markers("parametrize")
     )
-    for name in BACKENDS
-]
+    return named or hasattr(metafunc.module, "backend")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames or _chooses_its_backends(metafunc):
+        return
+    metafunc.parametrize("backend", _backends_of(metafunc.definition), indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The test's backend: SQLite, and PostgreSQL too for the smoke set."""
+    return BACKENDS[request.param](request)
 
 
 class OnBackend:

@@ -7,7 +7,7 @@ import pytest
 
 from intake.domain.model import Challenge, ChallengeProvider, FormMode
 from intake.ports.challenge import ChallengeVerdict
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, Seeded, assert_error
+from tests.http.conftest import Seeded, assert_error
 
 FIELDS = {"name": "Ada", "message": "Hello"}
 
@@ -329,10 +329,3 @@ def test_the_server_endpoint_skips_the_challenge(guarded: Seeded) -> None:
     assert guarded.fake_challenge.calls == []
     stored = guarded.svc.submission(response.json()["submission_id"])
     assert stored.status.value == "accepted"
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

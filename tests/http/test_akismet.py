@@ -17,10 +17,7 @@ from intake.domain.model import Scope, SubmissionStatus
 from intake.ports.spam_opinion import SpamOpinion
 from intake.service.relay import Relay
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
     PEER,
-    Backend,
     Seeded,
     Service,
     ServiceFactory,
@@ -32,12 +29,6 @@ SECRET_TEXT = "please-keep-this-private-4e1d"
 FIELDS = {"name": "Ada", "email": "ada@example.org", "message": f"Hello {SECRET_TEXT}"}
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 HEADERS = {"user-agent": BROWSER, "referer": "https://forms.example.org/contact"}
-
-
-# The same over every store: `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

@@ -13,9 +13,6 @@ import pytest
 from intake.config import Settings
 from intake.domain.model import FieldRule, RuleKind
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
     assert_error,
@@ -463,10 +460,3 @@ def test_a_file_part_sent_by_httpx_files_is_refused_too(seeded: Seeded) -> None:
 
     error = assert_error(response, "validation_failed")
     assert error["error"]["fields"] == {"attachment": "File uploads are not accepted."}
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

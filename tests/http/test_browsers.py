@@ -11,11 +11,8 @@ import pytest
 
 from intake.domain.model import FieldRule, RuleKind
 from tests.http.conftest import (
-    BACKENDS,
     BROWSER_ACCEPT,
-    MEMORY_IN_THE_INNER_LOOP,
     SPEC_ERRORS,
-    Backend,
     Seeded,
     assert_error,
 )
@@ -434,10 +431,3 @@ def test_a_fetch_style_failure_gets_the_json_envelope(seeded: Seeded) -> None:
     response = seeded.svc.public("no-such-key", data=FIELDS, headers={"accept": "*/*"})
 
     assert_error(response, "form_not_found")
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

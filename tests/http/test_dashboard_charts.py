@@ -16,19 +16,10 @@ from intake.domain.activity import DayCounts, DayGrid
 from intake.domain.model import Scope
 from intake.ports.activity import ActivityRepository
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     HarnessStore,
     ServiceFactory,
 )
 from tests.http.dashboard_support import Dashboard
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 SITE = "https://example.com/"  # a link: scores above a threshold of 0.001

@@ -9,13 +9,8 @@ import re
 import pytest
 
 from intake.entrypoints.http.dashboard.static_files import static_file, static_url
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import PASSWORD, Dashboard
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

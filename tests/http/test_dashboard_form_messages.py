@@ -11,7 +11,7 @@ import pytest
 from intake.domain.form_messages import TEMPLATE_NAMES, Templates
 from intake.domain.model import Form
 from intake.domain.users import Role
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard
 
 UNCHANGED = {
@@ -19,11 +19,6 @@ UNCHANGED = {
     "autoresponse_hourly_limit": "",
     **dict.fromkeys(TEMPLATE_NAMES, ""),
 }
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

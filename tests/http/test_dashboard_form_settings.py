@@ -23,21 +23,10 @@ from intake.domain.model import (
 from intake.domain.users import Role
 from intake.entrypoints.http.client_script import client_asset
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     ServiceFactory,
     assert_error,
 )
 from tests.http.dashboard_support import Dashboard, isolated
-
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 # What the page posts for a form left as the fixture makes it (uploads off: unticked).
 UNCHANGED = {

@@ -21,17 +21,9 @@ from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import form_webhooks
 from intake.service.admin import OwnerServices
 from intake.service.relay import Relay
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
 from tests.support.receiver import Receiver
-
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 SECRET = re.compile(r'<code class="secret">(whsec_[^<]+)</code>')
 HOSTILE_URL = 'http://127.0.0.1:9/h?x=<script>alert(3)</script>&y="q"'

@@ -15,16 +15,11 @@ from intake.domain.model import Scope, SubmissionStatus
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import home
 from intake.entrypoints.http.dashboard.static_files import static_url
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard
 
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
+# Also on PostgreSQL (tests/http/conftest.py): search and the status tabs' counts.
+pytestmark = pytest.mark.postgres_smoke
 
 ID = re.compile(r'name="id" value="([^"]+)"')
 FORM_LINK = re.compile(r'<td[^>]*><a href="/dashboard/forms/(frm_\w+)">')

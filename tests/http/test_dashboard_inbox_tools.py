@@ -11,14 +11,9 @@ import pytest
 from intake.entrypoints.http.dashboard import inbox as inbox_page
 from intake.entrypoints.http.dashboard import wording
 from intake.service.admin import listing
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
 from tests.http.test_dashboard_inbox import ID, Inbox
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

@@ -9,14 +9,8 @@ import httpx2
 import pytest
 
 from intake.domain.users import Role
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 SETTINGS = "/dashboard/settings"
 ERASURE = SETTINGS + "/erasure"

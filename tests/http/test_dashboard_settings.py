@@ -13,16 +13,8 @@ import pytest
 from intake.domain.model import Scope
 from intake.domain.users import Role
 from intake.entrypoints.http.dashboard import settings
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
-
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 SETTINGS = "/dashboard/settings"
 KEY = re.compile(r'<code class="secret">([^<]+)</code>')

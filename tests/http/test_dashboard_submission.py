@@ -14,17 +14,9 @@ import pytest
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.users import Role
 from intake.ports.submissions import CommitPlan
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
 from tests.http.test_uploads import Uploads, pdf
-
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 LEASE = timedelta(minutes=2)
 HOOK = "https://hooks.example.com/intake"

@@ -12,15 +12,9 @@ import pytest
 from intake.domain.deliveries import DeliveryState
 from intake.domain.model import Scope
 from intake.domain.users import Role
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard, isolated
 from tests.http.test_uploads import Uploads, pdf
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 LEASE = timedelta(minutes=2)
 HOOK = "https://hooks.example.com/intake/T0KEN-in-the-path?sig=abc"

@@ -13,9 +13,6 @@ from intake.config.settings import Settings
 from intake.domain.destination_limits import DestinationLimits
 from intake.domain.model import Scope
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
     assert_error,
@@ -24,11 +21,6 @@ from tests.http.dashboard_support import Dashboard
 
 BOUND = 2
 SLACK = "https://hooks.slack.com/services/T000/B000/{n}"
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

@@ -16,14 +16,15 @@ from intake.config import Settings
 from intake.domain.model import EventType, Scope
 from intake.service.admin import CreatedKey
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     Service,
     ServiceFactory,
 )
 from tests.http.test_management_access import assert_refused
+
+# Also on PostgreSQL (tests/http/conftest.py): erasure in batches, and what it leaves in
+# the shards.
+pytestmark = pytest.mark.postgres_smoke
 
 ADA = "ada@example.com"
 
@@ -255,10 +256,3 @@ def test_a_stored_submission_keeps_the_address_as_configured(
     assert answer.status_code == 201, answer.text
     stored = svc.submission(answer.json()["submission_id"])
     assert stored.client_ip == kept
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

@@ -13,6 +13,10 @@ from tests.http.conftest import Service, assert_error
 from tests.http.test_management_access import assert_refused
 from tests.http.test_management_forms import Owner
 
+# Also on PostgreSQL (tests/http/conftest.py): a deleted or duplicated form reaching the
+# form cache (LISTEN/NOTIFY).
+pytestmark = pytest.mark.postgres_smoke
+
 SITE = "https://www.example.com"
 
 

@@ -3,7 +3,12 @@ form's owner, and never a submission, an outbox row or a quota count."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.http.conftest import Seeded
+
+# Also on PostgreSQL (tests/http/conftest.py): the day's honeypot count, an upsert.
+pytestmark = pytest.mark.postgres_smoke
 
 FIELDS = {"name": "Ada", "email": "ada@example.com", "message": "Hello"}
 

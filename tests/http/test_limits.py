@@ -14,13 +14,14 @@ from intake.domain.model import Plan
 from intake.domain.ratelimit import RateLimits, RateRule
 from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
     assert_error,
 )
+
+# Also on PostgreSQL (tests/http/conftest.py): the limits in Redis (the production pair)
+# and the quota's shards.
+pytestmark = pytest.mark.postgres_smoke
 
 FIELDS = {"name": "Ada", "message": "Hello"}
 SPAM = {
@@ -326,10 +327,3 @@ def test_the_quota_is_shared_by_the_workspaces_forms(make_service: ServiceFactor
     response = seeded.svc.public(second.public_form_key, data=FIELDS)
 
     assert_error(response, "quota_exceeded")
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

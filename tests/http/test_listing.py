@@ -19,13 +19,14 @@ from intake.domain.model import Scope
 from intake.domain.scoring import PHRASE_POINTS
 from intake.service.admin import CreatedKey
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     Service,
     assert_error,
 )
+
+# Also on PostgreSQL (tests/http/conftest.py): search (PostgreSQL's own text search) and
+# keyset pages.
+pytestmark = pytest.mark.postgres_smoke
 
 # Scores PHRASE_POINTS: spam on a form whose threshold is that.
 SPAMMY = "Please click here to see our menu."
@@ -257,10 +258,3 @@ def test_submission_contents_never_reach_the_logs(
     ours = [record for record in caplog.records if record.name.startswith("intake")]
     assert ours  # the access log saw the requests
     assert all(secret not in str(vars(record)) for record in ours)
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

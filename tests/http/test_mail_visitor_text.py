@@ -7,24 +7,17 @@ from __future__ import annotations
 
 from email.message import EmailMessage
 
-import pytest
-
 from intake.adapters.mail_smtp import SmtpMailer
 from intake.adapters.memory.senders import FakeWebhookSender
 from intake.adapters.templates.pool import shared_renderer
 from intake.domain.model import Scope
 from intake.service.relay import Relay
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, Seeded
+from tests.http.conftest import Seeded
 from tests.support.smtp_server import SmtpServer
 
 VICTIM = "victim@example.com"
 OWNER = "owner@example.com"
 LURE = "Account team: your password expired, reset at https://evil.example/reset"
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 def _bodies(message: EmailMessage) -> tuple[str, str]:

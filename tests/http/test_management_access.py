@@ -15,15 +15,9 @@ from attrs import frozen
 from intake.domain.deliveries import DestinationKind
 from intake.domain.model import Scope
 from intake.service.admin import ChatRequest, CreatedKey
-from tests.http.conftest import BACKENDS, MEMORY_IN_THE_INNER_LOOP, Backend, Service, assert_error
-
+from tests.http.conftest import Service, assert_error
 
 # The management API's own codes, copied from the contract's text.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
-
 MANAGEMENT_ERRORS: Mapping[str, tuple[int, str]] = {
     "forbidden": (403, "This key cannot do that."),
     "not_found": (404, "Not found."),

@@ -14,20 +14,12 @@ from intake.adapters.memory.senders import FakeWebhookSender
 from intake.domain.model import Scope
 from intake.service.relay import Relay
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     assert_error,
 )
 
 SLACK = "https://hooks.slack.com/services/T000/B000/s3cr3tpart"
 TOKEN = "123456789:AAH-test-token_abcdefghijklmnopqrstu"
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

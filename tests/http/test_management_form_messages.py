@@ -11,18 +11,10 @@ import pytest
 
 from intake.domain.form_messages import TEMPLATE_NAMES
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Service,
     assert_error,
 )
 from tests.http.test_management_forms import Owner
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

@@ -23,21 +23,17 @@ from intake.ports.rate_limiter import RateLimiter
 from intake.ports.store import Store
 from intake.presentation.views import form_view
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     OnBackend,
     Seeded,
     Service,
     assert_error,
 )
 
+# Also on PostgreSQL (tests/http/conftest.py): a changed form reaching the form cache
+# (LISTEN/NOTIFY).
+pytestmark = pytest.mark.postgres_smoke
+
 MESSAGE = {"message": "Hello"}
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

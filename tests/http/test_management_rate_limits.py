@@ -26,7 +26,8 @@ SUSTAINED_SECONDS = 600
 READ_PATH = "/v1/forms"
 
 # Each test sends a burst's worth of requests: `make test` runs them, the inner loop not.
-pytestmark = pytest.mark.slow
+# Also on PostgreSQL (tests/http/conftest.py): the management API's limits in Redis.
+pytestmark = [pytest.mark.slow, pytest.mark.postgres_smoke]
 
 
 @pytest.fixture

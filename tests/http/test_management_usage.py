@@ -12,6 +12,10 @@ from intake.domain.model import Plan, Scope
 from intake.service.admin import FormChanges
 from tests.http.conftest import Service
 
+# Also on PostgreSQL (tests/http/conftest.py): the month's use summed over the quota's
+# shards.
+pytestmark = pytest.mark.postgres_smoke
+
 
 class Workspace:
     def __init__(self, svc: Service, name: str, **options: Any) -> None:

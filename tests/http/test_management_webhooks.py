@@ -17,22 +17,11 @@ from intake.domain.deliveries import DeliveryState, DestinationKind
 from intake.domain.model import Scope
 from intake.service.relay import Relay
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     Service,
     assert_error,
 )
 from tests.support.names import own_private_name
-
-
-# The store rules under these pages are held on every store by the contract tests: the
-# inner loop runs this module on memory, `make test` on all three.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 HOOK = "https://hooks.example.com/intake"
 LEASE = timedelta(minutes=2)
@@ -311,6 +300,8 @@ def test_a_test_event_is_queued_for_that_endpoint_only(owner: Owner) -> None:
     }
 
 
+# Also on PostgreSQL: the relay's claim (SKIP LOCKED) and its fan-out.
+@pytest.mark.postgres_smoke
 def test_a_test_event_goes_through_the_relay_to_that_endpoint_only_signed(
     owner: Owner,
 ) -> None:

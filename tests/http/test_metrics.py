@@ -31,9 +31,6 @@ from intake.metrics import MULTIPROC_ENV, clear_multiprocess_files, multiprocess
 from intake.ports.senders import WebhookResponse
 from intake.service.relay import Relay
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     Service,
     ServiceFactory,
@@ -302,6 +299,8 @@ def test_an_unknown_method_is_one_label_value(svc: Service) -> None:
 # -- figures read from the store ----------------------------------------------------------
 
 
+# Also on PostgreSQL: the relay's claim (SKIP LOCKED) and its fan-out.
+@pytest.mark.postgres_smoke
 def test_the_backlog_rises_with_a_submission_and_falls_once_the_relay_delivers_it(
     seeded: Seeded,
 ) -> None:
@@ -331,6 +330,8 @@ def test_the_backlog_rises_with_a_submission_and_falls_once_the_relay_delivers_i
     assert delivered.value("intake_deliveries", state="dead") == 0
 
 
+# Also on PostgreSQL: the relay's claim (SKIP LOCKED) and its fan-out.
+@pytest.mark.postgres_smoke
 def test_a_delivery_parked_as_dead_shows_in_its_state(seeded: Seeded) -> None:
     svc = seeded.svc
     url = "https://hooks.example.com/gone"
@@ -652,10 +653,3 @@ def test_clearing_a_directory_counts_what_it_removed(tmp_path: Path) -> None:
 
     assert clear_multiprocess_files(str(tmp_path)) == 2
     assert clear_multiprocess_files(str(tmp_path)) == 0
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

@@ -18,10 +18,7 @@ from intake.domain.model import Challenge, ChallengeProvider, FieldRule, FormMod
 from intake.domain.ratelimit import RateLimits, RateRule
 from intake.service.admin import WorkspaceChanges
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
     SPEC_ERRORS,
-    Backend,
     Seeded,
     Service,
     ServiceFactory,
@@ -219,10 +216,3 @@ def test_success_replay_and_redirect_answers_validate_against_the_document(
     assert [a.status_code for a in answers] == [201, 200, 303, 201, 204]
     for response in answers:
         svc.spec.check(response)
-
-
-# The HTTP layer's rules, the same over every store (the contract suite holds the stores
-# to one behaviour): `make test` runs them on all three, the inner loop on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)

@@ -19,9 +19,6 @@ from intake.domain.consent_mail import SUBJECT
 from intake.domain.model import Scope
 from intake.service.relay import Relay
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
 )
@@ -31,11 +28,6 @@ from tests.support.smtp_server import SmtpServer
 STRANGER = "stranger@example.com"
 LINK = re.compile(r"http://testserver(/dashboard/notifications/[A-Za-z0-9]+)")
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

@@ -15,14 +15,15 @@ from intake.domain.model import Scope
 from intake.domain.scoring import score
 from intake.service.admin import CreatedKey
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
 )
 from tests.http.dashboard_support import Dashboard
 from tests.http.test_management_access import assert_refused
+
+# Also on PostgreSQL (tests/http/conftest.py): the filter taught in the triage's
+# transaction.
+pytestmark = pytest.mark.postgres_smoke
 
 # Spam that none of the fixed heuristics sees: no link, no listed phrase, no shouting.
 SPAM = "Genuine replica watches, rolex and omega, discreet shipping, wholesale prices today"
@@ -50,11 +51,6 @@ SPAM_VARIANTS = [
     "Discreet shipping on replica rolex watches, wholesale prices for shops",
     "Replica omega watches and rolex at wholesale, discreet shipping included",
 ]
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

@@ -7,26 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import httpx2
-import pytest
 
 from intake.domain.model import FieldData, Scope, SubmissionStatus
 from intake.domain.scoring import score
 from intake.service.admin import CreatedKey
 from tests.http.conftest import (
-    BACKENDS,
     BROWSER_ACCEPT,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
 )
-
-
-# The store rules under these answers are held on every store by the contract tests
-# (tests/contract/test_spam_reasons.py): the inner loop runs this module on memory.
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
-
 
 SPAM: FieldData = {
     "name": "Ada",

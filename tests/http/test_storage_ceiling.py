@@ -17,6 +17,10 @@ from tests.http.conftest import Backend, ServiceFactory, assert_error
 from tests.http.test_uploads import FIELDS, Uploads, _blob_store, pdf, s3_server  # noqa: F401
 from tests.support.s3_server import S3Server
 
+# Also on PostgreSQL (tests/http/conftest.py): the storage ceiling, checked inside the
+# commit.
+pytestmark = pytest.mark.postgres_smoke
+
 SPAM = {
     "name": "Ada",
     "message": "Buy viagra now! Click here: http://a.example http://b.example http://c.example",

@@ -13,6 +13,10 @@ from intake.domain.model import Challenge, ChallengeProvider, EventType, Submiss
 from intake.ports.challenge import ChallengeVerdict
 from tests.http.conftest import Seeded, assert_error
 
+# Also on PostgreSQL (tests/http/conftest.py): the group commit (PostgreSQL's batched
+# intake_commit) and what it writes.
+pytestmark = pytest.mark.postgres_smoke
+
 FIELDS = {"name": "Ada", "email": "ada@example.com", "message": "Hello"}
 SPAM = {
     "name": "Ada",

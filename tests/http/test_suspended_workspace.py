@@ -12,20 +12,12 @@ import pytest
 
 from intake.domain.model import Scope
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
 )
 from tests.http.dashboard_support import Dashboard
 
 SUSPENDED = "This workspace is suspended: it can change and send nothing."
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Suspended:

@@ -12,20 +12,12 @@ from intake.domain.model import Scope
 from intake.entrypoints.http.openapi import openapi_document
 from intake.service.admin import ChatRequest
 from tests.http.conftest import (
-    BACKENDS,
-    MEMORY_IN_THE_INNER_LOOP,
-    Backend,
     Seeded,
     ServiceFactory,
 )
 from tests.http.dashboard_support import Dashboard
 
 TOO_MANY = "Too many requests. Please wait a moment and try again."
-
-
-@pytest.fixture(params=MEMORY_IN_THE_INNER_LOOP)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 class Owner:

@@ -17,6 +17,10 @@ from tests.http.conftest import Seeded, Service, assert_error
 from tests.http.test_management_access import assert_refused
 from tests.http.test_uploads import Uploads, pdf
 
+# Also on PostgreSQL (tests/http/conftest.py): triage in one transaction against
+# concurrent triage, a release charging the quota.
+pytestmark = pytest.mark.postgres_smoke
+
 SPAM, ACCEPTED = SubmissionStatus.SPAM, SubmissionStatus.ACCEPTED
 SITE = "https://example.com/"
 
