@@ -115,13 +115,18 @@ def commit_cost(
     return (cluster_cpu(conn) - before) * 1000 / commits
 
 
-def saving(with_all: Sequence[float], without: float) -> float:
-    return statistics.median(with_all) - without
+def saving(with_all: Sequence[float], without: Sequence[float]) -> float:
+    """What removing a part saved: the median turn with everything in place less the
+    median turn without it."""
+    return statistics.median(with_all) - statistics.median(without)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--commits", type=int, default=3000, help="per turn (default 3000)")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="turns without each part (default 1)"
+    )
     args = parser.parse_args()
     with ExitStack() as stack:
         options = started(parse([]), stack)
@@ -142,14 +147,21 @@ def main() -> None:
             everything = [cost()]
             print(f"everything in place: {everything[0]:.4f} ms of the cluster's CPU a commit")
             for part in parts(conn):
-                conn.execute(part.remove)
-                without = cost()
-                if part.restore is not None:
+                without: list[float] = []
+                if part.restore is None:
+                    conn.execute(part.remove)  # for good: every turn after is without it
+                for _ in range(max(1, args.repeats)):
+                    if part.restore is None:
+                        without.append(cost())
+                        continue
+                    conn.execute(part.remove)
+                    without.append(cost())
                     conn.execute(part.restore)
-                everything.append(cost())
+                    everything.append(cost())
                 print(
                     f"{saving(everything, without):+8.4f} ms a commit without {part.name}"
-                    f" ({without:.4f} against {statistics.median(everything):.4f})",
+                    f" ({statistics.median(without):.4f} against"
+                    f" {statistics.median(everything):.4f})",
                     flush=True,
                 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench import pg_statements, proc_cpu, stage_probe, targets
+from bench import commit_parts, pg_statements, proc_cpu, stage_probe, targets
 from bench.cpu_meter import Reading, Spent
 from bench.figures import figures_of
 
@@ -141,3 +141,7 @@ def test_a_stage_is_summed_up_in_percentiles_and_a_histogram() -> None:
     said = stage_probe.lines({"commit": figures, "size:send": stage_probe.summary([3.0])})
     assert said[0].split()[:4] == ["commit", "n", "100", "p50"]
     assert "p99 3 " in said[1]  # a count: no unit
+
+
+def test_a_parts_cost_is_the_median_turn_with_it_less_the_median_turn_without() -> None:
+    assert commit_parts.saving([0.7, 0.9, 0.8, 5.0], [0.6, 0.65, 0.1]) == pytest.approx(0.25)
