@@ -114,7 +114,7 @@ FAST_TESTS := tests/unit tests/property tests/contract tests/http
 FAST_MARKERS := not services and not slow and not faults and not browser
 FAST_WORKERS ?= 2
 test-fast: install
-	INTAKE_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -q -x -m "$(FAST_MARKERS)" \
+	INTAKE_TEST_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -q -x -m "$(FAST_MARKERS)" \
 	  -n $(FAST_WORKERS) --dist loadfile $(FAST_TESTS) $(ARGS)
 
 format: install

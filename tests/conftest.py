@@ -36,7 +36,7 @@ settings.register_profile(
     "fast", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(
-    os.environ.get("INTAKE_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+    os.environ.get("INTAKE_TEST_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
 
 
