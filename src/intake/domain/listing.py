@@ -6,13 +6,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime
 
 from attrs import evolve, field, frozen
 
 from intake.domain import ids
-from intake.domain.model import FieldData, FieldValue, Submission, SubmissionStatus
+from intake.domain.model import FieldData, Submission, SubmissionStatus, texts_of
 
 MAX_TEXT = 200  # characters of a search (`q`)
 MIN_PAGE, MAX_PAGE, DEFAULT_PAGE = 1, 200, 50
@@ -50,22 +50,10 @@ def _valid_limit(limit: int) -> None:
         raise ValueError("a page holds at least one submission")
 
 
-def _strings(value: FieldValue) -> Iterator[str]:
-    """The text values within a value, at any depth; never an object's keys."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-
-
 def search_text(data: FieldData) -> str:
     """What a search looks in: every text value of the data, lowered, one per line. Field
     names, numbers and booleans are not searched."""
-    return SEARCH_SEPARATOR.join(s.lower() for v in data.values() for s in _strings(v))
+    return SEARCH_SEPARATOR.join(s.lower() for v in data.values() for s in texts_of(v))
 
 
 @frozen
