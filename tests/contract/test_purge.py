@@ -18,9 +18,10 @@ from psycopg.rows import dict_row
 
 from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore, open_postgres_store
-from intake.adapters.postgres import purge as pg
+from intake.adapters.postgres.dialect import PURGE as PG_PURGE
+from intake.adapters.sql_statements import for_psycopg
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
-from intake.adapters.sqlite import purge as lite
+from intake.adapters.sqlite.dialect import PURGE as LITE_PURGE
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.model import Submission
@@ -287,7 +288,7 @@ async def test_sqlite_purges_by_index(tmp_path: Path) -> None:
     await opened.close()
 
     with sqlite3.connect(tmp_path / "intake.db") as conn:
-        for query in (lite._PURGE_IDEMPOTENCY, lite._PURGE_OUTBOX):
+        for query in (LITE_PURGE.idempotency, LITE_PURGE.outbox):
             params = {"cutoff": time_text(NOW), "limit": 3}
             plan_rows = conn.execute(f"EXPLAIN QUERY PLAN {query}", params)
             details = [row[3] for row in plan_rows]
@@ -330,12 +331,13 @@ async def test_postgres_purges_by_index(schema_url: str) -> None:
             await conn.execute(statement, {"now": NOW})
         await conn.execute("ANALYZE outbox, idempotency, deliveries")
         for query, indexes in (
-            (pg._PURGE_IDEMPOTENCY, ["Index Scan using idempotency_created", "Tid Scan"]),
+            (PG_PURGE.idempotency, ["Index Scan using idempotency_created", "Tid Scan"]),
             # The deliveries' check is read by an index too (no Seq Scan): by event, or
             # the few pending and dead at once, as the planner finds cheaper.
-            (pg._PURGE_OUTBOX, ["Index Scan using outbox_published", "using outbox_pkey"]),
+            (PG_PURGE.outbox, ["Index Scan using outbox_published", "using outbox_pkey"]),
         ):
-            cursor = await conn.execute(f"EXPLAIN {query}", {"cutoff": NOW, "limit": 5_000})
+            statement = f"EXPLAIN {for_psycopg(query)}"
+            cursor = await conn.execute(statement, {"cutoff": NOW, "limit": 5_000})
             plan_text = "\n".join(row["QUERY PLAN"] for row in await cursor.fetchall())
             assert "Seq Scan" not in plan_text, plan_text
             assert all(index in plan_text for index in indexes), plan_text

@@ -69,6 +69,9 @@ class PostgresExecutor:
             if tx.discarded:
                 raise psycopg.Rollback  # caught by conn.transaction(), which rolls back
 
+    async def forget_erased(self) -> None:
+        pass
+
 
 class _Transaction:
     rows: RowMapper = ROW_MAPPER

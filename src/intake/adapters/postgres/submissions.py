@@ -14,16 +14,18 @@ from intake.adapters import sql_statements as sql
 from intake.adapters.coalescing import Coalescer
 from intake.adapters.postgres import (
     commit_batch,
+    dialect,
     file_storage,
     forwarding,
     mapping,
     privacy,
-    purge,
     triage,
 )
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
+from intake.adapters.sql.purge import SqlPurge
 from intake.adapters.sql_rows import Params, existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
 from intake.adapters.submission_counts import count_statement, counts_from_row
@@ -156,6 +158,7 @@ class PostgresSubmissions:
         self._relay_notifier = RelayNotifier(db)
         # Commits made while others are on their way go together (commit_batch.py).
         self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
+        self._purge = SqlPurge(PostgresExecutor(db), dialect.PURGE)
 
     async def _commit_batch(self, batch: Sequence[Params]) -> list[commit_batch.Answer]:
         return await commit_batch.commit_all(self._db, batch)
@@ -277,7 +280,7 @@ class PostgresSubmissions:
         *,
         batch_size: int = PURGE_BATCH_SIZE,
     ) -> PurgeCounts:
-        return await purge.purge_expired(self._db, now, outbox_retention, batch_size)
+        return await self._purge.purge_expired(now, outbox_retention, batch_size)
 
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         return await file_storage.erase_flagged(self._db, created_before, limit)

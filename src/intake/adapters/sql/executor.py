@@ -61,3 +61,9 @@ class Executor(Statements, Protocol):
         `discard()` rolls them back. Statements sent meanwhile through the executor
         itself are not part of it."""
         ...
+
+    async def forget_erased(self) -> None:
+        """After an erasure has committed: no earlier copy of what it erased stays in the
+        store's own files. SQLite cuts its write-ahead log (connection.truncate_wal);
+        PostgreSQL's log is the server's, kept as its operator says: nothing to do."""
+        ...

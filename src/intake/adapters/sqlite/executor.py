@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from intake.adapters.sql.executor import Params, Transaction
 from intake.adapters.sql_rows import Row, RowMapper
+from intake.adapters.sqlite.connection import truncate_wal
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 
@@ -98,3 +99,6 @@ class SqliteExecutor(_Statements):
             finally:
                 worker.holder = None
             await worker.run_in_turn(_end, not tx.discarded)
+
+    async def forget_erased(self) -> None:
+        await self._worker.run(truncate_wal)

@@ -11,17 +11,19 @@ from datetime import datetime, timedelta
 from intake.adapters import sql_statements as sql
 from intake.adapters.coalescing import Coalescer
 from intake.adapters.relay_wakeup import RelayWakeup
+from intake.adapters.sql.purge import SqlPurge
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sqlite import (
     commits,
+    dialect,
     file_storage,
     forwarding,
     mapping,
     privacy,
-    purge,
     triage,
 )
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
+from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.adapters.submission_counts import count_statement, counts_from_row
@@ -112,6 +114,7 @@ class SqliteSubmissions:
         self._wakeup = wakeup
         # Commits made while the thread is busy go together in its next transaction.
         self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
+        self._purge = SqlPurge(SqliteExecutor(worker), dialect.PURGE)
 
     async def _commit_batch(
         self, plans: Sequence[CommitPlan]
@@ -172,7 +175,7 @@ class SqliteSubmissions:
         *,
         batch_size: int = PURGE_BATCH_SIZE,
     ) -> PurgeCounts:
-        return await purge.purge_expired(self._worker, now, outbox_retention, batch_size)
+        return await self._purge.purge_expired(now, outbox_retention, batch_size)
 
     async def erase_flagged(self, created_before: datetime, limit: int) -> ErasedBatch:
         if limit < 1:
