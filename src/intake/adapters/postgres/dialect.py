@@ -3,7 +3,9 @@ written otherwise than SQLite (sqlite/dialect.py)."""
 
 from __future__ import annotations
 
+from intake.adapters.sql.activity import ActivityStatement
 from intake.adapters.sql.purge import PurgeStatements
+from intake.adapters.sql_rows import as_is
 
 # Purging, oldest first. The batch is chosen once (ARRAY(...) is an InitPlan) by a range
 # scan of an index (idempotency_created; outbox_published, partial, of published rows
@@ -48,4 +50,49 @@ PURGE = PurgeStatements(
             LIMIT :limit FOR UPDATE SKIP LOCKED
         ))
     """,
+)
+
+# The lists come as arrays. Each form's day is one range of submissions_form_created,
+# whose entries hold the status (migration 0022): read alone, never the rows, and counted
+# as it is read, with no sort or hash of 100,000 rows on a large form. The dead
+# deliveries of the whole span are one range of their partial index deliveries_dead,
+# joined to the outbox for their form and given their day by the grid's starts
+# (width_bucket: 1 for the first day). One row per form and day with something.
+ACTIVITY = ActivityStatement(
+    daily_counts="""
+        WITH days AS (
+            SELECT d.since, d.until, d.day - 1 AS day
+            FROM unnest(CAST(:starts AS timestamptz[]), CAST(:ends AS timestamptz[]))
+                WITH ORDINALITY AS d(since, until, day)
+        ),
+        received AS (
+            SELECT f.form_id, days.day, c.accepted, c.spam, c.unverified
+            FROM (SELECT DISTINCT unnest(CAST(:form_ids AS text[])) AS form_id) AS f
+            CROSS JOIN days
+            CROSS JOIN LATERAL (
+                SELECT count(*) FILTER (WHERE s.status = 'accepted')::integer AS accepted,
+                    count(*) FILTER (WHERE s.status = 'spam')::integer AS spam,
+                    count(*) FILTER (WHERE s.status = 'unverified')::integer AS unverified
+                FROM submissions AS s
+                WHERE s.form_id = f.form_id
+                    AND s.created_at >= days.since AND s.created_at < days.until
+            ) AS c
+            WHERE c.accepted + c.spam + c.unverified > 0
+        ),
+        failed AS (
+            SELECT o.form_id,
+                width_bucket(d.created_at, CAST(:starts AS timestamptz[])) - 1 AS day,
+                count(*)::integer AS failed
+            FROM deliveries AS d JOIN outbox AS o ON o.event_id = d.event_id
+            WHERE d.state = 'dead' AND d.created_at >= :since AND d.created_at < :until
+                AND o.form_id = ANY (:form_ids)
+            GROUP BY 1, 2
+        )
+        SELECT coalesce(r.form_id, x.form_id) AS form_id, coalesce(r.day, x.day) AS day,
+            coalesce(r.accepted, 0) AS accepted, coalesce(r.spam, 0) AS spam,
+            coalesce(r.unverified, 0) AS unverified, coalesce(x.failed, 0) AS failed
+        FROM received AS r FULL JOIN failed AS x ON x.form_id = r.form_id AND x.day = r.day
+        ORDER BY 1, 2
+    """,
+    listed=as_is,
 )

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
-from intake.adapters.postgres.activity import PostgresActivity
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
+from intake.adapters.postgres.dialect import ACTIVITY
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import (
@@ -28,6 +28,7 @@ from intake.adapters.postgres.migrations import (
 from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.sealing import process_sealer
+from intake.adapters.sql.activity import SqlActivity
 from intake.adapters.sql.destinations import SqlDestinations
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
@@ -89,7 +90,7 @@ class PostgresStore:
         self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
-        self._activity = PostgresActivity(db)
+        self._activity = SqlActivity(ex, ACTIVITY)
         self._spam = PostgresSpamStatistics(db)
 
     def _listen_for_form_changes(self) -> None:
@@ -137,7 +138,7 @@ class PostgresStore:
         return self._notes
 
     @property
-    def activity(self) -> PostgresActivity:
+    def activity(self) -> SqlActivity:
         return self._activity
 
     @property

@@ -29,8 +29,8 @@ from intake.ports.sealer import Sealer
 from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 if TYPE_CHECKING:
+    from intake.adapters.sql.activity import SqlActivity
     from intake.adapters.sql.destinations import SqlDestinations
-    from intake.adapters.sqlite.activity import SqliteActivity
     from intake.adapters.sqlite.deliveries import SqliteDeliveries
 
 
@@ -68,7 +68,7 @@ class SqliteStore:
         self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
-        self._activity: SqliteActivity | None = None
+        self._activity: SqlActivity | None = None
         self._spam = SqliteSpamStatistics(worker)
 
     @property
@@ -104,11 +104,12 @@ class SqliteStore:
         return self._deliveries
 
     @property
-    def activity(self) -> SqliteActivity:
+    def activity(self) -> SqlActivity:
         if self._activity is None:
-            from intake.adapters.sqlite.activity import SqliteActivity  # noqa: PLC0415
+            from intake.adapters.sql.activity import SqlActivity  # noqa: PLC0415
+            from intake.adapters.sqlite.dialect import ACTIVITY  # noqa: PLC0415
 
-            self._activity = SqliteActivity(self._worker)
+            self._activity = SqlActivity(SqliteExecutor(self._worker), ACTIVITY)
         return self._activity
 
     @property
