@@ -21,14 +21,26 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The optional native accelerators (src/intake/domain/native/*.c), built in place by the
+# install (hatch_build.py): a changed source installs again. Without a C compiler the
+# install goes on, and NATIVE_CHECK says in one line that intake runs its Python code.
+NATIVE_SOURCES := $(wildcard src/intake/domain/native/*.c)
+NATIVE_MODULES := $(subst /,.,$(patsubst src/%.c,%,$(NATIVE_SOURCES)))
+INSTALL_INPUTS := pyproject.toml hatch_build.py $(NATIVE_SOURCES)
+NATIVE_CHECK := $(BIN)/python -c 'import importlib, sys; [importlib.import_module(m) for m in \
+  sys.argv[1:]]' $(NATIVE_MODULES) 2>/dev/null || echo "warning: intake's native accelerators \
+  did not build (no C compiler?): intake runs its pure-Python code, slower" >&2
+
+$(STAMP): $(INSTALL_INPUTS) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@$(NATIVE_CHECK)
 	touch $(STAMP)
 
-# The development extras include what running needs: installed since pyproject.toml last
-# changed, they satisfy `run` as they are.
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
-	@if [ ! $(STAMP) -nt pyproject.toml ]; then $(BIN)/python -m pip install --quiet -e .; fi
+# The development extras include what running needs: installed since the install's inputs
+# last changed, they satisfy `run` as they are.
+$(RUN_STAMP): $(INSTALL_INPUTS) | $(BIN)/python
+	@if [ -n "$$(find $(INSTALL_INPUTS) -newer $(STAMP) 2>/dev/null)" ] || [ ! -e $(STAMP) ]; \
+	  then $(BIN)/python -m pip install --quiet -e . || exit 1; $(NATIVE_CHECK); fi
 	touch $(RUN_STAMP)
 
 install: $(STAMP)
@@ -122,4 +134,5 @@ format: install
 	$(BIN)/ruff format src tests
 
 clean:
+	rm -f src/intake/domain/native/*.so
 	rm -rf $(VENV) .intake .mypy_cache .ruff_cache .pytest_cache .hypothesis .coverage .coverage.*

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -55,6 +56,21 @@ def unavailable(reason: str) -> None:
     if services_required():
         pytest.fail(f"required service unavailable: {reason}")
     pytest.skip(reason)
+
+
+_Module = TypeVar("_Module")
+
+
+def built(module: _Module | None, stem: str) -> _Module:
+    """A native accelerator (intake.domain.native.<stem>) the install built, imported by
+    the caller as None when it did not: skips then, or fails when the services are
+    required, as in CI, whose machine has a C compiler."""
+    if module is None:
+        reason = f"intake.domain.native.{stem} is not built (no C compiler at install)"
+        if services_required():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return module
 
 
 @contextmanager

@@ -17,6 +17,11 @@ from itertools import islice, repeat
 
 from intake.domain.model import FieldData, texts_of
 
+try:  # the native tokenizer, when it was built (domain/native); _word_tokens is its reference
+    from intake.domain.native import words as _native_words
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _native_words = None  # type: ignore[assignment]
+
 MAX_CHARS = 4_000
 MAX_TOKENS = 300
 MAX_WORD = 24
@@ -66,6 +71,9 @@ def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
     if len(fresh) > room:
         fresh = dict.fromkeys(islice(fresh, room))
     out.update(fresh)
+
+
+_add_words = _word_tokens if _native_words is None else _native_words.word_tokens
 
 
 def _host_tokens(host: str, out: dict[str, None]) -> None:
@@ -125,6 +133,6 @@ def tokens(
     for finding in findings:
         out["heuristic:" + finding.split(":", 1)[0]] = None
     if subject:
-        _word_tokens(subject[:400].lower(), "subject:", out)
-    _word_tokens(lowered, "", out)
+        _add_words(subject[:400].lower(), "subject:", out)
+    _add_words(lowered, "", out)
     return list(out)

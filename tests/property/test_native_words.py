@@ -1,0 +1,87 @@
+"""The native word tokenizer (intake.domain.native.words) gives exactly the tokens of its
+pure-Python reference, tokens._word_tokens: the same strs in the same order, whatever
+the text, the prefix and the tokens already found."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from intake.domain.spam import tokens
+from tests.conftest import built
+
+try:
+    from intake.domain.native import words
+except ImportError:  # an install without a C compiler: built() says so
+    words = None  # type: ignore[assignment]
+
+# What the tokenizer treats apart: its punctuation and edges, whitespace of every kind,
+# digits of other scripts (and ², a digit that is not a decimal), letters of one, two and
+# four bytes, and lone surrogates, which a str may hold though form data never does.
+_SPECIAL = [
+    *"!\"#&()*+,/:;<=>?[\\]^`{|}~.'-@_%$ \t\n\r\x0b\x0c\x1c\x85",
+    *["\u00a0", "\u200b", "\u2028", "\u3000", "\u1680"],
+    *["٣", "߀", "੧", "²", "①", "0", "7", "9"],
+    *["é", "ß", "ÿ", "ж", "日", "本", "語", "😀", "𝔘", "\ud800", "\udfff"],
+]
+_CHARS = st.one_of(st.characters(), st.sampled_from(_SPECIAL))
+_PIECES = st.one_of(
+    st.text(_CHARS, max_size=30),
+    st.sampled_from(["http://www.example.com/a?b=c", "1234567", "٣٣٣٣٣٣٣٣", "x" * 30]),
+    st.integers(0, 10**30).map(str),
+)
+_TEXTS = st.lists(_PIECES, max_size=40).map(" ".join)
+_PREFIXES = st.sampled_from(["", "subject:", "é:", "日:", "😀:"])
+
+
+def _both(text: str, prefix: str, before: list[str]) -> tuple[list[str], list[str]]:
+    native = built(words, "words")
+    reference: dict[str, None] = dict.fromkeys(before)
+    accelerated: dict[str, None] = dict.fromkeys(before)
+    tokens._word_tokens(text, prefix, reference)
+    native.word_tokens(text, prefix, accelerated)
+    return list(reference), list(accelerated)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXTS, prefix=_PREFIXES)
+def test_the_words_of_any_text_are_the_reference_s(text: str, prefix: str) -> None:
+    reference, accelerated = _both(text, prefix, [])
+    assert accelerated == reference
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=_TEXTS,
+    prefix=_PREFIXES,
+    before=st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=tokens.MAX_TOKENS),
+)
+def test_the_room_left_and_the_tokens_found_before_count_the_same(
+    text: str, prefix: str, before: list[str]
+) -> None:
+    """A text's words fill what room MAX_TOKENS leaves, and those already found keep
+    their place."""
+    reference, accelerated = _both(text, prefix, before)
+    assert accelerated == reference
+
+
+def test_a_long_text_fills_the_room_as_the_reference_does() -> None:
+    text = " ".join(f"word{n} {n:09d} {'y' * (25 + n % 40)}{n} 日{n % 7}" for n in range(900))
+    reference, accelerated = _both(text, "", ["field:name"])
+    assert len(reference) == tokens.MAX_TOKENS
+    assert accelerated == reference
+
+
+def test_the_kinds_of_tokens_come_in_the_reference_s_order() -> None:
+    text = "Ünïcode  $9.99 '12345678' -- 2024 日本 " + "z" * 40 + " 日本. aaa AAA"
+    reference, accelerated = _both(text.lower(), "subject:", [])
+    assert reference == [
+        "subject:ünïcode",
+        "subject:9.99",
+        "subject:#8",
+        "subject:2024",
+        "subject:aaa",
+        "subject:long:z6",
+        "subject:日本",
+    ]
+    assert accelerated == reference
