@@ -93,6 +93,30 @@ async def test_execute_answers_how_many_rows_it_changed(executor: Executor) -> N
     assert await executor.execute(gone, ("ws_a",)) == 1
 
 
+async def test_execute_many_runs_the_statement_once_per_set_and_sums_the_rows(
+    executor: Executor,
+) -> None:
+    await _add(executor, "ws_a", "ws_b", "ws_c")
+    rename = "UPDATE workspaces SET name = :name WHERE workspace_id = :id"
+    batch = ({"id": f"ws_{x}", "name": f"Renamed {x}"} for x in "abz")  # a generator
+
+    assert await executor.execute_many(rename, batch) == 2
+    assert await executor.execute_many(rename, []) == 0
+    names = {w.workspace_id: w.name for w in await _workspaces(executor)}
+    assert names == {"ws_a": "Renamed a", "ws_b": "Renamed b", "ws_c": workspace("ws_c").name}
+
+
+async def test_execute_many_in_a_transaction_is_part_of_it(executor: Executor) -> None:
+    await _add(executor, "ws_a")
+    async with executor.transaction() as tx:
+        gone = "DELETE FROM workspaces WHERE workspace_id = ?"
+        assert await tx.execute_many(gone, [("ws_a",), ("ws_missing",)]) == 1
+        assert await _count(tx) == 0
+        tx.discard()
+
+    assert await _count(executor) == 1
+
+
 async def test_a_transaction_commits_all_its_statements_at_its_end(executor: Executor) -> None:
     async with executor.transaction() as tx:
         await _add(tx, "ws_a")

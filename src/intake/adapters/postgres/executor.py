@@ -5,7 +5,7 @@ Statements are written in sqlite3's placeholder styles and rendered for psycopg 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import psycopg
@@ -42,6 +42,15 @@ async def _execute(conn: Connection, statement: str, params: Params) -> int:
     return cursor.rowcount
 
 
+async def _execute_many(conn: Connection, statement: str, batch: Iterable[Params]) -> int:
+    checked = [_checked(params) for params in batch]
+    if not checked:
+        return 0
+    cursor = conn.cursor()
+    await cursor.executemany(_rendered(statement), checked)
+    return cursor.rowcount  # summed over the batch
+
+
 class PostgresExecutor:
     rows: RowMapper = ROW_MAPPER
     locks_rows = True
@@ -60,6 +69,10 @@ class PostgresExecutor:
     async def execute(self, statement: str, params: Params = ()) -> int:
         async with self._db.connection() as conn:
             return await _execute(conn, statement, params)
+
+    async def execute_many(self, statement: str, batch: Iterable[Params]) -> int:
+        async with self._db.connection() as conn:
+            return await _execute_many(conn, statement, batch)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
@@ -92,3 +105,6 @@ class _Transaction:
 
     async def execute(self, statement: str, params: Params = ()) -> int:
         return await _execute(self._conn, statement, params)
+
+    async def execute_many(self, statement: str, batch: Iterable[Params]) -> int:
+        return await _execute_many(self._conn, statement, batch)

@@ -9,7 +9,7 @@ store holds a time, a boolean and JSON (sql_rows.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeAlias
 
@@ -45,6 +45,12 @@ class Statements(Protocol):
 
     async def execute(self, statement: str, params: Params = ()) -> int:
         """Runs one statement; the number of rows it inserted, changed or deleted."""
+        ...
+
+    async def execute_many(self, statement: str, batch: Iterable[Params]) -> int:
+        """Runs one statement once per set of parameters, in one hop to the database (a
+        pipeline on PostgreSQL); the number of rows they changed in all. Together only
+        inside a transaction, as any two statements."""
         ...
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TypeVar
 
@@ -17,7 +17,8 @@ from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 
 T = TypeVar("T")
-_Call = Callable[[sqlite3.Connection, str, Params], T]
+_P = TypeVar("_P", Params, list[Params])
+_Call = Callable[[sqlite3.Connection, str, _P], T]
 
 
 def _fetch_one(conn: sqlite3.Connection, statement: str, params: Params) -> Row | None:
@@ -31,6 +32,10 @@ def _fetch_all(conn: sqlite3.Connection, statement: str, params: Params) -> list
 
 def _execute(conn: sqlite3.Connection, statement: str, params: Params) -> int:
     return conn.execute(statement, params).rowcount
+
+
+def _execute_many(conn: sqlite3.Connection, statement: str, batch: list[Params]) -> int:
+    return conn.executemany(statement, batch).rowcount if batch else 0
 
 
 def _begin(conn: sqlite3.Connection) -> None:
@@ -58,7 +63,7 @@ class _Statements:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
 
-    async def _call(self, fn: _Call[T], statement: str, params: Params) -> T:
+    async def _call(self, fn: _Call[_P, T], statement: str, params: _P) -> T:
         return await self._worker.run(fn, statement, params)
 
     async def fetch_one(self, statement: str, params: Params = ()) -> Row | None:
@@ -70,11 +75,15 @@ class _Statements:
     async def execute(self, statement: str, params: Params = ()) -> int:
         return await self._call(_execute, statement, params)
 
+    async def execute_many(self, statement: str, batch: Iterable[Params]) -> int:
+        # Listed here: the thread reads no iterator of the caller's.
+        return await self._call(_execute_many, statement, list(batch))
+
 
 class _Transaction(_Statements):
     discarded = False
 
-    async def _call(self, fn: _Call[T], statement: str, params: Params) -> T:
+    async def _call(self, fn: _Call[_P, T], statement: str, params: _P) -> T:
         return await self._worker.run_in_turn(fn, statement, params)
 
     def discard(self) -> None:
