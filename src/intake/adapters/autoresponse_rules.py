@@ -46,10 +46,6 @@ class Autoresponse:
     def delivery_id(self) -> str:
         return delivery_id(self.event_id, DestinationKind.EMAIL, self.autoresponse_id)
 
-    def record_params(self, fanned_out_at: When) -> tuple[str, str, str, str, When]:
-        """The confirmation's record, in the SQL stores' INSERT order."""
-        return (self.autoresponse_id, self.form_id, self.event_id, self.address_hash, fanned_out_at)
-
     def delivery_row(self, fanned_out_at: When) -> tuple[str, str, str, str, When, When]:
         """Its delivery, as the SQL stores' fan-out rows are: id, event, kind,
         destination, created and due at the fan-out's time."""

@@ -19,10 +19,10 @@ from intake.adapters.delivery_rules import (
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.executor import PostgresExecutor
-from intake.adapters.postgres.form_messages import messages_fan_out
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_claim
 from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
+from intake.adapters.sql.form_messages import messages_fan_out
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
@@ -55,14 +55,13 @@ _UNPUBLISHED = """
         published_at
     FROM outbox
     WHERE published_at IS NULL AND dead_at IS NULL
-    ORDER BY next_attempt_at, event_id LIMIT %s
+    ORDER BY next_attempt_at, event_id LIMIT ?
     FOR UPDATE SKIP LOCKED
 """
-_FORMS_ENDPOINTS = for_psycopg(sql.SELECT_ENDPOINT) + " WHERE form_id = ANY (%s)"
-_FORMS_RECIPIENTS = for_psycopg(sql.SELECT_RECIPIENT) + " WHERE form_id = ANY (%s)"
-_FORMS_CHATS = for_psycopg(chat_sql.SELECT_CHAT) + " WHERE form_id = ANY (%s)"
-_INSERT_DELIVERY = for_psycopg(sql.INSERT_DELIVERY)
-_PUBLISH = "UPDATE outbox SET published_at = %s WHERE event_id = ANY (%s)"
+_FORMS_ENDPOINTS = sql.SELECT_ENDPOINT + " WHERE form_id = ANY (?)"
+_FORMS_RECIPIENTS = sql.SELECT_RECIPIENT + " WHERE form_id = ANY (?)"
+_FORMS_CHATS = chat_sql.SELECT_CHAT + " WHERE form_id = ANY (?)"
+_PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ANY (?)"
 
 
 def _with_attempt(update: str) -> str:
@@ -209,15 +208,15 @@ class PostgresDeliveries(SqlDeliveryRetries):
     def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
         self._sealer = sealer
-        self._records = SqlDeliveryRecords(PostgresExecutor(db))
+        self._ex = PostgresExecutor(db)
+        self._records = SqlDeliveryRecords(self._ex)
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
     ) -> int:
-        fanned_out_at = mapping.moment(now)
-        async with self._db.connection() as conn, conn.transaction():
-            cursor = await conn.execute(_UNPUBLISHED, (limit,))
-            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in await cursor.fetchall()]
+        async with self._ex.transaction() as tx:
+            rows = await tx.fetch_all(_UNPUBLISHED, (limit,))
+            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in rows]
             if not events:
                 return 0
             form_ids = sorted({event.form_id for event in events})
@@ -225,20 +224,18 @@ class PostgresDeliveries(SqlDeliveryRetries):
                 str,
                 tuple[list[WebhookEndpoint], list[NotificationRecipient], list[ChatDestination]],
             ] = {form_id: ([], [], []) for form_id in form_ids}
-            cursor = await conn.execute(_FORMS_ENDPOINTS, (form_ids,))
-            for row in await cursor.fetchall():
+            for row in await tx.fetch_all(_FORMS_ENDPOINTS, (form_ids,)):
                 forms[row["form_id"]][0].append(ROW_MAPPER.endpoint_from_row(row))
-            cursor = await conn.execute(_FORMS_RECIPIENTS, (form_ids,))
-            for row in await cursor.fetchall():
+            for row in await tx.fetch_all(_FORMS_RECIPIENTS, (form_ids,)):
                 forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
-            cursor = await conn.execute(_FORMS_CHATS, (form_ids,))
-            for row in await cursor.fetchall():  # their ids only: the secret stays sealed
+            for row in await tx.fetch_all(_FORMS_CHATS, (form_ids,)):
+                # Their ids only: the secret stays sealed.
                 forms[row["form_id"]][2].append(ROW_MAPPER.chat_from_row(row))
-            rows = await messages_fan_out(conn, events, forms, now, autoresponse_limit)
-            if rows:
-                async with conn.cursor() as many:
-                    await many.executemany(_INSERT_DELIVERY, rows)
-            await conn.execute(_PUBLISH, (fanned_out_at, [event.event_id for event in events]))
+            deliveries = await messages_fan_out(tx, events, forms, now, autoresponse_limit)
+            if deliveries:
+                await tx.execute_many(sql.INSERT_DELIVERY, deliveries)
+            published = (mapping.moment(now), [event.event_id for event in events])
+            await tx.execute(_PUBLISH, published)
         return len(events)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:

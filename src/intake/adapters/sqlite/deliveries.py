@@ -1,8 +1,9 @@
-"""Deliveries over the SQLite connection (a form's destinations: sql/destinations.py). As in
-`repositories`, each method sends one function to the worker thread, and an operation of
-several statements is one transaction: BEGIN IMMEDIATE holds the write lock, so a second
-relay process waits for the first one's fan-out or claim rather than taking the same
-rows."""
+"""Deliveries over the SQLite connection (a form's destinations: sql/destinations.py). Each
+method sends one function to the worker thread, but the fan-out, a transaction of the
+executor (sqlite/executor.py) whose part for forms' messages PostgreSQL shares
+(sql/form_messages.py). An operation of several statements is one transaction: BEGIN
+IMMEDIATE holds the write lock, so a second relay process waits for the first one's
+fan-out or claim rather than taking the same rows."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ from intake.adapters.delivery_rules import (
 )
 from intake.adapters.sealed_columns import opened_claim
 from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
+from intake.adapters.sql.form_messages import messages_fan_out
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.executor import SqliteExecutor
-from intake.adapters.sqlite.form_messages import messages_fan_out
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.deliveries import (
@@ -143,33 +144,6 @@ _BACKLOG = """
         SELECT created_at FROM deliveries WHERE next_attempt_at IS NOT NULL
     )
 """
-
-
-def _fan_out(conn: sqlite3.Connection, now: datetime, limit: int, autoresponse_limit: int) -> int:
-    fanned_out_at = mapping.time_text(now)
-    with transaction(conn):
-        events = [
-            ROW_MAPPER.outbox_row_from_row(row).event
-            for row in conn.execute(_UNPUBLISHED, (limit,))
-        ]
-        forms: dict[str, FormDestinations] = {}
-        for form_id in {event.form_id for event in events}:
-            forms[form_id] = (
-                [
-                    ROW_MAPPER.endpoint_from_row(row)
-                    for row in conn.execute(_FORM_ENDPOINTS, (form_id,))
-                ],
-                [
-                    ROW_MAPPER.recipient_from_row(row)
-                    for row in conn.execute(_FORM_RECIPIENTS, (form_id,))
-                ],
-                # Only their ids are kept: the secret stays sealed.
-                [ROW_MAPPER.chat_from_row(row) for row in conn.execute(_FORM_CHATS, (form_id,))],
-            )
-        rows = messages_fan_out(conn, events, forms, now, autoresponse_limit)
-        conn.executemany(_INSERT_DELIVERY, rows)
-        conn.executemany(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
-    return len(events)
 
 
 def _claim_due(conn: sqlite3.Connection, now: datetime, lease: timedelta, limit: int) -> Claim:
@@ -290,12 +264,34 @@ class SqliteDeliveries(SqlDeliveryRetries):
     def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
         self._sealer = sealer
-        self._records = SqlDeliveryRecords(SqliteExecutor(worker))
+        self._ex = SqliteExecutor(worker)
+        self._records = SqlDeliveryRecords(self._ex)
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
     ) -> int:
-        return await self._worker.run(_fan_out, now, limit, autoresponse_limit)
+        async with self._ex.transaction() as tx:
+            rows = await tx.fetch_all(_UNPUBLISHED, (limit,))
+            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in rows]
+            if not events:
+                return 0
+            forms: dict[str, FormDestinations] = {}
+            for form_id in sorted({event.form_id for event in events}):
+                endpoints = await tx.fetch_all(_FORM_ENDPOINTS, (form_id,))
+                recipients = await tx.fetch_all(_FORM_RECIPIENTS, (form_id,))
+                chats = await tx.fetch_all(_FORM_CHATS, (form_id,))
+                forms[form_id] = (
+                    [ROW_MAPPER.endpoint_from_row(row) for row in endpoints],
+                    [ROW_MAPPER.recipient_from_row(row) for row in recipients],
+                    # Only their ids are kept: the secret stays sealed.
+                    [ROW_MAPPER.chat_from_row(row) for row in chats],
+                )
+            deliveries = await messages_fan_out(tx, events, forms, now, autoresponse_limit)
+            if deliveries:
+                await tx.execute_many(_INSERT_DELIVERY, deliveries)
+            fanned_out_at = mapping.time_text(now)
+            await tx.execute_many(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
+        return len(events)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first
