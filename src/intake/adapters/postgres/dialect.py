@@ -3,9 +3,13 @@ written otherwise than SQLite (sqlite/dialect.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
 from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql_rows import as_is
+from intake.adapters.submission_pages import like_pattern
 
 # Purging, oldest first. The batch is chosen once (ARRAY(...) is an InitPlan) by a range
 # scan of an index (idempotency_created; outbox_published, partial, of published rows
@@ -96,3 +100,21 @@ ACTIVITY = ActivityStatement(
     """,
     listed=as_is,
 )
+
+# An erasure on request's search: a bitmap of the reply-to index (0016) and the trigram
+# index of the search text (0010), each spelling a LIKE of its own so that each is an
+# index condition, then the workspace's rows among them. The search text is lowered by
+# PostgreSQL, as the reply-to is here.
+_CANDIDATES = (
+    sql.SELECT_SUBMISSION + " WHERE workspace_id = :workspace_id"
+    " AND (lower(reply_to) = ANY (:spellings::text[]) OR {terms})"
+    " ORDER BY created_at, submission_id"
+)
+_TERM = "search_text LIKE lower(:like{index}) ESCAPE '\\'"
+
+
+def address_search(workspace_id: str, spellings: Sequence[str]) -> tuple[str, dict[str, object]]:
+    terms = " OR ".join(_TERM.format(index=index) for index in range(len(spellings)))
+    params: dict[str, object] = {"workspace_id": workspace_id, "spellings": list(spellings)}
+    params.update({f"like{index}": like_pattern(text) for index, text in enumerate(spellings)})
+    return _CANDIDATES.format(terms=terms), params

@@ -10,6 +10,7 @@ from datetime import datetime
 from intake.adapters import sql_statements as sql
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
+from intake.domain.triage import key_scopes
 from intake.domain.uploads import files_from_json
 from intake.ports.submissions import ErasedBatch
 
@@ -56,11 +57,46 @@ ERASE_TAIL = ERASE_LOCK + ERASE_REST
 _ERASE_FLAGGED = _ERASE_FLAGGED_HEAD + sql.EVENT_UNDER_WAY + ERASE_TAIL
 
 
+# A form's retention, in one statement as above: the form's oldest submissions up to the
+# cutoff, a range of submissions_form_created (0016), but for one whose event is still on
+# its way. Their idempotency records go too, sought among the form's scopes by the
+# primary key (domain/triage.py's key_scopes): a retry after the erasure is a new
+# submission.
+_EXPIRED_HEAD = """
+    WITH doomed AS (
+        SELECT s.submission_id FROM submissions AS s
+        WHERE s.form_id = %(form_id)s AND s.created_at <= %(cutoff)s
+            AND NOT """
+_EXPIRED_KEYS = """
+    keys AS (
+        DELETE FROM idempotency AS i USING doomed
+        WHERE i.submission_id = doomed.submission_id
+            AND (i.scope = %(server_scope)s
+                OR (i.scope >= %(public_from)s AND i.scope < %(public_to)s))
+    ),"""
+_ERASE_EXPIRED = _EXPIRED_HEAD + sql.EVENT_UNDER_WAY + ERASE_LOCK + _EXPIRED_KEYS + ERASE_REST
+
+
 async def erase_flagged(db: Database, created_before: datetime, limit: int) -> ErasedBatch:
     if limit < 1:
         raise ValueError("limit must be at least 1")
     params = {"cutoff": mapping.moment(created_before), "limit": limit}
     return await erase_chosen(db, _ERASE_FLAGGED, params)
+
+
+async def erase_expired(
+    db: Database, form_id: str, created_before: datetime, limit: int
+) -> ErasedBatch:
+    server, (public_from, public_to) = key_scopes(form_id)
+    params = {
+        "form_id": form_id,
+        "cutoff": mapping.moment(created_before),
+        "limit": limit,
+        "server_scope": server,
+        "public_from": public_from,
+        "public_to": public_to,
+    }
+    return await erase_chosen(db, _ERASE_EXPIRED, params)
 
 
 async def erase_chosen(db: Database, query: str, params: Mapping[str, object]) -> ErasedBatch:

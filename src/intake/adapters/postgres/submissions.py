@@ -18,13 +18,13 @@ from intake.adapters.postgres import (
     file_storage,
     forwarding,
     mapping,
-    privacy,
     triage,
 )
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
+from intake.adapters.sql.privacy import SqlPrivacy
 from intake.adapters.sql.purge import SqlPurge
 from intake.adapters.sql_rows import Params, existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
@@ -158,7 +158,9 @@ class PostgresSubmissions:
         self._relay_notifier = RelayNotifier(db)
         # Commits made while others are on their way go together (commit_batch.py).
         self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
-        self._purge = SqlPurge(PostgresExecutor(db), dialect.PURGE)
+        ex = PostgresExecutor(db)
+        self._purge = SqlPurge(ex, dialect.PURGE)
+        self._privacy = SqlPrivacy(ex, dialect.address_search)
 
     async def _commit_batch(self, batch: Sequence[Params]) -> list[commit_batch.Answer]:
         return await commit_batch.commit_all(self._db, batch)
@@ -293,16 +295,16 @@ class PostgresSubmissions:
     ) -> ErasedBatch:
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        return await privacy.erase_expired(self._db, form_id, created_before, limit)
+        return await file_storage.erase_expired(self._db, form_id, created_before, limit)
 
     async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
-        return await privacy.truncate_client_ips(self._db, created_before, limit)
+        return await self._privacy.truncate_client_ips(created_before, limit)
 
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
-        return await privacy.with_address(self._db, workspace_id, spellings)
+        return await self._privacy.with_address(workspace_id, spellings)
 
     async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
-        return await privacy.forget_autoresponses(self._db, workspace_id, address)
+        return await self._privacy.forget_autoresponses(workspace_id, address)
 
     async def release(self, release: Release) -> Released | None:
         released = await triage.release(self._db, release)

@@ -3,9 +3,13 @@ otherwise than PostgreSQL (postgres/dialect.py says why each differs)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
 from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql_rows import json_text
+from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 
 # Purging: a range scan of an index each (idempotency_created; outbox_published, partial,
 # of published rows only). SQLite's DELETE takes no LIMIT unless so compiled, hence the
@@ -77,3 +81,25 @@ ACTIVITY = ActivityStatement(
     """,
     listed=json_text,
 )
+
+# An erasure on request's search: the workspace's submissions, form by form through
+# forms_workspace and submissions_form, whose reply-to or data text holds a spelling: a
+# scan of the workspace, as SQLite's search is (docs/api.md, "Listing and search"). The
+# data is JSON text written without escapes (ensure_ascii off), so a value's text is in
+# it. SQLite's lower() folds ASCII only: a spelling beyond it is looked for in the
+# search text (Python's lower, as the listing's search), which parses each row's JSON.
+_CANDIDATES = (
+    sql.SELECT_SUBMISSION  # noqa: S608 - constants only; the terms are placeholders
+    + " WHERE form_id IN (SELECT form_id FROM forms WHERE workspace_id = ?)"
+    " AND workspace_id = ? AND ({terms}) ORDER BY created_at, submission_id"
+)
+_ASCII_TERM = "lower(coalesce(reply_to, '')) = ? OR instr(lower(data), ?) > 0"
+_TERM = f"lower(coalesce(reply_to, '')) = ? OR instr({SEARCH_TEXT_FUNCTION}(data), ?) > 0"
+
+
+def address_search(workspace_id: str, spellings: Sequence[str]) -> tuple[str, list[object]]:
+    terms = [_ASCII_TERM if text.isascii() else _TERM for text in spellings]
+    params: list[object] = [workspace_id, workspace_id]
+    for text in spellings:
+        params += [text, text]
+    return _CANDIDATES.format(terms=" OR ".join(terms)), params

@@ -36,6 +36,13 @@ _FLAGGED_TAIL = """
     ORDER BY s.created_at, s.submission_id LIMIT :limit
 """
 _FLAGGED = _FLAGGED_HEAD + sql.EVENT_UNDER_WAY + _FLAGGED_TAIL
+# A form's retention: its oldest submissions up to the cutoff, a range of
+# submissions_form_created, but for one whose event is still on its way, as above.
+_EXPIRED_HEAD = """
+    SELECT s.submission_id, s.workspace_id, s.files FROM submissions AS s
+    WHERE s.form_id = :form_id AND s.created_at <= :cutoff
+        AND NOT """
+_EXPIRED = _EXPIRED_HEAD + sql.EVENT_UNDER_WAY + _FLAGGED_TAIL
 # Their deliveries go with the rows (ON DELETE CASCADE).
 _DELETE_EVENTS = "DELETE FROM outbox WHERE submission_id = ?"
 _DELETE_SUBMISSION = "DELETE FROM submissions WHERE submission_id = ?"
@@ -63,6 +70,15 @@ def erase_flagged(conn: sqlite3.Connection, created_before: datetime, limit: int
     return erase_chosen(
         conn, _FLAGGED, {"cutoff": mapping.time_text(created_before), "limit": limit}
     )
+
+
+def erase_expired(
+    conn: sqlite3.Connection, form_id: str, created_before: datetime, limit: int
+) -> ErasedBatch:
+    """One batch, one transaction (SubmissionRepository.erase_expired): the submissions'
+    idempotency records go too."""
+    params = {"form_id": form_id, "cutoff": mapping.time_text(created_before), "limit": limit}
+    return erase_chosen(conn, _EXPIRED, params, key_form=form_id)
 
 
 def erase_chosen(

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from intake.adapters import sql_statements as sql
 from intake.adapters.coalescing import Coalescer
 from intake.adapters.relay_wakeup import RelayWakeup
+from intake.adapters.sql.privacy import SqlPrivacy
 from intake.adapters.sql.purge import SqlPurge
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sqlite import (
@@ -19,7 +20,6 @@ from intake.adapters.sqlite import (
     file_storage,
     forwarding,
     mapping,
-    privacy,
     triage,
 )
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
@@ -114,7 +114,9 @@ class SqliteSubmissions:
         self._wakeup = wakeup
         # Commits made while the thread is busy go together in its next transaction.
         self._commits = Coalescer(self._commit_batch, max_batch=_MAX_BATCH)
-        self._purge = SqlPurge(SqliteExecutor(worker), dialect.PURGE)
+        ex = SqliteExecutor(worker)
+        self._purge = SqlPurge(ex, dialect.PURGE)
+        self._privacy = SqlPrivacy(ex, dialect.address_search)
 
     async def _commit_batch(
         self, plans: Sequence[CommitPlan]
@@ -190,16 +192,16 @@ class SqliteSubmissions:
     ) -> ErasedBatch:
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        return await self._worker.run(privacy.erase_expired, form_id, created_before, limit)
+        return await self._worker.run(file_storage.erase_expired, form_id, created_before, limit)
 
     async def truncate_client_ips(self, created_before: datetime, limit: int) -> TruncatedBatch:
-        return await self._worker.run(privacy.truncate_client_ips, created_before, limit)
+        return await self._privacy.truncate_client_ips(created_before, limit)
 
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
-        return await self._worker.run(privacy.with_address, workspace_id, spellings)
+        return await self._privacy.with_address(workspace_id, spellings)
 
     async def forget_autoresponses(self, workspace_id: str, address: str) -> int:
-        return await self._worker.run(privacy.forget_autoresponses, workspace_id, address)
+        return await self._privacy.forget_autoresponses(workspace_id, address)
 
     async def release(self, release: Release) -> Released | None:
         released = await self._worker.run(triage.release, release)
