@@ -26,7 +26,8 @@ $(BIN)/python:
 # install goes on, and NATIVE_CHECK says in one line that intake runs its Python code.
 NATIVE_SOURCES := $(wildcard src/intake/domain/native/*.c)
 NATIVE_MODULES := $(subst /,.,$(patsubst src/%.c,%,$(NATIVE_SOURCES)))
-INSTALL_INPUTS := pyproject.toml hatch_build.py $(NATIVE_SOURCES)
+INSTALL_INPUTS := pyproject.toml hatch_build.py $(NATIVE_SOURCES) \
+  $(wildcard src/intake/domain/native/*.h)
 NATIVE_CHECK := $(BIN)/python -c 'import importlib, sys; [importlib.import_module(m) for m in \
   sys.argv[1:]]' $(NATIVE_MODULES) 2>/dev/null || echo "warning: intake's native accelerators \
   did not build (no C compiler?): intake runs its pure-Python code, slower" >&2

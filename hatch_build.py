@@ -66,7 +66,13 @@ def _compile(sources: list[Path], scratch: Path) -> dict[str, Path]:
 
     built: dict[str, Path] = {}
     for source in sources:
-        extension = Extension(f"{PACKAGE}.{source.stem}", [str(source)])
+        extension = Extension(
+            f"{PACKAGE}.{source.stem}",
+            [str(source)],
+            depends=[str(header) for header in source.parent.glob("*.h")],
+            # No fused multiply-adds: each float is rounded where the Python rounds it.
+            extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
+        )
         command = build_ext(Distribution({"name": "intake", "ext_modules": [extension]}))
         command.build_lib = str(scratch / "lib")
         command.build_temp = str(scratch / "temp")

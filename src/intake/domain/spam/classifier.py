@@ -27,6 +27,11 @@ from attrs import frozen
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Statistics
 
+try:  # the classifier in C, when it was built (domain/native); the Python is its reference
+    from intake.domain.native import clues as _native
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _native = None  # type: ignore[assignment]
+
 STRENGTH = 0.15  # S: how much an unknown token's X weighs against its counts
 UNKNOWN = 0.5  # X: what a token with no counts is taken to say
 MIN_DEVIATION = 0.3
@@ -132,6 +137,15 @@ def _combine(found: list[float]) -> Judgement:
     return Judgement(evidence, tuple((where[i], clue_f[i]) for i in shown))
 
 
+def _native_combine(found: list[float]) -> Judgement:
+    """_combine, in C."""
+    said = _native.combine(found)
+    return NOTHING_KNOWN if said is None else Judgement(*said)
+
+
+_combine_clues = _combine if _native is None else _native_combine
+
+
 def judge(
     hashes: Sequence[int], tokens: TokenCounts, spam_messages: int, ham_messages: int
 ) -> Judgement:
@@ -140,7 +154,7 @@ def judge(
     if spam_messages == 0 or ham_messages == 0:
         return NOTHING_KNOWN  # one side only: every known token would look like it
     found = tokens.get
-    return _combine(
+    return _combine_clues(
         [
             NOT_A_CLUE
             if not (packed := found(token))
@@ -150,7 +164,22 @@ def judge(
     )
 
 
-def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistics) -> Judgement:
+def _native_judge_words(
+    words: Sequence[str], hasher: TokenHasher, statistics: Statistics
+) -> Judgement:
+    """reference_judge_words, in C."""
+    spam_messages, ham_messages = statistics.spam_messages, statistics.ham_messages
+    if spam_messages == 0 or ham_messages == 0:
+        return NOTHING_KNOWN
+    said = _native.judge_words(
+        words, statistics.word_memo, statistics.tokens, hasher.key, spam_messages, ham_messages
+    )
+    return NOTHING_KNOWN if said is None else Judgement(*said)
+
+
+def reference_judge_words(
+    words: Sequence[str], hasher: TokenHasher, statistics: Statistics
+) -> Judgement:
     """judge() of a message's words, each word's f looked up once in the statistics'
     memo (Statistics.word_memo): a form's words repeat, and their f stays until the
     statistics change. Only a word not seen since is hashed and its counts read."""
@@ -175,3 +204,6 @@ def judge_words(words: Sequence[str], hasher: TokenHasher, statistics: Statistic
                 memo[words[index]] = clue
             clues[index] = clue
     return _combine(clues)  # type: ignore[arg-type]  # no None is left
+
+
+judge_words = reference_judge_words if _native is None else _native_judge_words

@@ -5,7 +5,13 @@ process counts a token under the same number; without it a hash says nothing of 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+
+try:  # the same hash in C, when it was built (domain/native); hashlib's is the reference
+    from intake.domain.native.clues import token_hash as _native_hash
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _native_hash = None  # type: ignore[assignment]
 
 KEY_NAME = "spam-token-key"
 KEY_BYTES = 32
@@ -20,16 +26,24 @@ class TokenHasher:
     def __init__(self, key: bytes) -> None:
         if not 16 <= len(key) <= 64:
             raise ValueError("a token key is 16 to 64 bytes")
+        self.key = key
         self._keyed = hashlib.blake2b(key=key, digest_size=8)
         self._known: dict[str, int] = {}
+        self._hashed: Callable[[str], int] = (
+            self.reference_hash if _native_hash is None else partial(_native_hash, key)
+        )
+
+    def reference_hash(self, token: str) -> int:
+        """The hash itself, by hashlib (what the native one is checked against)."""
+        state = self._keyed.copy()
+        state.update(token.encode("utf-8", "surrogatepass"))
+        return int.from_bytes(state.digest(), "little", signed=True)
 
     def hash(self, token: str) -> int:
         known = self._known.get(token)
         if known is not None:
             return known
-        state = self._keyed.copy()
-        state.update(token.encode("utf-8", "surrogatepass"))
-        value = int.from_bytes(state.digest(), "little", signed=True)
+        value = self._hashed(token)
         if len(self._known) >= _REMEMBERED:
             self._known.clear()
         self._known[token] = value
