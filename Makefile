@@ -22,7 +22,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The optional native accelerators (src/intake/domain/native/*.c), built in place by the
-# install (hatch_build.py): a changed source installs again. Without a C compiler the
+# install (hatch_build.py): a changed source or header installs again. Without a C compiler the
 # install goes on, and NATIVE_CHECK says in one line that intake runs its Python code.
 NATIVE_SOURCES := $(wildcard src/intake/domain/native/*.c)
 NATIVE_MODULES := $(subst /,.,$(patsubst src/%.c,%,$(NATIVE_SOURCES)))

@@ -13,6 +13,11 @@ from attrs import frozen
 
 from intake.domain.model import FieldData, texts_of
 
+try:  # the native heuristics, when they were built (domain/native): text_findings in C
+    from intake.domain.native import heuristics as _native_heuristics
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _native_heuristics = None  # type: ignore[assignment]
+
 LINK_POINTS_FIRST = 0.5
 LINK_POINTS_EACH_MORE = 1.5
 MARKUP_LINK_POINTS = 3.0
@@ -93,6 +98,10 @@ _ASCII_CAPITALS = bytes(range(ord("A"), ord("Z") + 1))
 _LINK_MARKS = ("http", "www.")
 
 
+# (links, a markup link, distinct phrases, gibberish words, shouting)
+Findings = tuple[int, bool, int, int, bool]
+
+
 @frozen
 class Score:
     points: float
@@ -161,34 +170,47 @@ def findings(data: FieldData, subject: str | None = None) -> tuple[str, ...]:
     return score(data, subject).reasons
 
 
+def text_findings(joined: str) -> Findings:
+    """The heuristics' findings in a text, as the patterns above read it: the reference
+    the native module's are held to."""
+    lowered = joined.lower()
+    markup = ("[" in joined or "<" in joined) and _MARKUP_LINK.search(joined) is not None
+    phrases, words = _phrases_and_words(joined, lowered)
+    gibberish = sum(1 for word in words if _is_gibberish(word))
+    return _links(lowered), markup, len(phrases), gibberish, _shouting(joined)
+
+
+_findings = (
+    text_findings
+    if _native_heuristics is None
+    else _native_heuristics.Heuristics(SPAM_PHRASES).findings
+)
+
+
 def score(data: FieldData, subject: str | None = None) -> Score:
     texts = [t for value in data.values() for t in texts_of(value)]
     if subject:
         texts.append(subject)
     points = 0.0
     reasons: list[str] = []
-    joined = "\n".join(texts)
-    lowered = joined.lower()
+    links, markup, phrases, gibberish, shouting = _findings("\n".join(texts))
 
-    links = _links(lowered)
     if links:
         points += LINK_POINTS_FIRST + LINK_POINTS_EACH_MORE * (links - 1)
         reasons.append(f"links:{links}")
-    if ("[" in joined or "<" in joined) and _MARKUP_LINK.search(joined):
+    if markup:
         points += MARKUP_LINK_POINTS
         reasons.append("markup-link")
 
-    phrases, words = _phrases_and_words(joined, lowered)
     if phrases:
-        points += PHRASE_POINTS * len(phrases)
-        reasons.append(f"phrases:{len(phrases)}")
+        points += PHRASE_POINTS * phrases
+        reasons.append(f"phrases:{phrases}")
 
-    gibberish = sum(1 for word in words if _is_gibberish(word))
     if gibberish:
         points += min(GIBBERISH_MAX, GIBBERISH_POINTS * gibberish)
         reasons.append(f"gibberish:{gibberish}")
 
-    if _shouting(joined):
+    if shouting:
         points += SHOUTING_POINTS
         reasons.append("shouting")
 

@@ -1,0 +1,414 @@
+/* The content heuristics of intake.domain.scoring, in one pass of C over a text.
+ *
+ * scoring.py holds the reference, text_findings: each count here is what its patterns
+ * give, read with the same semantics (Python's str and re; heuristics_text.h). An ASCII
+ * text, most of them, is read as scoring's ASCII branch reads it, any other as its
+ * general branch does:
+ *   - links: how many matches re.findall(r"(?:https?://|www\.)\S+", text.lower()) gives;
+ *   - markup: whether re.search(r"\[url[=\]]|<a\s+href", text, re.IGNORECASE) finds one;
+ *   - phrases: how many distinct phrases start a word (ASCII: each sought on its own,
+ *     in the lowered text; any other: re.finditer's matches of them all in the text,
+ *     any case, told apart lowered);
+ *   - gibberish: how many runs of 12 letters or more are gibberish, of those in ASCII;
+ *   - shouting: 20 letters or more, of which more than 0.7 are capitals.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "heuristics_text.h"
+
+#define LONG_WORD 12
+#define SHOUTING_LETTERS 20
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t count;
+    char **phrases; /* lower case ASCII, each starting with a word character, distinct */
+    Py_ssize_t *sizes;
+    /* by first character: the phrases starting with it, in order, ended by -1 */
+    Py_ssize_t *by_first[128];
+    unsigned char *found; /* per call: which phrases were seen */
+} Heuristics;
+
+/* Tallies of one text, as the two passes count them. */
+typedef struct {
+    Py_ssize_t links, phrases, gibberish, letters, capitals;
+    int markup;
+} Tally;
+
+static PyObject *
+findings_of(const Tally *tally)
+{
+    int shouting = tally->letters >= SHOUTING_LETTERS &&
+                   (double)tally->capitals / (double)tally->letters > 0.7;
+    return Py_BuildValue("(nNnnN)", tally->links, PyBool_FromLong(tally->markup),
+                         tally->phrases, tally->gibberish, PyBool_FromLong(shouting));
+}
+
+/* Marks the phrases that start at `at`; how many were not marked before. */
+static inline Py_ssize_t
+mark_phrases(Heuristics *self, Text t, Py_ssize_t at)
+{
+    Py_ssize_t marked = 0;
+    const Py_ssize_t *p = self->by_first[ascii_lower(char_at(t, at))];
+    for (; p != NULL && *p >= 0; p++) {
+        if (!self->found[*p] && starts_with(t, at, self->phrases[*p], self->sizes[*p])) {
+            self->found[*p] = 1;
+            marked++;
+        }
+    }
+    return marked;
+}
+
+/* An ASCII text: the phrases sought each on its own after \b (scoring's ASCII branch). */
+static PyObject *
+ascii_findings(Heuristics *self, PyObject *text)
+{
+    const Text t = {PyUnicode_1BYTE_KIND, PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text)};
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(text);
+    Tally tally = {0};
+    Py_ssize_t links_from = 0; /* findall's matches do not overlap */
+    Py_ssize_t run = 0;        /* letters in a row before `at` */
+    int word_before = 0;
+    for (Py_ssize_t at = 0; at < t.size; at++) {
+        unsigned char k = classes[s[at]];
+        if (k & LETTER) {
+            tally.letters++;
+            tally.capitals += (k & UPPER) != 0;
+            run++;
+        }
+        else {
+            if (run >= LONG_WORD) {
+                tally.gibberish += is_gibberish(t, at - run, run);
+            }
+            run = 0;
+        }
+        /* \b: a word character on one side only (every phrase starts with one) */
+        if ((k & WORD) && !word_before) {
+            tally.phrases += mark_phrases(self, t, at);
+        }
+        word_before = k & WORD;
+        if ((k & LINK_MARK) && at >= links_from) {
+            Py_ssize_t end = link_end(t, at);
+            if (end >= 0) {
+                tally.links++;
+                links_from = end;
+            }
+        }
+        if ((k & MARKUP_MARK) && !tally.markup) {
+            tally.markup = is_markup_link(t, at);
+        }
+    }
+    if (run >= LONG_WORD) {
+        tally.gibberish += is_gibberish(t, t.size - run, run);
+    }
+    return findings_of(&tally);
+}
+
+/* The ASCII character a phrase's character matches under re.IGNORECASE: an ASCII
+ * letter's lower case, and the four others that re folds into one (İ and ı into i, ſ
+ * into s, the Kelvin sign into k); 0 for any other character. */
+static inline unsigned char
+phrase_fold(Py_UCS4 c)
+{
+    switch (c) {
+    case 0x130:
+    case 0x131:
+        return 'i';
+    case 0x17f:
+        return 's';
+    case 0x212a:
+        return 'k';
+    default:
+        return ascii_lower(c);
+    }
+}
+
+/* The first phrase (in order) matching at `at`, as re's alternation picks it: its size,
+ * or 0. Each distinct phrase as lowered counts once: one written with İ, ı or ſ lowers
+ * to a text of its own, kept in `variants`. -1 on an error. */
+static Py_ssize_t
+match_phrase(Heuristics *self, Text t, PyObject *text, Py_ssize_t at, PyObject *variants,
+             Py_ssize_t *distinct)
+{
+    unsigned char first = phrase_fold(char_at(t, at));
+    for (const Py_ssize_t *p = self->by_first[first]; first && p && *p >= 0; p++) {
+        Py_ssize_t size = self->sizes[*p];
+        Py_ssize_t k = 0;
+        int variant = 0;
+        for (; k < size && at + k < t.size; k++) {
+            Py_UCS4 c = char_at(t, at + k);
+            if (phrase_fold(c) != (unsigned char)self->phrases[*p][k]) {
+                break;
+            }
+            variant |= c >= 128 && c != 0x212a;
+        }
+        if (k < size) {
+            continue;
+        }
+        if (!variant) {
+            *distinct += !self->found[*p];
+            self->found[*p] = 1;
+            return size;
+        }
+        PyObject *written = PyUnicode_Substring(text, at, at + size);
+        PyObject *lowered = written ? PyObject_CallMethod(written, "lower", NULL) : NULL;
+        Py_XDECREF(written);
+        if (lowered == NULL || PySet_Add(variants, lowered) < 0) {
+            Py_XDECREF(lowered);
+            return -1;
+        }
+        Py_DECREF(lowered);
+        return size;
+    }
+    return 0;
+}
+
+/* Any other text: re's Unicode classes, and the phrases as re.finditer finds them all
+ * after (?<!\w) (scoring's general branch). */
+static PyObject *
+unicode_findings(Heuristics *self, PyObject *text)
+{
+    const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    PyObject *variants = PySet_New(NULL);
+    if (variants == NULL) {
+        return NULL;
+    }
+    Tally tally = {0};
+    Py_ssize_t links_from = 0, phrases_from = 0; /* matches do not overlap */
+    Py_ssize_t run = 0;                          /* letters in a row before `at` */
+    int run_is_ascii = 1;
+    int word_before = 0;
+    for (Py_ssize_t at = 0; at < t.size; at++) {
+        Py_UCS4 c = char_at(t, at);
+        unsigned char k = c < 128 ? classes[c] : 0;
+        /* str.isalnum, and re's [^\W\d_]: str.isalnum but not a decimal digit */
+        int word = c < 128 ? (k & WORD) != 0 : Py_UNICODE_ISALNUM(c);
+        int letter = c < 128 ? (k & LETTER) != 0 : word && !Py_UNICODE_ISDECIMAL(c);
+        if (c < 128 ? (k & LETTER) : Py_UNICODE_ISALPHA(c)) {
+            tally.letters++;
+            tally.capitals += c < 128 ? (k & UPPER) != 0 : Py_UNICODE_ISUPPER(c) != 0;
+        }
+        if (letter) {
+            run++;
+            run_is_ascii &= c < 128;
+        }
+        else {
+            if (run >= LONG_WORD && run_is_ascii) {
+                tally.gibberish += is_gibberish(t, at - run, run);
+            }
+            run = 0;
+            run_is_ascii = 1;
+        }
+        if (!word_before && at >= phrases_from) {
+            Py_ssize_t size = match_phrase(self, t, text, at, variants, &tally.phrases);
+            if (size < 0) {
+                Py_DECREF(variants);
+                return NULL;
+            }
+            phrases_from = at + size;
+        }
+        word_before = word;
+        if ((k & LINK_MARK) && at >= links_from) {
+            Py_ssize_t end = link_end(t, at);
+            if (end >= 0) {
+                tally.links++;
+                links_from = end;
+            }
+        }
+        if ((k & MARKUP_MARK) && !tally.markup) {
+            tally.markup = is_markup_link(t, at);
+        }
+    }
+    if (run >= LONG_WORD && run_is_ascii) {
+        tally.gibberish += is_gibberish(t, t.size - run, run);
+    }
+    tally.phrases += PySet_GET_SIZE(variants);
+    Py_DECREF(variants);
+    return findings_of(&tally);
+}
+
+static PyObject *
+Heuristics_findings(Heuristics *self, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "findings() takes a str");
+        return NULL;
+    }
+    memset(self->found, 0, (size_t)self->count);
+    if (PyUnicode_IS_ASCII(text)) {
+        return ascii_findings(self, text);
+    }
+    return unicode_findings(self, text);
+}
+
+static void
+Heuristics_free_phrases(Heuristics *self)
+{
+    for (Py_ssize_t p = 0; p < self->count; p++) {
+        PyMem_Free(self->phrases[p]);
+    }
+    for (int c = 0; c < 128; c++) {
+        PyMem_Free(self->by_first[c]);
+        self->by_first[c] = NULL;
+    }
+    PyMem_Free(self->phrases);
+    PyMem_Free(self->sizes);
+    PyMem_Free(self->found);
+    self->phrases = NULL;
+    self->sizes = NULL;
+    self->found = NULL;
+    self->count = 0;
+}
+
+/* The phrases, kept distinct, and for each first character the ones starting with it. */
+static int
+Heuristics_take_phrases(Heuristics *self, PyObject *seq)
+{
+    Py_ssize_t given = PySequence_Fast_GET_SIZE(seq);
+    self->phrases = PyMem_Calloc((size_t)given + 1, sizeof(char *));
+    self->sizes = PyMem_Calloc((size_t)given + 1, sizeof(Py_ssize_t));
+    self->found = PyMem_Calloc((size_t)given + 1, 1);
+    if (self->phrases == NULL || self->sizes == NULL || self->found == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t per_first[128] = {0};
+    for (Py_ssize_t i = 0; i < given; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        const char *data = PyUnicode_Check(item) && PyUnicode_IS_ASCII(item)
+                               ? (const char *)PyUnicode_1BYTE_DATA(item)
+                               : NULL;
+        Py_ssize_t size = data ? PyUnicode_GET_LENGTH(item) : 0;
+        int lowered = 1;
+        for (Py_ssize_t k = 0; k < size; k++) {
+            lowered &= lower_of[(unsigned char)data[k]] == (unsigned char)data[k];
+        }
+        if (size == 0 || !lowered || !(classes[(unsigned char)data[0]] & WORD)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "each phrase is ASCII in lower case, and starts with a letter, "
+                            "a digit or _");
+            return -1;
+        }
+        int seen = 0;
+        for (Py_ssize_t p = 0; p < self->count && !seen; p++) {
+            seen = self->sizes[p] == size && memcmp(self->phrases[p], data, (size_t)size) == 0;
+        }
+        if (seen) {
+            continue;
+        }
+        char *copy = PyMem_Malloc((size_t)size + 1);
+        if (copy == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(copy, data, (size_t)size + 1);
+        self->phrases[self->count] = copy;
+        self->sizes[self->count] = size;
+        per_first[(unsigned char)data[0]]++;
+        self->count++;
+    }
+    for (int c = 0; c < 128; c++) {
+        if (per_first[c] == 0) {
+            continue;
+        }
+        self->by_first[c] = PyMem_Malloc(((size_t)per_first[c] + 1) * sizeof(Py_ssize_t));
+        if (self->by_first[c] == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        Py_ssize_t k = 0;
+        for (Py_ssize_t p = 0; p < self->count; p++) {
+            if ((unsigned char)self->phrases[p][0] == c) {
+                self->by_first[c][k++] = p;
+            }
+        }
+        self->by_first[c][k] = -1;
+    }
+    return 0;
+}
+
+static int
+Heuristics_init(Heuristics *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"phrases", NULL};
+    PyObject *phrases;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Heuristics", keywords, &phrases)) {
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(phrases, "phrases must be a sequence of str");
+    if (seq == NULL) {
+        return -1;
+    }
+    Heuristics_free_phrases(self);
+    int result = Heuristics_take_phrases(self, seq);
+    Py_DECREF(seq);
+    if (result < 0) {
+        Heuristics_free_phrases(self);
+    }
+    return result;
+}
+
+static void
+Heuristics_dealloc(Heuristics *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    Heuristics_free_phrases(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef Heuristics_methods[] = {
+    {"findings", (PyCFunction)Heuristics_findings, METH_O,
+     "findings(text, /)\n--\n\n"
+     "(links, markup link, distinct phrases, gibberish words, shouting) of a text."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot Heuristics_slots[] = {
+    {Py_tp_doc, "Heuristics(phrases)\n--\n\nThe content heuristics, seeking these phrases."},
+    {Py_tp_init, Heuristics_init},
+    {Py_tp_dealloc, Heuristics_dealloc},
+    {Py_tp_methods, Heuristics_methods},
+    {0, NULL},
+};
+
+static PyType_Spec Heuristics_spec = {
+    .name = "intake.domain.native.heuristics.Heuristics",
+    .basicsize = sizeof(Heuristics),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Heuristics_slots,
+};
+
+static int
+heuristics_exec(PyObject *module)
+{
+    fill_tables();
+    PyObject *type = PyType_FromModuleAndSpec(module, &Heuristics_spec, NULL);
+    if (type == NULL) {
+        return -1;
+    }
+    int result = PyModule_AddObjectRef(module, "Heuristics", type);
+    Py_DECREF(type);
+    return result;
+}
+
+static PyModuleDef_Slot heuristics_slots[] = {
+    {Py_mod_exec, heuristics_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef heuristics_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "intake.domain.native.heuristics",
+    .m_doc = "The content heuristics of intake.domain.scoring.",
+    .m_size = 0,
+    .m_slots = heuristics_slots,
+};
+
+PyMODINIT_FUNC
+PyInit_heuristics(void)
+{
+    return PyModuleDef_Init(&heuristics_module);
+}
