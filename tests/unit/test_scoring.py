@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from intake.domain.model import DEFAULT_SPAM_THRESHOLD, FieldData
 from intake.domain.scoring import (
@@ -15,6 +19,7 @@ from intake.domain.scoring import (
     REPEATED_POINTS,
     SHOUTING_POINTS,
     Score,
+    _repeated,
     score,
 )
 
@@ -265,3 +270,12 @@ def test_ascii_text_scores_as_it_does_beside_other_scripts(text: str) -> None:
     # ASCII text is read with patterns of its own; a non-ASCII value beside it (a dash,
     # neither a letter nor part of a word) sends the same text through the Unicode ones.
     assert score({"message": text}) == score({"message": text, "dash": "\u2014"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.sampled_from(["Ada", " ada ", "ADA", "hi", " hi", "x", ""]), max_size=7))
+def test_repeated_values_are_one_of_three_characters_or_more_given_three_times(
+    texts: list[str],
+) -> None:
+    counts = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
+    assert _repeated(texts) == (max(counts.values(), default=0) >= 3)
