@@ -73,7 +73,8 @@ def main() -> None:
         load = Load(find_wrk(), write_script(workdir), args.connections, 2)
         driver = Driver(load)
         driver.run(subject.server, target.path, 3)  # warm-up
-        subject.server.process.send_signal(signal.SIGUSR1)  # the probe forgets it
+        if args.stages:
+            subject.server.process.send_signal(signal.SIGUSR1)  # the probe forgets it
         meter = CpuMeter(options.postgres, options.redis)
         stack.callback(meter.close)
         statements = database is not None and pg_statements.available(options.postgres)

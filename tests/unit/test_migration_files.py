@@ -107,6 +107,7 @@ def test_the_readme_names_the_last_file_that_creates_each_function() -> None:
     assert named == last_creating
     assert set(last_creating) == {
         "intake_commit",
+        "intake_commit_many",
         "intake_record_honeypot",
         "intake_forms_changed",
         "intake_search_text",
