@@ -8,13 +8,15 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 
+import attrs
 import pytest
 from psycopg.rows import DictRow
 
 from intake.adapters.postgres import PostgresStore, commit_batch, mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.sql_rows import Params
-from intake.ports.submissions import CommitResult, Committed
+from intake.domain.model import FormMode
+from intake.ports.submissions import CommitResult, Committed, FormCheck
 from tests.contract.builders import PERIOD, form, plan, quota, seed, submission
 from tests.contract.conftest import PostgresBackend
 from tests.contract.test_postgres import query
@@ -112,3 +114,70 @@ async def test_batches_of_two_workers_across_the_ceiling_commit_exactly_the_ceil
     assert await stores[0].workspaces.usage("ws_1", PERIOD) == ceiling
     stored = await query(postgres_url, "SELECT count(*) AS n FROM submissions")
     assert stored == [{"n": ceiling}]
+
+
+async def test_a_group_committed_set_based_answers_each_commit_as_intake_commit_does(
+    stores: list[PostgresStore], postgres_url: str
+) -> None:
+    store = stores[0]
+    await store.forms.add(
+        attrs.evolve(
+            form("frm_open", "ws_1", "pk0open"), mode=FormMode.PUBLIC, enabled=True
+        )
+    )
+    # ws_2's month begun: its shards are made, one submission counted.
+    first = submission(1, form_id="frm_ws_2", workspace_id="ws_2")
+    assert await store.submissions.commit(plan(first, charge=quota(100, "ws_2"))) == Committed()
+
+    def params(n: int, workspace_id: str, charge: int | None, check: FormCheck | None) -> Params:
+        sub = submission(n, form_id=f"frm_{workspace_id}", workspace_id=workspace_id)
+        made = plan(sub, charge=None if charge is None else quota(charge, workspace_id))
+        return mapping.commit_params(attrs.evolve(made, check=check))
+
+    items = [
+        params(10, "ws_1", 1000, FormCheck("frm_missing", "pk0missing")),
+        params(11, "ws_1", 1000, FormCheck("frm_open", "pk0wrong")),
+        params(12, "ws_1", 1000, FormCheck("frm_ws_1", "pk0ws_1")),  # protected
+        params(13, "ws_1", 1000, FormCheck("frm_ws_1")),  # paused
+        params(14, "ws_1", 0, None),
+        # ws_1's month not begun: each as intake_commit alone, which makes its shards.
+        params(15, "ws_1", 1000, FormCheck("frm_open", "pk0open")),
+        params(16, "ws_1", 1000, None),
+        # 1 counted: the next is counted beside others while 1 + 1 + 31 <= 33.
+        params(17, "ws_2", 33, None),
+        params(18, "ws_2", 33, None),
+        params(19, "ws_3", None, None),
+    ]
+    assert all(commit_batch.plain(item) for item in items)
+
+    rows = await _database(store).fetch_all(commit_batch.MANY, (commit_batch.as_json(items),))
+
+    assert [row["outcome"] for row in rows] == [
+        "form_not_found",
+        "form_not_found",
+        "unauthorized",
+        "form_disabled",
+        "quota_reached",
+        "committed",
+        "committed",
+        "committed",
+        "quota_exact",
+        "committed",
+    ]
+    committed = sorted(str(items[i]["submission_id"]) for i in (5, 6, 7, 9))
+    written = await query(postgres_url, "SELECT submission_id FROM submissions ORDER BY 1")
+    assert [row["submission_id"] for row in written] == sorted(
+        [*committed, first.submission_id]
+    )
+    events = await query(postgres_url, "SELECT submission_id FROM outbox ORDER BY 1")
+    assert events == written
+    assert await store.workspaces.usage("ws_1", PERIOD) == 2
+    assert await store.workspaces.usage("ws_2", PERIOD) == 2
+    charged = await query(
+        postgres_url,
+        "SELECT count(*) AS n FROM submissions WHERE charged_period = %s"
+        " AND search_text LIKE %s",
+        PERIOD,
+        "%@example.com%",
+    )
+    assert charged == [{"n": 5}]

@@ -10,6 +10,7 @@ from intake.adapters.postgres.commit_batch import (
     SHARDS,
     chunks,
     counted,
+    plain,
 )
 from intake.adapters.sql_rows import Params
 
@@ -26,6 +27,7 @@ def _params(
         "quota_exact": False,
         "idem_scope": None if key is None else "public:frm_1",
         "idem_key": key,
+        "storage_bytes": 0,
     }
 
 
@@ -77,3 +79,13 @@ def test_a_commit_without_a_quota_is_sent_as_it_is() -> None:
     batch = [_params(1, ceiling=None)]
 
     assert counted(batch) == batch
+
+
+def test_only_a_commit_without_a_key_a_file_or_an_exact_count_goes_set_based() -> None:
+    exact = {**_params(3), "quota_exact": True}
+    with_file = {**_params(4), "storage_bytes": 2048}
+
+    assert plain(_params(1)) and plain(_params(2, ceiling=None))
+    assert not plain(_params(5, key="key-1"))
+    assert not plain(exact)
+    assert not plain(with_file)

@@ -188,7 +188,7 @@ async def send(db: Database, items: Sequence[Params]) -> list[DictRow]:
     if len(items) == 1:
         return [await _one(db, items[0])]
     statement = MANY if all(plain(p) for p in items) else BATCH
-    rows = await db.fetch_all(statement, (json.dumps([_texts(p) for p in items]),))
+    rows = await db.fetch_all(statement, (as_json(items),))
     if len(rows) != len(items):
         raise RuntimeError(f"a batch of {len(items)} commits answered {len(rows)} rows")
     return rows
@@ -243,6 +243,11 @@ def _too_near(params: Params) -> bool:
 def _ceiling(params: Params) -> int | None:
     ceiling = params["quota_ceiling"]
     return None if ceiling is None else int(str(ceiling))
+
+
+def as_json(items: Sequence[Params]) -> str:
+    """The array BATCH and MANY read: each commit's arguments by name, as _texts."""
+    return json.dumps([_texts(p) for p in items])
 
 
 def _texts(params: Params) -> Params:
