@@ -121,9 +121,7 @@ async def test_a_group_committed_set_based_answers_each_commit_as_intake_commit_
 ) -> None:
     store = stores[0]
     await store.forms.add(
-        attrs.evolve(
-            form("frm_open", "ws_1", "pk0open"), mode=FormMode.PUBLIC, enabled=True
-        )
+        attrs.evolve(form("frm_open", "ws_1", "pk0open"), mode=FormMode.PUBLIC, enabled=True)
     )
     # ws_2's month begun: its shards are made, one submission counted.
     first = submission(1, form_id="frm_ws_2", workspace_id="ws_2")
@@ -166,17 +164,14 @@ async def test_a_group_committed_set_based_answers_each_commit_as_intake_commit_
     ]
     committed = sorted(str(items[i]["submission_id"]) for i in (5, 6, 7, 9))
     written = await query(postgres_url, "SELECT submission_id FROM submissions ORDER BY 1")
-    assert [row["submission_id"] for row in written] == sorted(
-        [*committed, first.submission_id]
-    )
+    assert [row["submission_id"] for row in written] == sorted([*committed, first.submission_id])
     events = await query(postgres_url, "SELECT submission_id FROM outbox ORDER BY 1")
     assert events == written
     assert await store.workspaces.usage("ws_1", PERIOD) == 2
     assert await store.workspaces.usage("ws_2", PERIOD) == 2
     charged = await query(
         postgres_url,
-        "SELECT count(*) AS n FROM submissions WHERE charged_period = %s"
-        " AND search_text LIKE %s",
+        "SELECT count(*) AS n FROM submissions WHERE charged_period = %s AND search_text LIKE %s",
         PERIOD,
         "%@example.com%",
     )

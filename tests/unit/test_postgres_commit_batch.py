@@ -85,7 +85,8 @@ def test_only_a_commit_without_a_key_a_file_or_an_exact_count_goes_set_based() -
     exact = {**_params(3), "quota_exact": True}
     with_file = {**_params(4), "storage_bytes": 2048}
 
-    assert plain(_params(1)) and plain(_params(2, ceiling=None))
+    assert plain(_params(1))
+    assert plain(_params(2, ceiling=None))
     assert not plain(_params(5, key="key-1"))
     assert not plain(exact)
     assert not plain(with_file)

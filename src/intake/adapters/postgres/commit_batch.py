@@ -4,7 +4,11 @@ one statement, each with its own result (adapters/coalescing.py gathers them).
 One statement is one transaction: a batch commits whole or not at all, and a failure
 fails each of its commits with the same StorageUnavailable. Within it, the commits run
 one after another, each seeing what those before it wrote (a second use of a key is
-answered `idempotency_taken`, as if it came later).
+answered `idempotency_taken`, as if it came later). A transaction of commits that carry
+no idempotency key, no file and no exact count (`plain`: a form's usual traffic) goes
+to intake_commit_many instead, which runs each of intake_commit's steps once for them
+all, a statement a step rather than a statement a step and a commit, and answers each
+as intake_commit would.
 
 Two rules keep the guarantees of intake_commit (migrations/README.md names its file):
 
@@ -109,8 +113,8 @@ BATCH = (
 # array to intake_commit_many, which runs a statement a step for the whole group.
 MANY = (
     f"SELECT r.{_OUT.replace(', ', ', r.')}"  # noqa: S608 - constants only
-    f" FROM intake_commit_many(%s::jsonb) WITH ORDINALITY AS r(" + _OUT + ", i)"
-    f" ORDER BY r.i"
+    f" FROM intake_commit_many(%s::jsonb) WITH ORDINALITY AS r({_OUT}, i)"
+    " ORDER BY r.i"
 )
 
 Answer = DictRow | StorageUnavailable
@@ -198,9 +202,7 @@ def plain(params: Params) -> bool:
     """Whether a commit carries no idempotency key, no file's bytes and no exact quota,
     the steps intake_commit_many leaves to intake_commit."""
     return (
-        params["idem_scope"] is None
-        and not params["storage_bytes"]
-        and not params["quota_exact"]
+        params["idem_scope"] is None and not params["storage_bytes"] and not params["quota_exact"]
     )
 
 
