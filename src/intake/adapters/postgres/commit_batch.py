@@ -42,8 +42,10 @@ from intake.domain.errors import StorageUnavailable
 
 # The rows a month's count is spread over: c_shards in intake_commit.
 SHARDS = 32
-# The most counts of one workspace's month in one transaction.
-PER_WORKSPACE = 8
+# The most counts of one workspace's month in one transaction. A transaction's own cost
+# (its flush, intake_commit_many's statements) is shared by up to this many commits; the
+# price of more is counting exactly within RESERVE + SHARDS of a ceiling.
+PER_WORKSPACE = 16
 # What the other transactions may hold uncommitted beyond the one each that the
 # function's own margin allows for.
 RESERVE = (SHARDS - 1) * (PER_WORKSPACE - 1)
