@@ -207,7 +207,8 @@ async def test_a_repeatable_file_is_applied_again_once_it_changes(
 
     rows = await query(empty_url, "SELECT name FROM schema_repeatables ORDER BY name")
     assert [row["name"] for row in rows] == ["repeatable/intake_commit"] * 2 + [
-        "repeatable/intake_search_text"
+        "repeatable/intake_commit_many",
+        "repeatable/intake_search_text",
     ]
 
 
