@@ -110,6 +110,7 @@ def test_a_corpus_s_scores_and_reasons_are_the_reference_s(
     reference_hasher = TokenHasher(b"k" * 32)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(reference_hasher, "_hashed", reference_hasher.reference_hash)
-        patch.setattr(tokens, "_add_words", tokens._word_tokens)
+        patch.setattr(tokens, "_listed", tokens._with_words)
+        patch.setattr(tokens, "_links", tokens._LINK.findall)
         patch.setattr(verdict, "judge_words", classifier.reference_judge_words)
         assert scores(reference_hasher) == accelerated

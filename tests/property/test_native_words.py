@@ -1,6 +1,7 @@
 """The native word tokenizer (intake.domain.native.words) gives exactly the tokens of its
-pure-Python reference, tokens._word_tokens: the same strs in the same order, whatever
-the text, the prefix and the tokens already found."""
+pure-Python reference, tokens._word_tokens and tokens._with_words: the same strs in the
+same order, whatever the text, the prefix and the tokens already found; and the native
+link finder (intake.domain.native.links) the hosts tokens._LINK finds."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from intake.domain.spam import tokens
 from tests.conftest import built
 
 try:
-    from intake.domain.native import words
+    from intake.domain.native import links, words
 except ImportError:  # an install without a C compiler: built() says so
-    words = None  # type: ignore[assignment]
+    links = words = None  # type: ignore[assignment]
 
 # What the tokenizer treats apart: its punctuation and edges, whitespace of every kind,
 # digits of other scripts (and ², a digit that is not a decimal), letters of one, two and
@@ -28,6 +29,7 @@ _CHARS = st.one_of(st.characters(), st.sampled_from(_SPECIAL))
 _PIECES = st.one_of(
     st.text(_CHARS, max_size=30),
     st.sampled_from(["http://www.example.com/a?b=c", "1234567", "٣٣٣٣٣٣٣٣", "x" * 30]),
+    st.sampled_from(["http://", "https://", "www.", "https:/", "http", "ww", "hTtp://"]),
     st.integers(0, 10**30).map(str),
 )
 _TEXTS = st.lists(_PIECES, max_size=40).map(" ".join)
@@ -85,3 +87,33 @@ def test_the_kinds_of_tokens_come_in_the_reference_s_order() -> None:
         "subject:日本",
     ]
     assert accelerated == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.lists(st.text(max_size=8).map("field:".__add__), max_size=tokens.MAX_TOKENS),
+    subject=_TEXTS,
+    body=_TEXTS,
+)
+def test_the_tokens_listed_with_the_words_are_the_reference_s(
+    before: list[str], subject: str, body: str
+) -> None:
+    """with_words lists what is found and adds the subject's words and the body's without
+    a dict: the same list as adding them to the dict and listing it."""
+    native = built(words, "words")
+    expected = tokens._with_words(dict.fromkeys(before), subject, body)
+    assert native.with_words(dict.fromkeys(before), subject, body) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXTS)
+def test_the_links_found_are_the_pattern_s(text: str) -> None:
+    native = built(links, "links")
+    assert native.links(text) == tokens._LINK.findall(text)
+    assert native.links(text.lower()) == tokens._LINK.findall(text.lower())
+
+
+def test_a_link_is_found_only_with_a_host_after_its_start() -> None:
+    text = "see https://a.example/x and http:// www. www.b.example)c http://c.example:80 "
+    assert built(links, "links").links(text) == tokens._LINK.findall(text)
+    assert tokens._LINK.findall(text) == ["a.example", "b.example", "c.example:80"]

@@ -238,18 +238,13 @@ is_new(spans *set, item *items, Py_ssize_t index, uint32_t *numbers, const item 
     return 1;
 }
 
-static PyObject *
-word_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+/* Appends the text's words, up to `room` of them, to `sink` (a dict, as keys, or a list):
+ * how many, or -1 on an error. */
+static Py_ssize_t
+add_words(PyObject *text, PyObject *prefix, Py_ssize_t room, PyObject *sink)
 {
-    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])
-        || !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "word_tokens(text: str, prefix: str, out: dict)");
-        return NULL;
-    }
-    PyObject *text = args[0], *prefix = args[1], *out = args[2];
-    Py_ssize_t room = MAX_TOKENS - PyDict_GET_SIZE(out);
     if (room <= 0) {
-        Py_RETURN_NONE;
+        return 0;
     }
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     /* Bounds: a kept word takes 3 characters and a separator, a pair 2, a long word 25. */
@@ -257,7 +252,7 @@ word_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs
     item *items = PyMem_Malloc(sizeof(item) * (size_t)(word_room + long_room + pair_room));
     Py_ssize_t *kept_longs = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)long_room);
     Py_ssize_t *slots = NULL;
-    PyObject *result = NULL;
+    Py_ssize_t kept = -1;
     if (items == NULL || kept_longs == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -275,7 +270,8 @@ word_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs
     }
     spans set = {PyUnicode_KIND(text), PyUnicode_DATA(text), slots, size - 1};
     uint32_t numbers = 0;
-    Py_ssize_t kept = 0, n_kept_longs = 0;
+    Py_ssize_t n_kept_longs = 0;
+    kept = 0;
     /* The order the Python appends them in: words, then long ones, then pairs. */
     Py_ssize_t order[3][2] = {{0, f.words},
                               {word_room, word_room + f.n_longs},
@@ -289,25 +285,67 @@ word_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs
                 kept_longs[n_kept_longs++] = i - word_room;
             }
             PyObject *token = make_token(prefix, text, &items[i]);
-            if (token == NULL || PyDict_SetItem(out, token, Py_None) < 0) {
-                Py_XDECREF(token);
+            int failed = token == NULL
+                         || (PyList_Check(sink) ? PyList_Append(sink, token)
+                                                : PyDict_SetItem(sink, token, Py_None)) < 0;
+            Py_XDECREF(token);
+            if (failed) {
+                kept = -1;
                 goto done;
             }
-            Py_DECREF(token);
             kept++;
         }
     }
-    result = Py_NewRef(Py_None);
 done:
     PyMem_Free(items);
     PyMem_Free(kept_longs);
     PyMem_Free(slots);
-    return result;
+    return kept;
+}
+
+static PyObject *
+word_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])
+        || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "word_tokens(text: str, prefix: str, out: dict)");
+        return NULL;
+    }
+    if (add_words(args[0], args[1], MAX_TOKENS - PyDict_GET_SIZE(args[2]), args[2]) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* list(out) and then the subject's words and the body's, as tokens.tokens adds them to
+ * `out` and lists it, but with no dict: none of them can be a key already there (each
+ * of those holds a colon after a prefix of its own, a word no colon, and a subject's
+ * word the prefix "subject:"), and each kind drops its own repeats. */
+static PyObject *
+with_words(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_Check(args[0]) || !PyUnicode_Check(args[1])
+        || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "with_words(out: dict, subject: str, body: str)");
+        return NULL;
+    }
+    PyObject *listed = PyDict_Keys(args[0]);
+    PyObject *prefix = PyUnicode_FromString("subject:"), *none = PyUnicode_New(0, 0);
+    if (listed == NULL || prefix == NULL || none == NULL
+        || add_words(args[1], prefix, MAX_TOKENS - PyList_GET_SIZE(listed), listed) < 0
+        || add_words(args[2], none, MAX_TOKENS - PyList_GET_SIZE(listed), listed) < 0) {
+        Py_CLEAR(listed);
+    }
+    Py_XDECREF(prefix);
+    Py_XDECREF(none);
+    return listed;
 }
 
 static PyMethodDef methods[] = {
     {"word_tokens", (PyCFunction)(void (*)(void))word_tokens, METH_FASTCALL,
      "Adds the words of a text to `out`, as tokens.py's _word_tokens does."},
+    {"with_words", (PyCFunction)(void (*)(void))with_words, METH_FASTCALL,
+     "list(out), then the subject's words and the body's, as tokens.tokens lists them."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,10 +17,11 @@ from itertools import islice, repeat
 
 from intake.domain.model import FieldData, texts_of
 
-try:  # the native tokenizer, when it was built (domain/native); _word_tokens is its reference
+try:  # the native tokenizer, when it was built (domain/native); the Python is its reference
+    from intake.domain.native import links as _native_links
     from intake.domain.native import words as _native_words
 except ImportError:  # pragma: no cover - an install without a C compiler
-    _native_words = None  # type: ignore[assignment]
+    _native_links = _native_words = None  # type: ignore[assignment]
 
 MAX_CHARS = 4_000
 MAX_TOKENS = 300
@@ -73,7 +74,18 @@ def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
     out.update(fresh)
 
 
-_add_words = _word_tokens if _native_words is None else _native_words.word_tokens
+def _with_words(out: dict[str, None], subject: str, body: str) -> list[str]:
+    """The tokens with the subject's words (marked apart) and the body's, listed. In C:
+    native.words.with_words, which needs no dict, as no word can be a token already
+    found: every other kind holds a colon after a prefix of its own, and words none."""
+    if subject:
+        _word_tokens(subject, "subject:", out)
+    _word_tokens(body, "", out)
+    return list(out)
+
+
+_links = _LINK.findall if _native_links is None else _native_links.links
+_listed = _with_words if _native_words is None else _native_words.with_words
 
 
 def _host_tokens(host: str, out: dict[str, None]) -> None:
@@ -114,7 +126,7 @@ def tokens(
         out["field:" + name.lower()[:MAX_FIELD_NAME]] = None
     body = "\n".join(_bounded_texts(data))
     lowered = body.lower()
-    links = _LINK.findall(lowered) if "http" in lowered or "www." in lowered else []
+    links = _links(lowered) if "http" in lowered or "www." in lowered else []
     for host in links[:20]:
         _host_tokens(host, out)
     if reply_to and "@" in reply_to:
@@ -132,7 +144,4 @@ def tokens(
         out[f"shape:non-ascii:{min(8, extra * 8 // len(body))}"] = None
     for finding in findings:
         out["heuristic:" + finding.split(":", 1)[0]] = None
-    if subject:
-        _add_words(subject[:400].lower(), "subject:", out)
-    _add_words(lowered, "", out)
-    return list(out)
+    return _listed(out, subject[:400].lower() if subject else "", lowered)
