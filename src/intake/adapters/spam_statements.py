@@ -1,11 +1,27 @@
 """The SQL of the learning filter's statistics that SQLite and PostgreSQL send alike,
-written as SQLite takes it; PostgreSQL's module renders it for psycopg
-(`sql_statements.for_psycopg`). The writes, each store's own way of clamping and
-batching, stay in their modules (sqlite/spam.py, postgres/spam.py)."""
+written as SQLite takes it (sql/spam.py sends them). What each store writes its own way,
+the batch of a scope's tokens and the submissions' locks, is in its dialect.py."""
 
 from __future__ import annotations
 
 from intake.adapters import sql_statements as sql
+
+# The scope's generation one more, its counts never below zero. The existing row's columns
+# are named by its table: PostgreSQL would find a bare name ambiguous beside `excluded`.
+BUMP_SCOPE = """
+    INSERT INTO spam_scopes (scope, spam_messages, ham_messages, generation)
+    VALUES (
+        :scope, CASE WHEN :spam > 0 THEN :spam ELSE 0 END,
+        CASE WHEN :ham > 0 THEN :ham ELSE 0 END, 1
+    )
+    ON CONFLICT (scope) DO UPDATE SET
+        spam_messages = CASE WHEN spam_scopes.spam_messages + :spam > 0
+            THEN spam_scopes.spam_messages + :spam ELSE 0 END,
+        ham_messages = CASE WHEN spam_scopes.ham_messages + :ham > 0
+            THEN spam_scopes.ham_messages + :ham ELSE 0 END,
+        generation = spam_scopes.generation + 1
+    RETURNING generation
+"""
 
 SCOPE = "SELECT spam_messages, ham_messages, generation FROM spam_scopes WHERE scope = ?"
 # A full load: the tokens that count, the most used first when they do not all fit.

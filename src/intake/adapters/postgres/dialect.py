@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
+from intake.adapters.sql.executor import Params
 from intake.adapters.sql.purge import PurgeStatements
+from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import as_is
 from intake.adapters.submission_pages import like_pattern
 
@@ -118,3 +120,44 @@ def address_search(workspace_id: str, spellings: Sequence[str]) -> tuple[str, di
     params: dict[str, object] = {"workspace_id": workspace_id, "spellings": list(spellings)}
     params.update({f"like{index}": like_pattern(text) for index, text in enumerate(spellings)})
     return _CANDIDATES.format(terms=terms), params
+
+
+def _as_arrays(scope: str, generation: int, tokens: TokenChanges) -> list[Params]:
+    return [
+        {
+            "scope": scope,
+            "generation": generation,
+            "tokens": [t for t, _, _ in tokens],
+            "spam": [s for _, s, _ in tokens],
+            "ham": [h for _, _, h in tokens],
+        }
+    ]
+
+
+# The learning filter's statistics. The submissions locked in one statement, in ascending
+# ids. A scope's tokens in one statement of arrays, whose rows are locked in the order
+# they are inserted: ascending tokens. A new row takes the change as it is (a count below
+# zero is clamped after, rarely needed: only an unlearning of a token no row holds).
+SPAM = SpamStatements(
+    submissions="""
+        SELECT submission_id, workspace_id, status, taught FROM submissions
+        WHERE submission_id = ANY (CAST(:ids AS text[])) ORDER BY submission_id FOR UPDATE
+    """,
+    listed=as_is,
+    upsert_tokens="""
+        INSERT INTO spam_tokens AS t (scope, token, spam, ham, generation)
+        SELECT :scope, d.token, d.spam, d.ham, :generation
+        FROM unnest(CAST(:tokens AS bigint[]), CAST(:spam AS int[]), CAST(:ham AS int[]))
+            AS d (token, spam, ham)
+        ORDER BY d.token
+        ON CONFLICT (scope, token) DO UPDATE SET
+            spam = greatest(t.spam + excluded.spam, 0),
+            ham = greatest(t.ham + excluded.ham, 0),
+            generation = excluded.generation
+    """,
+    token_batch=_as_arrays,
+    clamp="""
+        UPDATE spam_tokens SET spam = greatest(spam, 0), ham = greatest(ham, 0)
+        WHERE scope = :scope AND generation = :generation AND (spam < 0 OR ham < 0)
+    """,
+)

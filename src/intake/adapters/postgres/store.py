@@ -16,7 +16,7 @@ from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.deliveries import PostgresDeliveries
-from intake.adapters.postgres.dialect import ACTIVITY
+from intake.adapters.postgres.dialect import ACTIVITY, SPAM
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import (
@@ -25,7 +25,6 @@ from intake.adapters.postgres.migrations import (
     repeatables_missing,
     schema_version,
 )
-from intake.adapters.postgres.spam import PostgresSpamStatistics
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.sealing import process_sealer
 from intake.adapters.sql.activity import SqlActivity
@@ -33,6 +32,7 @@ from intake.adapters.sql.destinations import SqlDestinations
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
 from intake.adapters.sql.secrets import SqlSealedValues, SqlSecrets
+from intake.adapters.sql.spam import SqlSpamStatistics
 from intake.adapters.sql.users import SqlUsers
 from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
 from intake.ports.sealer import Sealer
@@ -91,7 +91,7 @@ class PostgresStore:
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
         self._activity = SqlActivity(ex, ACTIVITY)
-        self._spam = PostgresSpamStatistics(db)
+        self._spam = SqlSpamStatistics(ex, SPAM)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
@@ -142,7 +142,7 @@ class PostgresStore:
         return self._activity
 
     @property
-    def spam(self) -> PostgresSpamStatistics:
+    def spam(self) -> SqlSpamStatistics:
         return self._spam
 
     @property

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
+from intake.adapters.sql.executor import Params
 from intake.adapters.sql.purge import PurgeStatements
+from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import json_text
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 
@@ -103,3 +105,32 @@ def address_search(workspace_id: str, spellings: Sequence[str]) -> tuple[str, li
     for text in spellings:
         params += [text, text]
     return _CANDIDATES.format(terms=" OR ".join(terms)), params
+
+
+def _each_token(scope: str, generation: int, tokens: TokenChanges) -> list[Params]:
+    return [
+        {"scope": scope, "token": t, "spam": s, "ham": h, "generation": generation}
+        for t, s, h in tokens
+    ]
+
+
+# The learning filter's statistics. Submissions read one by one in ascending ids, under
+# the write lock. A scope's tokens one row each, in one hop (executemany), ascending; a
+# token falling to zero keeps its row, with the generation that zeroed it.
+SPAM = SpamStatements(
+    submissions="""
+        SELECT submission_id, workspace_id, status, taught FROM submissions
+        WHERE submission_id IN (SELECT value FROM json_each(:ids))
+        ORDER BY submission_id
+    """,
+    listed=json_text,
+    upsert_tokens="""
+        INSERT INTO spam_tokens (scope, token, spam, ham, generation)
+        VALUES (:scope, :token, max(:spam, 0), max(:ham, 0), :generation)
+        ON CONFLICT (scope, token) DO UPDATE SET
+            spam = max(spam + :spam, 0),
+            ham = max(ham + :ham, 0),
+            generation = excluded.generation
+    """,
+    token_batch=_each_token,
+)

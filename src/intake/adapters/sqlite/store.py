@@ -10,6 +10,7 @@ from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
 from intake.adapters.sql.secrets import SqlSealedValues, SqlSecrets
+from intake.adapters.sql.spam import SqlSpamStatistics
 from intake.adapters.sql.users import SqlUsers
 from intake.adapters.sql.workspaces import SqlApiKeys, SqlWorkspaces, UsageStatements
 from intake.adapters.sql_statements import STATUS_COUNTS
@@ -19,10 +20,10 @@ from intake.adapters.sqlite.connection import (
     absolute_path,
     database_path,
 )
+from intake.adapters.sqlite.dialect import SPAM
 from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.key_file import embedded_sealer
 from intake.adapters.sqlite.migrations import MIGRATIONS, migrate
-from intake.adapters.sqlite.spam import SqliteSpamStatistics
 from intake.adapters.sqlite.submissions import SqliteSubmissions
 from intake.adapters.sqlite.worker import Worker
 from intake.ports.sealer import Sealer
@@ -69,7 +70,7 @@ class SqliteStore:
         self._users = SqlUsers(ex)
         self._notes = SqlNotes(ex, sealer)
         self._activity: SqlActivity | None = None
-        self._spam = SqliteSpamStatistics(worker)
+        self._spam = SqlSpamStatistics(ex, SPAM)
 
     @property
     def workspaces(self) -> SqlWorkspaces:
@@ -129,7 +130,7 @@ class SqliteStore:
         return self._notes
 
     @property
-    def spam(self) -> SqliteSpamStatistics:
+    def spam(self) -> SqlSpamStatistics:
         return self._spam
 
     @property
