@@ -161,3 +161,12 @@ SPAM = SpamStatements(
         WHERE scope = :scope AND generation = :generation AND (spam < 0 OR ham < 0)
     """,
 )
+
+# A release's month: never refused for quota, the owner decided. On shard 0 of the month
+# (made here if the month has no row yet): one more in flight on a shard, as a commit's
+# is, so the commits' reasoning about the ceiling (0004) holds beside it.
+CHARGE = """
+    INSERT INTO monthly_usage_shards AS m (workspace_id, period, shard, count)
+    VALUES (?, ?, 0, 1)
+    ON CONFLICT (workspace_id, period, shard) DO UPDATE SET count = m.count + 1
+"""

@@ -18,7 +18,6 @@ from intake.adapters.postgres import (
     file_storage,
     forwarding,
     mapping,
-    triage,
 )
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.executor import PostgresExecutor
@@ -26,6 +25,8 @@ from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
 from intake.adapters.sql.privacy import SqlPrivacy
 from intake.adapters.sql.purge import SqlPurge
+from intake.adapters.sql.spam import SpamTeaching
+from intake.adapters.sql.triage import SqlTriage
 from intake.adapters.sql_rows import Params, existing_query_ids
 from intake.adapters.sql_statements import for_psycopg
 from intake.adapters.submission_counts import count_statement, counts_from_row
@@ -161,6 +162,7 @@ class PostgresSubmissions:
         ex = PostgresExecutor(db)
         self._purge = SqlPurge(ex, dialect.PURGE)
         self._privacy = SqlPrivacy(ex, dialect.address_search)
+        self._triage = SqlTriage(ex, dialect.CHARGE, SpamTeaching(dialect.SPAM))
 
     async def _commit_batch(self, batch: Sequence[Params]) -> list[commit_batch.Answer]:
         return await commit_batch.commit_all(self._db, batch)
@@ -307,7 +309,7 @@ class PostgresSubmissions:
         return await self._privacy.forget_autoresponses(workspace_id, address)
 
     async def release(self, release: Release) -> Released | None:
-        released = await triage.release(self._db, release)
+        released = await self._triage.release(release)
         # A report is queued with any change of status.
         if released is not None and (released.queued or (released.changed and release.report)):
             self._relay_notifier.ring()
@@ -320,13 +322,13 @@ class PostgresSubmissions:
         *,
         report: OutboxEvent | None = None,
     ) -> Submission | None:
-        marked = await triage.mark_spam(self._db, submission_id, lesson, report)
+        marked = await self._triage.mark_spam(submission_id, lesson, report)
         if marked is not None and report is not None:
             self._relay_notifier.ring()
         return marked
 
     async def erase(self, erasure: Erasure) -> Erased | None:
-        erased = await triage.erase(self._db, erasure)
+        erased = await self._triage.erase(erasure)
         if erased is not None:
             self._relay_notifier.ring()
         return erased

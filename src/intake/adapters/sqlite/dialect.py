@@ -134,3 +134,10 @@ SPAM = SpamStatements(
     """,
     token_batch=_each_token,
 )
+
+# A release's month: never refused, the owner decided (management-api.md). The month's
+# row is made if the month has none yet.
+CHARGE = """
+    INSERT INTO monthly_usage (workspace_id, period, count) VALUES (?, ?, 1)
+    ON CONFLICT (workspace_id, period) DO UPDATE SET count = monthly_usage.count + 1
+"""

@@ -13,6 +13,8 @@ from intake.adapters.coalescing import Coalescer
 from intake.adapters.relay_wakeup import RelayWakeup
 from intake.adapters.sql.privacy import SqlPrivacy
 from intake.adapters.sql.purge import SqlPurge
+from intake.adapters.sql.spam import SpamTeaching
+from intake.adapters.sql.triage import SqlTriage
 from intake.adapters.sql_rows import existing_query_ids
 from intake.adapters.sqlite import (
     commits,
@@ -20,7 +22,6 @@ from intake.adapters.sqlite import (
     file_storage,
     forwarding,
     mapping,
-    triage,
 )
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
 from intake.adapters.sqlite.executor import SqliteExecutor
@@ -117,6 +118,7 @@ class SqliteSubmissions:
         ex = SqliteExecutor(worker)
         self._purge = SqlPurge(ex, dialect.PURGE)
         self._privacy = SqlPrivacy(ex, dialect.address_search)
+        self._triage = SqlTriage(ex, dialect.CHARGE, SpamTeaching(dialect.SPAM))
 
     async def _commit_batch(
         self, plans: Sequence[CommitPlan]
@@ -204,7 +206,7 @@ class SqliteSubmissions:
         return await self._privacy.forget_autoresponses(workspace_id, address)
 
     async def release(self, release: Release) -> Released | None:
-        released = await self._worker.run(triage.release, release)
+        released = await self._triage.release(release)
         # A report is queued with any change of status.
         if released is not None and (released.queued or (released.changed and release.report)):
             self._wakeup.ring()
@@ -217,13 +219,13 @@ class SqliteSubmissions:
         *,
         report: OutboxEvent | None = None,
     ) -> Submission | None:
-        marked = await self._worker.run(triage.mark_spam, submission_id, lesson, report)
+        marked = await self._triage.mark_spam(submission_id, lesson, report)
         if marked is not None and report is not None:
             self._wakeup.ring()
         return marked
 
     async def erase(self, erasure: Erasure) -> Erased | None:
-        erased = await self._worker.run(triage.erase, erasure)
+        erased = await self._triage.erase(erasure)
         if erased is not None:
             self._wakeup.ring()
         return erased
