@@ -19,6 +19,7 @@ from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import deliveries as lite
+from intake.adapters.sqlite import dialect as lite_dialect
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.deliveries import Delivery, DeliveryState, DestinationKind
 from intake.domain.model import OutboxEvent, SubmissionStatus
@@ -643,7 +644,7 @@ async def test_a_purge_keeps_a_dead_delivery_for_the_retention_after_it_died(
 
 
 SQLITE_QUERIES: dict[str, tuple[str, tuple[object, ...] | dict[str, object]]] = {
-    "fan_out": (lite._UNPUBLISHED, (100,)),
+    "fan_out": (lite_dialect.FAN_OUT.unpublished, {"limit": 100}),
     "due_head": (
         lite._DUE_HEAD,
         {

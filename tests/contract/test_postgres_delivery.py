@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 
 from intake.adapters.postgres import PostgresStore
 from intake.adapters.postgres import deliveries as pg
+from intake.adapters.postgres import dialect as pg_dialect
 from intake.adapters.sql_statements import for_psycopg
 from tests.contract.builders import endpoint, form, seed
 from tests.contract.conftest import PostgresBackend
@@ -186,7 +187,7 @@ async def _listeners(url: str, expected: int) -> int:
 
 
 PG_QUERIES: dict[str, tuple[str, Params]] = {
-    "fan_out": (for_psycopg(pg._UNPUBLISHED), (100,)),
+    "fan_out": (for_psycopg(pg_dialect.FAN_OUT.unpublished), {"limit": 100}),
     "claim_due": (
         pg._CLAIM,
         {

@@ -1,7 +1,8 @@
-"""Deliveries over the pool (a form's destinations: sql/destinations.py). Several relays may
-run at once, each in its own process: the fan-out and the claim take their rows FOR
-UPDATE SKIP LOCKED, so two relays never take the same outbox row nor lease the same
-delivery, and neither waits for the other."""
+"""Deliveries over the pool (a form's destinations: sql/destinations.py, the fan-out:
+sql/fan_out.py). Several relays may run at once, each in its own process: the fan-out
+(dialect.FAN_OUT) and the claim take their rows FOR UPDATE SKIP LOCKED, so two relays
+never take the same outbox row nor lease the same delivery, and neither waits for the
+other."""
 
 from __future__ import annotations
 
@@ -18,20 +19,18 @@ from intake.adapters.delivery_rules import (
 )
 from intake.adapters.postgres import mapping
 from intake.adapters.postgres.database import Database
+from intake.adapters.postgres.dialect import FAN_OUT
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sealed_columns import opened_claim
 from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
-from intake.adapters.sql.form_messages import messages_fan_out
+from intake.adapters.sql.fan_out import SqlFanOut
 from intake.adapters.sql_statements import for_psycopg
-from intake.domain.chat import ChatDestination
 from intake.domain.deliveries import (
     Delivery,
     DeliveryPosition,
     DeliveryState,
     DestinationKind,
-    NotificationRecipient,
-    WebhookEndpoint,
 )
 from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
 from intake.domain.model import OutboxEvent
@@ -44,24 +43,6 @@ from intake.ports.deliveries import (
 from intake.ports.sealer import Sealer
 
 # Deliveries
-
-# The outbox_unpublished index (0001), in its order: next_attempt_at is the row's
-# created_at (set so by the commit, never changed since delivery state moved to
-# `deliveries`), so this is oldest first. `dead_at IS NULL` is always true now; written
-# out as the partial index's term. SKIP LOCKED: rows another relay is fanning out are
-# its own.
-_UNPUBLISHED = """
-    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
-        published_at
-    FROM outbox
-    WHERE published_at IS NULL AND dead_at IS NULL
-    ORDER BY next_attempt_at, event_id LIMIT ?
-    FOR UPDATE SKIP LOCKED
-"""
-_FORMS_ENDPOINTS = sql.SELECT_ENDPOINT + " WHERE form_id = ANY (?)"
-_FORMS_RECIPIENTS = sql.SELECT_RECIPIENT + " WHERE form_id = ANY (?)"
-_FORMS_CHATS = chat_sql.SELECT_CHAT + " WHERE form_id = ANY (?)"
-_PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ANY (?)"
 
 
 def _with_attempt(update: str) -> str:
@@ -208,35 +189,14 @@ class PostgresDeliveries(SqlDeliveryRetries):
     def __init__(self, db: Database, sealer: Sealer) -> None:
         self._db = db
         self._sealer = sealer
-        self._ex = PostgresExecutor(db)
-        self._records = SqlDeliveryRecords(self._ex)
+        ex = PostgresExecutor(db)
+        self._records = SqlDeliveryRecords(ex)
+        self._fan_out = SqlFanOut(ex, FAN_OUT)
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
     ) -> int:
-        async with self._ex.transaction() as tx:
-            rows = await tx.fetch_all(_UNPUBLISHED, (limit,))
-            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in rows]
-            if not events:
-                return 0
-            form_ids = sorted({event.form_id for event in events})
-            forms: dict[
-                str,
-                tuple[list[WebhookEndpoint], list[NotificationRecipient], list[ChatDestination]],
-            ] = {form_id: ([], [], []) for form_id in form_ids}
-            for row in await tx.fetch_all(_FORMS_ENDPOINTS, (form_ids,)):
-                forms[row["form_id"]][0].append(ROW_MAPPER.endpoint_from_row(row))
-            for row in await tx.fetch_all(_FORMS_RECIPIENTS, (form_ids,)):
-                forms[row["form_id"]][1].append(ROW_MAPPER.recipient_from_row(row))
-            for row in await tx.fetch_all(_FORMS_CHATS, (form_ids,)):
-                # Their ids only: the secret stays sealed.
-                forms[row["form_id"]][2].append(ROW_MAPPER.chat_from_row(row))
-            deliveries = await messages_fan_out(tx, events, forms, now, autoresponse_limit)
-            if deliveries:
-                await tx.execute_many(sql.INSERT_DELIVERY, deliveries)
-            published = (mapping.moment(now), [event.event_id for event in events])
-            await tx.execute(_PUBLISH, published)
-        return len(events)
+        return await self._fan_out.fan_out(now, limit, autoresponse_limit)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
 from intake.adapters.sql.executor import Params
+from intake.adapters.sql.fan_out import FanOutStatements
 from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import as_is
@@ -170,3 +171,11 @@ CHARGE = """
     VALUES (?, ?, 0, 1)
     ON CONFLICT (workspace_id, period, shard) DO UPDATE SET count = m.count + 1
 """
+
+# The relay's fan-out: SKIP LOCKED, rows another relay is fanning out are its own; lists
+# as arrays.
+FAN_OUT = FanOutStatements(
+    taking="FOR UPDATE SKIP LOCKED",
+    one_of="= ANY (:ids)",
+    listed=as_is,
+)

@@ -1,9 +1,8 @@
-"""Deliveries over the SQLite connection (a form's destinations: sql/destinations.py). Each
-method sends one function to the worker thread, but the fan-out, a transaction of the
-executor (sqlite/executor.py) whose part for forms' messages PostgreSQL shares
-(sql/form_messages.py). An operation of several statements is one transaction: BEGIN
-IMMEDIATE holds the write lock, so a second relay process waits for the first one's
-fan-out or claim rather than taking the same rows."""
+"""Deliveries over the SQLite connection (a form's destinations: sql/destinations.py, the
+fan-out: sql/fan_out.py). Each method sends one function to the worker thread, and an
+operation of several statements is one transaction: BEGIN IMMEDIATE holds the write
+lock, so a second relay process waits for the first one's claim rather than taking the
+same rows."""
 
 from __future__ import annotations
 
@@ -18,14 +17,14 @@ from intake.adapters.delivery_rules import (
     ENDPOINT_DISABLED,
     ENDPOINT_REMOVED,
     RECIPIENT_REMOVED,
-    FormDestinations,
     error_text,
 )
 from intake.adapters.sealed_columns import opened_claim
 from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
-from intake.adapters.sql.form_messages import messages_fan_out
+from intake.adapters.sql.fan_out import SqlFanOut
 from intake.adapters.sqlite import mapping
 from intake.adapters.sqlite.connection import transaction
+from intake.adapters.sqlite.dialect import FAN_OUT
 from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.mapping import ROW_MAPPER
 from intake.adapters.sqlite.worker import Worker
@@ -49,25 +48,6 @@ from intake.ports.sealer import Sealer
 
 # Deliveries
 
-# The outbox_unpublished index (0001), in its order: next_attempt_at is the row's
-# created_at (set so by the commit, never changed since delivery state moved to
-# `deliveries`), so this is oldest first. `dead_at IS NULL` is always true now; written
-# out as the partial index's term.
-_UNPUBLISHED = """
-    SELECT event_id, event_type, submission_id, form_id, workspace_id, payload, created_at,
-        published_at
-    FROM outbox
-    WHERE published_at IS NULL AND dead_at IS NULL
-    ORDER BY next_attempt_at, event_id LIMIT ?
-"""
-_FORM_ENDPOINTS = sql.SELECT_ENDPOINT + " WHERE form_id = ?"
-_FORM_CHATS = chat_sql.LIST_CHATS
-_FORM_RECIPIENTS = """
-    SELECT recipient_id, form_id, email, created_at, status FROM notification_recipients
-    WHERE form_id = ?
-"""
-_INSERT_DELIVERY = sql.INSERT_DELIVERY
-_PUBLISH = "UPDATE outbox SET published_at = ? WHERE event_id = ?"
 
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
 # queries below ask that column alone, as the deliveries_due index does
@@ -264,34 +244,14 @@ class SqliteDeliveries(SqlDeliveryRetries):
     def __init__(self, worker: Worker, sealer: Sealer) -> None:
         self._worker = worker
         self._sealer = sealer
-        self._ex = SqliteExecutor(worker)
-        self._records = SqlDeliveryRecords(self._ex)
+        ex = SqliteExecutor(worker)
+        self._records = SqlDeliveryRecords(ex)
+        self._fan_out = SqlFanOut(ex, FAN_OUT)
 
     async def fan_out(
         self, now: datetime, limit: int, autoresponse_limit: int = DEFAULT_AUTORESPONSE_HOURLY_LIMIT
     ) -> int:
-        async with self._ex.transaction() as tx:
-            rows = await tx.fetch_all(_UNPUBLISHED, (limit,))
-            events = [ROW_MAPPER.outbox_row_from_row(row).event for row in rows]
-            if not events:
-                return 0
-            forms: dict[str, FormDestinations] = {}
-            for form_id in sorted({event.form_id for event in events}):
-                endpoints = await tx.fetch_all(_FORM_ENDPOINTS, (form_id,))
-                recipients = await tx.fetch_all(_FORM_RECIPIENTS, (form_id,))
-                chats = await tx.fetch_all(_FORM_CHATS, (form_id,))
-                forms[form_id] = (
-                    [ROW_MAPPER.endpoint_from_row(row) for row in endpoints],
-                    [ROW_MAPPER.recipient_from_row(row) for row in recipients],
-                    # Only their ids are kept: the secret stays sealed.
-                    [ROW_MAPPER.chat_from_row(row) for row in chats],
-                )
-            deliveries = await messages_fan_out(tx, events, forms, now, autoresponse_limit)
-            if deliveries:
-                await tx.execute_many(_INSERT_DELIVERY, deliveries)
-            fanned_out_at = mapping.time_text(now)
-            await tx.execute_many(_PUBLISH, [(fanned_out_at, event.event_id) for event in events])
-        return len(events)
+        return await self._fan_out.fan_out(now, limit, autoresponse_limit)
 
     async def claim_due(self, now: datetime, lease: timedelta, limit: int) -> Claim:
         """Parks (dead, no attempt counted, last_error saying why) any of the first

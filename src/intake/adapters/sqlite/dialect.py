@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
 from intake.adapters.sql.executor import Params
+from intake.adapters.sql.fan_out import FanOutStatements
 from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import json_text
@@ -141,3 +142,11 @@ CHARGE = """
     INSERT INTO monthly_usage (workspace_id, period, count) VALUES (?, ?, 1)
     ON CONFLICT (workspace_id, period) DO UPDATE SET count = monthly_usage.count + 1
 """
+
+# The relay's fan-out: the outbox's rows read under the write lock, so a second relay
+# waits; lists as JSON.
+FAN_OUT = FanOutStatements(
+    taking="",
+    one_of="IN (SELECT value FROM json_each(:ids))",
+    listed=json_text,
+)
