@@ -212,7 +212,10 @@ async def test_a_repeatable_file_is_applied_again_once_it_changes(
     ]
 
 
-async def test_the_search_text_is_the_same_as_the_first_version_made_it(postgres_url: str) -> None:
+async def test_the_search_text_is_the_same_as_the_first_version_made_it(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    # `store` migrates the session's database, which holds the function compared.
     (first,) = (s for s in MIGRATIONS[9].statements if "FUNCTION intake_search_text" in s)
     values = [
         '{"a": "Ada", "b": {"c": ["ÉCOLE", 1, true, null, {"d": "x\\u0000y"}]}}',
