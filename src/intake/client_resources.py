@@ -20,6 +20,7 @@ from intake.adapters.challenge_http import HttpChallengeVerifier
 from intake.adapters.ratelimit_fallback import FallbackRateLimiter
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
 from intake.adapters.ratelimit_redis import open_redis_rate_limiter
+from intake.adapters.tls import client_tls
 from intake.adapters.user_agent import USER_AGENT
 from intake.adapters.webhook_http import DEFAULT_TIMEOUT, HttpWebhookSender
 from intake.config import ConfigError, Settings
@@ -66,6 +67,7 @@ async def challenge_resource(settings: Settings) -> AsyncIterator[ChallengeVerif
     # The verifier owns its client, so a process given another verifier opens none.
     async with httpx.AsyncClient(
         headers={"User-Agent": USER_AGENT},
+        verify=client_tls(),
         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
     ) as client:
         yield HttpChallengeVerifier(
@@ -78,6 +80,7 @@ async def webhook_sender_resource(settings: Settings) -> AsyncIterator[WebhookSe
     # hosts, each answering within the sender's timeout, and none follows redirects.
     async with httpx.AsyncClient(
         follow_redirects=False,
+        verify=client_tls(),
         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
     ) as client:
         yield HttpWebhookSender(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
+import anyio
 import psycopg
 import pytest
 from psycopg import sql
@@ -27,7 +29,8 @@ from psycopg import sql
 from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres.migrations import TABLES
-from intake.adapters.sqlite import open_sqlite_store
+from intake.adapters.sqlite import SqliteStore, open_sqlite_store
+from intake.adapters.sqlite.key_file import key_file_beside
 from intake.ports.store import Store
 from tests.conftest import unavailable
 
@@ -57,12 +60,22 @@ class MemoryBackend:
 
 
 class SqliteBackend:
-    def __init__(self, tmp_path: Path) -> None:
+    """A SQLite file in the test's directory. Given `template`, the file starts as a copy
+    of that migrated empty database, without the cost of migrating it each time (a few
+    dozen statements, each transaction synced to disk), and commits are not synced
+    (`without_syncs`); without, the first open migrates it, as the store comes."""
+
+    def __init__(self, tmp_path: Path, template: Path | None = None) -> None:
         self.path = tmp_path / "intake.db"
         self.url = f"sqlite:///{self.path}"  # an absolute path: sqlite:////tmp/...
+        self._template = template
 
     async def open(self) -> Store:
-        return await open_sqlite_store(self.url)
+        if self._template is None:
+            return await open_sqlite_store(self.url)
+        if not self.path.exists():
+            copy_database(self._template, self.path)
+        return await without_syncs(await open_sqlite_store(self.url))
 
     @asynccontextmanager
     async def failing_commits(self) -> AsyncIterator[None]:
@@ -81,6 +94,52 @@ class SqliteBackend:
     def execute(self, sql_text: str) -> None:
         with closing(sqlite3.connect(self.path, timeout=5)) as conn, conn:
             conn.execute(sql_text)
+
+
+def copy_database(template: Path, path: Path) -> None:
+    """A new file at `path` holding the database at `template`, and its key file beside
+    it, each its owner's only as the store makes its files (it warns of, and tightens, a
+    file others may read). The key comes with it: the copy is a store that has opened
+    once, not one that must make and sync a key file of its own."""
+    for source, copy in (
+        (template, path),
+        (key_file_beside(str(template)), key_file_beside(str(path))),
+    ):
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as written, source.open("rb") as read:
+            shutil.copyfileobj(read, written)
+
+
+def _no_syncs(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA synchronous = OFF")
+
+
+async def without_syncs(store: SqliteStore) -> SqliteStore:
+    """`store`, whose commits no longer wait for the disk (PRAGMA synchronous, FULL as the
+    store opens). What a power cut could lose no test here needs, and on a loaded
+    machine each sync takes milliseconds, a dozen times in an HTTP test; the harness's
+    PostgreSQL database turns off synchronous_commit for the same reason. The tests of
+    what survives a killed process run the real `intake serve` (tests/faults)."""
+    try:
+        await store._worker.run(_no_syncs)
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite database at the latest schema, made once per test process."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "intake.db"
+
+    async def migrate() -> None:
+        # Opening migrates it; closing checkpoints the journal into the one file.
+        store = await open_sqlite_store(f"sqlite:///{path}")
+        await store.close()
+
+    anyio.run(migrate)
+    return path
 
 
 # PostgreSQL
@@ -217,7 +276,9 @@ class PostgresBackend:
 
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
     "memory": lambda request: MemoryBackend(),
-    "sqlite": lambda request: SqliteBackend(request.getfixturevalue("tmp_path")),
+    "sqlite": lambda request: SqliteBackend(
+        request.getfixturevalue("tmp_path"), request.getfixturevalue("sqlite_template")
+    ),
     # The database is made only when a PostgreSQL test runs.
     "postgres": lambda request: PostgresBackend(request.getfixturevalue("postgres_url")),
 }

@@ -33,7 +33,6 @@ import functools
 import itertools
 import json
 import secrets
-import shutil
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -107,10 +106,13 @@ from intake.service.admin import CreatedKey, FormChanges, owner_services
 from tests.conftest import unavailable
 from tests.contract.conftest import (
     admin_url,
+    copy_database,
     create_database,
     database_url,
     drop_database,
     empty_tables,
+    sqlite_template,  # noqa: F401 - a fixture the SQLite backend asks for
+    without_syncs,
 )
 from tests.http.spec_check import SpecCheck
 
@@ -305,28 +307,15 @@ class SqliteBackend:
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Opened]:
         # A file per service, each a copy of the session's migrated empty database: it
-        # starts empty, as a fake does, without the cost of migrating it each time.
+        # starts empty, as a fake does, without the cost of migrating it each time, and
+        # its commits are not synced to disk (`without_syncs`).
         path = self._directory / f"intake-{next(self._numbers)}.db"
-        shutil.copyfile(self._template, path)
-        store = await open_sqlite_store(f"sqlite:///{path}")
+        copy_database(self._template, path)
+        store = await without_syncs(await open_sqlite_store(f"sqlite:///{path}"))
         try:
             yield store, InProcessRateLimiter()
         finally:
             await store.close()
-
-
-@pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty SQLite database at the latest schema, made once per session."""
-    path = tmp_path_factory.mktemp("sqlite-template") / "intake.db"
-
-    async def migrate() -> None:
-        # Opening migrates it; closing checkpoints the journal into the one file.
-        store = await open_sqlite_store(f"sqlite:///{path}")
-        await store.close()
-
-    anyio.run(migrate)
-    return path
 
 
 # What a request of the postgres backend may wait for: a pooled connection (the service's

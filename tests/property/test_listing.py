@@ -16,6 +16,7 @@ from intake.adapters.sqlite import open_sqlite_store
 from intake.domain.listing import SubmissionFilter, SubmissionQuery
 from intake.domain.model import FieldData, FieldValue, Submission, SubmissionStatus
 from intake.ports.store import Store
+from tests.conftest import examples
 from tests.contract.builders import plan, seed, submission
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -106,7 +107,7 @@ def test_pages_give_the_filtered_set_newest_first_in_memory(
     run(opened, subs, chosen, limits)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rows(), FILTERS, LIMITS)
 def test_pages_give_the_filtered_set_newest_first_on_sqlite(
     subs: list[Submission], chosen: SubmissionFilter, limits: list[int]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from intake.domain.spam.classifier import MIN_DEVIATION, STRENGTH, UNKNOWN, judge
 from intake.domain.spam.model import pack
+from tests.conftest import examples
 
 
 def _f(spam: int, ham: int, spam_messages: int, ham_messages: int) -> float:
@@ -22,7 +23,7 @@ _COUNTS = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     counts=_COUNTS,
     message=st.lists(st.integers(0, 30), min_size=1, max_size=20, unique=True),
@@ -55,7 +56,7 @@ def test_the_evidence_rises_with_spam_evidence(
     assert now >= was - 1e-9
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(counts=_COUNTS, message=st.lists(st.integers(0, 30), max_size=20, unique=True))
 def test_the_order_of_a_messages_tokens_does_not_matter(
     counts: dict[int, tuple[int, int]], message: list[int]

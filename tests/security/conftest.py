@@ -6,12 +6,12 @@ hook that gives `backend` its parameters (SQLite, and PostgreSQL for the smoke s
 from __future__ import annotations
 
 from tests.cli.conftest import cli, database_url, http  # noqa: F401
+from tests.contract.conftest import sqlite_template  # noqa: F401
 from tests.http.conftest import (  # noqa: F401
     backend,
     make_service,
     postgres_url,
     pytest_generate_tests,
     seeded,
-    sqlite_template,
     svc,
 )

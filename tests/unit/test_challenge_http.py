@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from intake.adapters.challenge_http import RECAPTCHA_MIN_SCORE, HttpChallengeVerifier
+from intake.adapters.tls import client_tls
 from intake.domain.model import Challenge, ChallengeProvider
 from intake.ports.challenge import DEFAULT_VERIFY_URLS, ChallengeVerdict, ChallengeVerifier
 from tests.support.fake_provider import (
@@ -36,7 +37,8 @@ def fake() -> Iterator[FakeProvider]:
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as http:
+    # With the process's TLS context, as the service's own clients are opened.
+    async with httpx.AsyncClient(verify=client_tls()) as http:
         yield http
 
 

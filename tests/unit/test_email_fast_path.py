@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from intake.domain import validation
 from intake.domain.validation import is_email
+from tests.conftest import examples
 
 
 def validator_accepts(text: str) -> bool:
@@ -33,7 +34,7 @@ def near_plain(draw: st.DrawFn) -> str:
     return text[:at] + draw(tweaks) + text[at + cut :]
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(plain_shaped)
 def test_every_address_taken_as_plain_is_one_the_validator_accepts(text: str) -> None:
     # assume(), not if: were few drawn addresses plain, Hypothesis would fail the test
@@ -42,7 +43,7 @@ def test_every_address_taken_as_plain_is_one_the_validator_accepts(text: str) ->
     assert validator_accepts(text), text
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(st.one_of(plain_shaped, near_plain(), st.emails(), st.text(max_size=80)))
 @example("ada@example.com")
 @example("ada@mail.localhost")

@@ -45,6 +45,7 @@ from intake.ports.submissions import CommitPlan, Committed
 from intake.service.admin import owner_services
 from intake.service.delivery_sending import NO_MAILER
 from intake.service.relay import Relay, RelayRound
+from tests.conftest import examples
 
 pytestmark = pytest.mark.anyio
 
@@ -566,7 +567,7 @@ async def _run_until_settled(
     return world, events, endpoints, recipients
 
 
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 @example(
     attempts=[Attempt.CRASH, Attempt.ERROR_500, Attempt.CRASH, Attempt.GONE_410],
     statuses=[SubmissionStatus.ACCEPTED, SubmissionStatus.SPAM],

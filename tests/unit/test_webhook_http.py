@@ -16,6 +16,7 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
+from intake.adapters.tls import client_tls
 from intake.adapters.webhook_http import (
     HttpWebhookSender,
     Resolver,
@@ -39,7 +40,8 @@ def signed(body: bytes = BODY) -> dict[str, str]:
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as http:
+    # With the process's TLS context, as the service's own clients are opened.
+    async with httpx.AsyncClient(verify=client_tls()) as http:
         yield http
 
 

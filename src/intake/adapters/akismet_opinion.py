@@ -18,6 +18,7 @@ import akismet
 import anyio
 import httpx
 
+from intake.adapters.tls import client_tls
 from intake.domain.spam.model import Label
 from intake.domain.spam.opinion import CONTACT_FORM, OpinionQuery
 from intake.ports.spam_opinion import (
@@ -130,7 +131,7 @@ class AkismetOpinion:
         http = httpx.AsyncClient(
             headers={"User-Agent": akismet.USER_AGENT},
             timeout=max(timeout, REPORT_TIMEOUT),
-            transport=_Rebased(api_url, httpx.AsyncHTTPTransport()),
+            transport=_Rebased(api_url, httpx.AsyncHTTPTransport(verify=client_tls())),
         )
         self._http = http
         self._client = akismet.AsyncClient(akismet.Config(key=key, url=site_url), http_client=http)
