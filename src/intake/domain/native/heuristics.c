@@ -14,12 +14,14 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "heuristics_text.h"
 
 #define LONG_WORD 12
 #define SHOUTING_LETTERS 20
+#define BLOCK ((Py_ssize_t)1 << 20)
 
 typedef struct {
     PyObject_HEAD
@@ -28,6 +30,9 @@ typedef struct {
     Py_ssize_t *sizes;
     /* by first character: the phrases starting with it, in order, ended by -1 */
     Py_ssize_t *by_first[128];
+    /* by first character: the second characters they go on with, a bit each (all of
+     * them for a phrase of one character), which turns most words away at once */
+    uint64_t seconds[128][2];
     unsigned char *found; /* per call: which phrases were seen */
 } Heuristics;
 
@@ -51,7 +56,14 @@ static inline Py_ssize_t
 mark_phrases(Heuristics *self, Text t, Py_ssize_t at)
 {
     Py_ssize_t marked = 0;
-    const Py_ssize_t *p = self->by_first[ascii_lower(char_at(t, at))];
+    unsigned char first = ascii_lower(char_at(t, at));
+    if (at + 1 < t.size) {
+        unsigned char second = ascii_lower(char_at(t, at + 1));
+        if (!((self->seconds[first][second >> 6] >> (second & 63)) & 1)) {
+            return 0;
+        }
+    }
+    const Py_ssize_t *p = self->by_first[first];
     for (; p != NULL && *p >= 0; p++) {
         if (!self->found[*p] && starts_with(t, at, self->phrases[*p], self->sizes[*p])) {
             self->found[*p] = 1;
@@ -61,47 +73,78 @@ mark_phrases(Heuristics *self, Text t, Py_ssize_t at)
     return marked;
 }
 
-/* An ASCII text: the phrases sought each on its own after \b (scoring's ASCII branch). */
+/* The long words among `size` word characters at `at`: their runs of ASCII letters. */
+static Py_ssize_t
+ascii_gibberish(Text t, const Py_UCS1 *s, Py_ssize_t at, Py_ssize_t size)
+{
+    Py_ssize_t gibberish = 0;
+    Py_ssize_t run = 0;
+    for (Py_ssize_t k = at; k <= at + size; k++) {
+        if (k < at + size && (classes[s[k]] & LETTER)) {
+            run++;
+            continue;
+        }
+        if (run >= LONG_WORD) {
+            gibberish += is_gibberish(t, k - run, run);
+        }
+        run = 0;
+    }
+    return gibberish;
+}
+
+/* An ASCII text: the phrases sought each on its own after \b (scoring's ASCII branch).
+ * Read a word at a time: the phrases start words, links start inside them (h, w),
+ * markup links between them ([, <), and a run of 12 letters needs a word that long. */
 static PyObject *
 ascii_findings(Heuristics *self, PyObject *text)
 {
     const Text t = {PyUnicode_1BYTE_KIND, PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text)};
     const Py_UCS1 *s = PyUnicode_1BYTE_DATA(text);
     Tally tally = {0};
-    Py_ssize_t links_from = 0; /* findall's matches do not overlap */
-    Py_ssize_t run = 0;        /* letters in a row before `at` */
-    int word_before = 0;
-    for (Py_ssize_t at = 0; at < t.size; at++) {
-        unsigned char k = classes[s[at]];
-        if (k & LETTER) {
-            tally.letters++;
-            tally.capitals += (k & UPPER) != 0;
-            run++;
+    /* Letters and capitals apart, in loops the compiler makes wide (a block's counts
+     * fit 32 bits). */
+    for (Py_ssize_t block = 0; block < t.size; block += BLOCK) {
+        Py_ssize_t stop = t.size - block < BLOCK ? t.size : block + BLOCK;
+        uint32_t letters = 0, capitals = 0;
+        for (Py_ssize_t at = block; at < stop; at++) {
+            capitals += (uint8_t)(s[at] - 'A') < 26;
+            letters += (uint8_t)((s[at] | 0x20) - 'a') < 26;
         }
-        else {
-            if (run >= LONG_WORD) {
-                tally.gibberish += is_gibberish(t, at - run, run);
-            }
-            run = 0;
-        }
-        /* \b: a word character on one side only (every phrase starts with one) */
-        if ((k & WORD) && !word_before) {
-            tally.phrases += mark_phrases(self, t, at);
-        }
-        word_before = k & WORD;
-        if ((k & LINK_MARK) && at >= links_from) {
-            Py_ssize_t end = link_end(t, at);
-            if (end >= 0) {
-                tally.links++;
-                links_from = end;
-            }
-        }
-        if ((k & MARKUP_MARK) && !tally.markup) {
-            tally.markup = is_markup_link(t, at);
-        }
+        tally.letters += letters;
+        tally.capitals += capitals;
     }
-    if (run >= LONG_WORD) {
-        tally.gibberish += is_gibberish(t, t.size - run, run);
+    Py_ssize_t links_from = 0; /* findall's matches do not overlap */
+    const Py_UCS1 *at = s, *end = s + t.size;
+    while (at < end) {
+        if (!(classes[*at] & WORD)) {
+            if ((classes[*at] & MARKUP_MARK) && !tally.markup) {
+                tally.markup = is_markup_link(t, at - s);
+            }
+            at++;
+            continue;
+        }
+        /* \b: a word character after none (every phrase starts with one) */
+        tally.phrases += mark_phrases(self, t, at - s);
+        const Py_UCS1 *start = at;
+        for (;;) {
+            while (at < end && (classes[*at] & (WORD | LINK_MARK)) == WORD) {
+                at++;
+            }
+            if (at == end || !(classes[*at] & LINK_MARK)) {
+                break;
+            }
+            if (at - s >= links_from) {
+                Py_ssize_t link = link_end(t, at - s);
+                if (link >= 0) {
+                    tally.links++;
+                    links_from = link;
+                }
+            }
+            at++;
+        }
+        if (at - start >= LONG_WORD) {
+            tally.gibberish += ascii_gibberish(t, s, start - s, at - start);
+        }
     }
     return findings_of(&tally);
 }
@@ -253,6 +296,7 @@ Heuristics_free_phrases(Heuristics *self)
         PyMem_Free(self->by_first[c]);
         self->by_first[c] = NULL;
     }
+    memset(self->seconds, 0, sizeof self->seconds);
     PyMem_Free(self->phrases);
     PyMem_Free(self->sizes);
     PyMem_Free(self->found);
@@ -322,6 +366,13 @@ Heuristics_take_phrases(Heuristics *self, PyObject *seq)
         for (Py_ssize_t p = 0; p < self->count; p++) {
             if ((unsigned char)self->phrases[p][0] == c) {
                 self->by_first[c][k++] = p;
+                unsigned char second = (unsigned char)self->phrases[p][1];
+                if (self->sizes[p] == 1) {
+                    self->seconds[c][0] = self->seconds[c][1] = UINT64_MAX;
+                }
+                else {
+                    self->seconds[c][second >> 6] |= (uint64_t)1 << (second & 63);
+                }
             }
         }
         self->by_first[c][k] = -1;
