@@ -98,3 +98,21 @@ def test_a_submission_s_score_is_the_reference_s(data: FieldData, subject: str |
         patch.setattr(scoring, "_findings", scoring.text_findings)
         reference = scoring.score(data, subject)
     assert native == reference
+
+
+_SCALARS = st.one_of(_TEXT, st.integers(), st.floats(allow_nan=False), st.booleans(), st.none())
+_NESTED = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.dictionaries(st.sampled_from(["name", "email", "message", "x"]), _NESTED))
+def test_a_submission_scores_as_the_list_of_its_values(data: FieldData) -> None:
+    """score() reads a submission's texts depth first, in order, whether its values are
+    all texts or not: as one list of them all."""
+    assert scoring.score(data) == scoring.score({"all": list(data.values())})

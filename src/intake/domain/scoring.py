@@ -161,11 +161,12 @@ def _phrases_and_words(text: str, lowered: str) -> tuple[set[str], list[str]]:
 
 def _repeated(texts: list[str]) -> bool:
     """Whether one value (of three characters or more) is given three times or more."""
-    values = [value.lower() for value in map(str.strip, texts) if len(value) >= 3]
-    # Most submissions give each value once, which a set tells without counting.
-    if len(set(values)) > len(values) - 2:
+    # Most submissions give each value once, which a set of them all tells without
+    # counting (calls from C: no bytecode runs per value).
+    if len(set(map(str.lower, map(str.strip, texts)))) > len(texts) - 2:
         return False
-    return Counter(values).most_common(1)[0][1] >= 3
+    repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
+    return bool(repeated) and repeated.most_common(1)[0][1] >= 3
 
 
 def findings(data: FieldData, subject: str | None = None) -> tuple[str, ...]:
@@ -191,7 +192,9 @@ _findings = (
 
 
 def score(data: FieldData, subject: str | None = None) -> Score:
-    texts = [t for value in data.values() for t in texts_of(value)]
+    texts = [value for value in data.values() if type(value) is str]
+    if len(texts) < len(data):  # lists or objects: walked depth first, in order
+        texts = [t for value in data.values() for t in texts_of(value)]
     if subject:
         texts.append(subject)
     points = 0.0
