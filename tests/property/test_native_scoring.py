@@ -112,5 +112,6 @@ def test_a_corpus_s_scores_and_reasons_are_the_reference_s(
         patch.setattr(reference_hasher, "_hashed", reference_hasher.reference_hash)
         patch.setattr(tokens, "_listed", tokens._with_words)
         patch.setattr(tokens, "_links", tokens._LINK.findall)
+        patch.setattr(tokens, "_hosts", tokens._hosts_tokens)
         patch.setattr(verdict, "judge_words", classifier.reference_judge_words)
         assert scores(reference_hasher) == accelerated

@@ -117,3 +117,25 @@ def test_a_link_is_found_only_with_a_host_after_its_start() -> None:
     text = "see https://a.example/x and http:// www. www.b.example)c http://c.example:80 "
     assert built(links, "links").links(text) == tokens._LINK.findall(text)
     assert tokens._LINK.findall(text) == ["a.example", "b.example", "c.example:80"]
+
+
+_HOSTS = st.lists(
+    st.one_of(
+        st.text(st.sampled_from("ab.@:-É日İ"), max_size=12),
+        st.sampled_from(["Sub.Example.CO.uk.", "user@host.example:8080", "a.b.:80", "..", "@"]),
+        st.text(max_size=100),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(hosts=_HOSTS, before=st.lists(st.sampled_from(["host:a.b", "tld:b", "field:x"])))
+def test_the_hosts_tokens_are_the_reference_s(hosts: list[str], before: list[str]) -> None:
+    """The first 20 hosts, each lowered, without trailing dots, user or port."""
+    native = built(links, "links")
+    reference: dict[str, None] = dict.fromkeys(before)
+    accelerated: dict[str, None] = dict.fromkeys(before)
+    tokens._hosts_tokens(hosts, reference)
+    native.host_tokens(hosts, accelerated)
+    assert list(accelerated) == list(reference)

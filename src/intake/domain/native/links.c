@@ -1,11 +1,13 @@
-/* The hosts of a text's links: tokens.py's _LINK.findall over the lowered text, in one
- * pass of C. The pattern, (?:https?://|www\.)([^\s/?#<>"'\])]+), matches where the text
+/* The hosts of a text's links and their tokens: tokens.py's _LINK.findall over the lowered
+ * text, in one pass of C, and its _host_tokens. The pattern, (?:https?://|www\.)([^\s/?#<>"'\])]+), matches where the text
  * holds "https://", "http://" or "www." followed by at least one character outside the
  * class; it then takes all of them, and the search goes on after them. tokens.py is the
  * reference; tests/property/test_native_words.py compares the two. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#define MAX_HOSTS 20
 
 /* What ends a host: \s (Python's str.isspace, as re reads it for a str) and the class's
  * characters. */
@@ -70,8 +72,77 @@ links(PyObject *Py_UNUSED(module), PyObject *text)
     return found;
 }
 
+/* out[prefix + text[start:end][:most]] = None */
+static int
+add_part(PyObject *out, const char *prefix, PyObject *text, Py_ssize_t start, Py_ssize_t end,
+         Py_ssize_t most)
+{
+    PyObject *head = PyUnicode_FromString(prefix);
+    PyObject *part = PyUnicode_Substring(text, start, end - start > most ? start + most : end);
+    PyObject *token = head && part ? PyUnicode_Concat(head, part) : NULL;
+    int failed = token == NULL || PyDict_SetItem(out, token, Py_None) < 0;
+    Py_XDECREF(head);
+    Py_XDECREF(part);
+    Py_XDECREF(token);
+    return failed ? -1 : 0;
+}
+
+/* tokens.py's _host_tokens: the host of a link as found (lowered, its trailing dots, any
+ * user before an @ and any port after a colon left out), its registrable parent when it
+ * has more than two labels, and its top-level label. */
+static int
+add_host(PyObject *found, PyObject *out)
+{
+    PyObject *host = PyObject_CallMethod(found, "lower", NULL);
+    if (host == NULL) {
+        return -1;
+    }
+    Py_ssize_t end = PyUnicode_GET_LENGTH(host);
+    while (end > 0 && PyUnicode_READ_CHAR(host, end - 1) == '.') {
+        end--;
+    }
+    Py_ssize_t at = end > 0 ? PyUnicode_FindChar(host, '@', 0, end, -1) : -1;
+    Py_ssize_t start = at >= 0 ? at + 1 : 0;
+    Py_ssize_t colon = start < end ? PyUnicode_FindChar(host, ':', start, end, 1) : -1;
+    if (colon >= 0) {
+        end = colon;
+    }
+    int failed = 0;
+    if (start < end) {
+        Py_ssize_t last = PyUnicode_FindChar(host, '.', start, end, -1);
+        Py_ssize_t before = last > start ? PyUnicode_FindChar(host, '.', start, last, -1) : -1;
+        failed = add_part(out, "host:", host, start, end, 80) < 0
+                 || (before >= 0 && add_part(out, "host:", host, before + 1, end, 80) < 0)
+                 || add_part(out, "tld:", host, last >= 0 ? last + 1 : start, end, 20) < 0;
+    }
+    Py_DECREF(host);
+    return failed ? -1 : 0;
+}
+
+static PyObject *
+host_tokens(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "host_tokens(hosts: list[str], out: dict)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[0]) && i < MAX_HOSTS; i++) {
+        PyObject *found = PyList_GET_ITEM(args[0], i);
+        if (!PyUnicode_Check(found)) {
+            PyErr_SetString(PyExc_TypeError, "a host is a str");
+            return NULL;
+        }
+        if (add_host(found, args[1]) < 0) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"links", links, METH_O, "What tokens.py's _LINK.findall finds in a text."},
+    {"host_tokens", (PyCFunction)(void (*)(void))host_tokens, METH_FASTCALL,
+     "Adds the tokens of the first hosts to `out`, as tokens.py's _host_tokens does."},
     {NULL, NULL, 0, NULL},
 };
 

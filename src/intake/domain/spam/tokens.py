@@ -84,10 +84,6 @@ def _with_words(out: dict[str, None], subject: str, body: str) -> list[str]:
     return list(out)
 
 
-_links = _LINK.findall if _native_links is None else _native_links.links
-_listed = _with_words if _native_words is None else _native_words.with_words
-
-
 def _host_tokens(host: str, out: dict[str, None]) -> None:
     host = host.lower().rstrip(".").split("@")[-1].split(":")[0]
     if not host:
@@ -97,6 +93,11 @@ def _host_tokens(host: str, out: dict[str, None]) -> None:
     if len(labels) > 2:
         out["host:" + ".".join(labels[-2:])[:80]] = None
     out["tld:" + labels[-1][:20]] = None
+
+
+def _hosts_tokens(links: list[str], out: dict[str, None]) -> None:
+    for host in links[:20]:
+        _host_tokens(host, out)
 
 
 def _bounded_texts(data: FieldData) -> list[str]:
@@ -113,6 +114,11 @@ def _bounded_texts(data: FieldData) -> list[str]:
     return texts
 
 
+_links = _LINK.findall if _native_links is None else _native_links.links
+_hosts = _hosts_tokens if _native_links is None else _native_links.host_tokens
+_listed = _with_words if _native_words is None else _native_words.with_words
+
+
 def tokens(
     data: FieldData,
     subject: str | None = None,
@@ -127,8 +133,7 @@ def tokens(
     body = "\n".join(_bounded_texts(data))
     lowered = body.lower()
     links = _links(lowered) if "http" in lowered or "www." in lowered else []
-    for host in links[:20]:
-        _host_tokens(host, out)
+    _hosts(links, out)
     if reply_to and "@" in reply_to:
         address = reply_to.lower()[:120]
         out["from:" + address] = None
