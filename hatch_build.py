@@ -36,6 +36,10 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         self._scratch = Path(tempfile.mkdtemp(prefix="intake-native-"))
         built = _compile(sources, self._scratch)
         failed = sorted({source.stem for source in sources} - set(built))
+        if version == "editable":  # what an earlier build left of a module that failed now
+            for stem in failed:
+                for stale in (Path(self.root) / NATIVE).glob(f"{stem}.*.so"):
+                    stale.unlink()
         if failed:
             message = (
                 f"warning: intake's native accelerators {', '.join(failed)} did not build "

@@ -29,19 +29,26 @@ typedef struct {
 
 #define MAX_TOKENS 300
 
-/* Where punctuation becomes a space (tokens.py's _SPACES) or whitespace splits. */
-static int
+/* Where punctuation becomes a space (tokens.py's _SPACES) or whitespace splits: for ASCII,
+ * a table the module fills from Py_UNICODE_ISSPACE and the punctuation. */
+static unsigned char ascii_separators[128];
+static const char punctuation[] = "!\"#&()*+,/:;<=>?[\\]^`{|}~";
+
+static void
+fill_separators(void)
+{
+    for (Py_UCS4 c = 0; c < 128; c++) {
+        ascii_separators[c] = Py_UNICODE_ISSPACE(c) || (c && strchr(punctuation, (int)c));
+    }
+}
+
+static inline int
 is_separator(Py_UCS4 c)
 {
-    switch (c) {
-    case '!': case '"': case '#': case '&': case '(': case ')': case '*': case '+':
-    case ',': case '/': case ':': case ';': case '<': case '=': case '>': case '?':
-    case '[': case '\\': case ']': case '^': case '`': case '{': case '|': case '}':
-    case '~': case 0x00a0: case 0x200b:
-        return 1;
-    default:
-        return Py_UNICODE_ISSPACE(c);
+    if (c < 128) {
+        return ascii_separators[c];
     }
+    return c == 0x00a0 || c == 0x200b || Py_UNICODE_ISSPACE(c);
 }
 
 /* tokens.py's _EDGES, stripped from both ends of a word. */
@@ -174,39 +181,63 @@ typedef struct {
     Py_ssize_t n_longs, n_pairs;
 } found;
 
+/* The word that ends at `end` (its separator or the text's end), from `start`, stripped
+ * and sorted into its kind's list. */
+static void
+keep_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, found *out)
+{
+    while (start < end && is_edge(PyUnicode_READ(kind, data, start))) {
+        start++;
+    }
+    while (end > start && is_edge(PyUnicode_READ(kind, data, end - 1))) {
+        end--;
+    }
+    Py_ssize_t length = end - start;
+    if (length > 2 && length <= MAX_WORD) {
+        int number = length > MAX_NUMBER && all_digits(kind, data, start, length);
+        out->items[out->words++] = (item){start, length, number ? NUMBER : WORD};
+    }
+    else if (length > MAX_WORD) {
+        out->longs[out->n_longs++] = (item){start, length, LONG};
+    }
+    else if (length == 2 && (PyUnicode_READ(kind, data, start) > 0x7f
+                             || PyUnicode_READ(kind, data, start + 1) > 0x7f)) {
+        out->pairs[out->n_pairs++] = (item){start, length, WORD};
+    }
+}
+
+/* The scan for words, one loop per width of character, so that each reads its own. */
+#define SPLIT(TYPE, KIND)                                                                   \
+    {                                                                                       \
+        const TYPE *chars = data;                                                           \
+        while (i < n) {                                                                     \
+            while (i < n && is_separator(chars[i])) {                                       \
+                i++;                                                                        \
+            }                                                                               \
+            Py_ssize_t start = i;                                                           \
+            while (i < n && !is_separator(chars[i])) {                                      \
+                i++;                                                                        \
+            }                                                                               \
+            if (i > start) {                                                                \
+                keep_word(KIND, data, start, i, out);                                       \
+            }                                                                               \
+        }                                                                                   \
+    }
+
 static void
 split(PyObject *text, found *out)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
-    while (i < n) {
-        while (i < n && is_separator(PyUnicode_READ(kind, data, i))) {
-            i++;
-        }
-        Py_ssize_t start = i;
-        while (i < n && !is_separator(PyUnicode_READ(kind, data, i))) {
-            i++;
-        }
-        Py_ssize_t end = i;
-        while (start < end && is_edge(PyUnicode_READ(kind, data, start))) {
-            start++;
-        }
-        while (end > start && is_edge(PyUnicode_READ(kind, data, end - 1))) {
-            end--;
-        }
-        Py_ssize_t length = end - start;
-        if (length > 2 && length <= MAX_WORD) {
-            int number = length > MAX_NUMBER && all_digits(kind, data, start, length);
-            out->items[out->words++] = (item){start, length, number ? NUMBER : WORD};
-        }
-        else if (length > MAX_WORD) {
-            out->longs[out->n_longs++] = (item){start, length, LONG};
-        }
-        else if (length == 2 && (PyUnicode_READ(kind, data, start) > 0x7f
-                                 || PyUnicode_READ(kind, data, start + 1) > 0x7f)) {
-            out->pairs[out->n_pairs++] = (item){start, length, WORD};
-        }
+    if (kind == PyUnicode_1BYTE_KIND) {
+        SPLIT(Py_UCS1, PyUnicode_1BYTE_KIND)
+    }
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        SPLIT(Py_UCS2, PyUnicode_2BYTE_KIND)
+    }
+    else {
+        SPLIT(Py_UCS4, PyUnicode_4BYTE_KIND)
     }
 }
 
@@ -362,5 +393,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_words(void)
 {
+    fill_separators();
     return PyModuleDef_Init(&module);
 }
