@@ -1,8 +1,9 @@
 """What every way intake runs is composed from: a dependency-injector container whose
 settings are the one `Settings` (config/settings.py), whose clock and ids are the
 system's, and whose resources are the store, the blob store and the download-link
-signer (resources.py). Each way adds its own: serve_runtime.py, relay_runtime.py,
-admin_runtime.py (a management command) and library_runtime.py.
+signer (resources.py). Each way adds its own: serve_runtime.py, relay_runtime.py and
+library_runtime.py. A management command opens the same resources without a container
+(admin_runtime.py), which would slow every command's start.
 
 A test or a program replaces any part by overriding its provider, before the container
 starts: `container.store.override(InMemoryStore())`. A part given so is used as it is,
