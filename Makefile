@@ -63,10 +63,12 @@ typecheck: install
 
 # Parallel workers (pytest-xdist): much of the suite waits on servers it starts, so three
 # keep two cores busy. Each test file stays on one worker, as its tests share servers and,
-# for two of them, a Redis database of the file's own. The HTTP suite runs on SQLite, and
-# its PostgreSQL smoke set on PostgreSQL too (tests/README.md). Branch coverage of
-# src/intake is measured across the workers, and the run fails under the floor that
-# pyproject.toml's [tool.coverage.report] sets (`.venv/bin/coverage report` lists it by file).
+# for two of them, a Redis database of the file's own; the files are dealt longest first,
+# by their times in earlier runs (tests/support/file_order.py). The HTTP suite runs on
+# SQLite, and its PostgreSQL smoke set on PostgreSQL too (tests/README.md). Branch
+# coverage of src/intake is measured across the workers, and the run fails under the floor
+# that pyproject.toml's [tool.coverage.report] sets (`.venv/bin/coverage report` lists it
+# by file).
 TEST_WORKERS ?= 3
 test: lint typecheck browser test-js
 	$(BIN)/pytest -q -m "not faults" -n $(TEST_WORKERS) --dist loadfile --cov --cov-report=

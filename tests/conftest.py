@@ -12,13 +12,15 @@ from typing import TypeVar
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support import time_limits
+
 # Fixtures shared by every directory: the local webhook receiver and SMTP server.
 from tests.support.destination_servers import chat_apps, receiver, smtp  # noqa: F401
+from tests.support.file_order import LongestFilesFirst
 
 # Hooks: each test's time limit, and the watchdog behind it.
 from tests.support.time_limits import (  # noqa: F401
     pytest_collection_modifyitems,
-    pytest_configure,
     pytest_runtest_setup,
     pytest_timeout_cancel_timer,
     pytest_timeout_set_timer,
@@ -46,6 +48,12 @@ def examples(count: int) -> int:
     """A test's own number of examples, where it asks for more than the profile's: cut to a
     tenth in the `fast` profile, as the profile's default is (15 of ci's 150)."""
     return max(count // 10, 1) if PROFILE == "fast" else count
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    time_limits.pytest_configure(config)
+    # xdist's workers are dealt the longest test files first (tests/support/file_order.py).
+    config.pluginmanager.register(LongestFilesFirst(config), "intake-file-order")
 
 
 @pytest.fixture

@@ -1,0 +1,82 @@
+"""The order in which xdist deals the test files to its workers: longest first.
+
+Under `--dist loadfile` each file goes to one worker whole, in the order the workers
+collected the files, which xdist sorts by how many tests each file holds. The longest
+files are few tests that each start servers or processes (the bench, e2e, the hostile
+suite): dealt last, one worker was still running them long after the others had
+finished. Here the files are dealt longest first, each file's length being what its
+tests took in earlier runs (kept in pytest's cache, `.pytest_cache`), or for a test not
+timed yet a guess from its marks: the rule of longest-processing-time first, which
+keeps the workers' ends close together.
+
+The controller reads the times once and hands the same ones to every worker, whose
+orders must agree; it records this run's times for the next. A run without xdist keeps
+the collection order (a package's fixtures are then set up once).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DURATIONS = "intake/test-seconds"  # the cache's key: {node id: seconds}
+# What a test not timed yet is taken to last: a test marked `slow` starts servers or
+# processes, and the others take some hundredths of a second.
+SLOW_GUESS = 10.0
+GUESS = 0.05
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+class LongestFilesFirst:
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        self._timed: dict[str, float] = {}
+        worker_input: dict[str, Any] | None = getattr(config, "workerinput", None)
+        self._worker = worker_input is not None
+        if worker_input is not None:
+            self._known: dict[str, float] = worker_input.get(DURATIONS, {})
+            return
+        cache = getattr(config, "cache", None)
+        self._known = dict(cache.get(DURATIONS, {})) if cache is not None else {}
+        # xdist would sort the files by their number of tests again, over this order.
+        if hasattr(config.option, "loadscopereorder"):
+            config.option.loadscopereorder = False
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist has none
+    def pytest_configure_node(self, node: Any) -> None:
+        """On the controller, for each worker it starts."""
+        node.workerinput[DURATIONS] = self._known
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if not self._worker:
+            return
+        seconds: defaultdict[str, float] = defaultdict(float)
+        for item in items:
+            guess = SLOW_GUESS if item.get_closest_marker("slow") else GUESS
+            seconds[_file(item.nodeid)] += self._known.get(item.nodeid, guess)
+        # A stable sort by the file alone: each file's tests stay together, in order.
+        items.sort(key=lambda item: -seconds[_file(item.nodeid)])
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self._worker:  # the controller hears every worker's reports
+            self._timed[report.nodeid] = self._timed.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        cache = getattr(self._config, "cache", None)
+        if self._worker or cache is None or not self._timed:
+            return
+        root = self._config.rootpath
+        kept = {
+            nodeid: seconds
+            for nodeid, seconds in self._known.items()
+            if (root / Path(_file(nodeid))).exists()  # not a test since deleted
+        }
+        kept.update((nodeid, round(seconds, 3)) for nodeid, seconds in self._timed.items())
+        cache.set(DURATIONS, kept)
