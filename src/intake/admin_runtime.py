@@ -30,6 +30,7 @@ from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.resources import blobs_resource, signer_resource, store_resource
 from intake.service.admin import OwnerServices, owner_services
+from intake.service.purge import Purge
 from intake.service.spam_knowledge import SpamKnowledge
 
 
@@ -43,6 +44,7 @@ class AdminRuntime:
     blobs: BlobStore | None
     signer: DownloadSigner
     services: OwnerServices
+    purge: Purge  # `intake purge`'s housekeeping
 
 
 async def _resolve_host(host: str, port: int) -> list[str]:
@@ -104,4 +106,5 @@ async def open_admin_runtime(
             blobs=blobs,
             signer=signer,
         )
-        yield AdminRuntime(settings, store, clock, blobs, signer, services)
+        purge = Purge(store.submissions, store.forms, blobs, clock, store.users)
+        yield AdminRuntime(settings, store, clock, blobs, signer, services, purge)

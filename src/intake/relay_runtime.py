@@ -10,6 +10,7 @@ deliveries are then parked). The library composes the same relay (library_runtim
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
 
 from attrs import frozen
 from dependency_injector import providers
@@ -27,6 +28,7 @@ from intake.ports.spam_opinion import SpamOpinion
 from intake.ports.store import Store
 from intake.ports.store_opening import StoreOpening
 from intake.service.relay import Relay
+from intake.service.retention_sweep import RetentionSweep
 
 
 @frozen
@@ -41,6 +43,7 @@ class RelayRuntime:
     webhook_sender: WebhookSender
     mailer: Mailer | None
     relay: Relay
+    sweep: RetentionSweep
 
 
 def make_relay(
@@ -69,6 +72,18 @@ def make_relay(
         blobs=blobs,
         template_renderer=shared_renderer(),
         spam_opinion=spam_opinion,
+    )
+
+
+def make_retention_sweep(
+    settings: Settings, *, store: Store, clock: Clock, blobs: BlobStore | None
+) -> RetentionSweep:
+    return RetentionSweep(
+        store,
+        blobs,
+        clock,
+        client_ip_full=timedelta(hours=settings.client_ip_full_hours),
+        settle_after=timedelta(days=settings.spam_settle_days),
     )
 
 
@@ -108,6 +123,13 @@ class RelayContainer(SendersContainer):
         webhook_sender=SendersContainer.webhook_sender,
         mailer=SendersContainer.mailer,
         relay=SendersContainer.relay,
+        sweep=providers.Singleton(
+            make_retention_sweep,
+            settings=StorageContainer.settings,
+            store=StorageContainer.store,
+            clock=StorageContainer.clock,
+            blobs=StorageContainer.blobs,
+        ),
     )
 
 

@@ -20,7 +20,7 @@ from intake.entrypoints.cli.output import Output
 from intake.entrypoints.cli.parser import Subparsers, add_command, non_negative_int
 from intake.entrypoints.cli.runner import CommandError, with_runtime
 from intake.service.admin.form_lifecycle import FormDeletions
-from intake.service.purge import Purge, Purged, Retention
+from intake.service.purge import Purged, Retention
 from intake.service.retention import ErasedCounts
 from intake.service.sweep import SweepCounts
 
@@ -77,9 +77,7 @@ async def _purge(runtime: Runtime, args: argparse.Namespace, out: Output) -> Non
     # Deletions left unfinished first: their submissions' files are then gone before the
     # upload sweep looks.
     deletions = await runtime.services.forms.finish_deletions()
-    store = runtime.store
-    purge = Purge(store.submissions, store.forms, runtime.blobs, runtime.clock, store.users)
-    purged = await purge.run(retention)
+    purged = await runtime.purge.run(retention)
     document: dict[str, object] = {
         "idempotency": purged.idempotency,
         "outbox": purged.outbox,

@@ -7,7 +7,6 @@ import logging
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import anyio
@@ -23,9 +22,6 @@ from intake.entrypoints.cli.parser import Subparsers, add_command, port_number
 from intake.entrypoints.cli.runner import CommandError, with_relay
 from intake.metrics import RelayMetrics
 from intake.service.relay import Relay, RelayRound
-from intake.service.retention import erase_expired, truncate_client_ips
-from intake.service.spam_knowledge import SpamKnowledge
-from intake.service.spam_settling import settle_untouched
 
 if TYPE_CHECKING:
     # Only named: the relay's bootstrap loads an HTTP client, which the commands
@@ -106,23 +102,13 @@ async def _deliver(runtime: RelayRuntime, args: argparse.Namespace, out: Output)
 
 
 async def _sweep_retention(runtime: RelayRuntime, interval: int) -> None:
-    """The forms' retention, the full client addresses' hours (docs/privacy.md) and the
-    spam filter's rule for untouched submissions (docs/scoring.md), at
-    start and every `interval` seconds while the relay runs; stopped with it, between two
-    batches or inside one, which its transaction then undoes. A sweep the store refuses
-    is tried again next time."""
-    store = runtime.store
-    kept_full = timedelta(hours=runtime.settings.client_ip_full_hours)
-    settle_after = timedelta(days=runtime.settings.spam_settle_days)
-    knowledge = SpamKnowledge(store.spam, store.secrets, runtime.clock)  # its hasher alone
+    """The retention sweep (service/retention_sweep.py) at start and every `interval`
+    seconds while the relay runs; stopped with it, between two batches or inside one,
+    which its transaction then undoes. A sweep the store refuses is tried again next
+    time."""
     while True:
         try:
-            now = runtime.clock.now()
-            await erase_expired(store.submissions, store.forms, runtime.blobs, now)
-            await truncate_client_ips(store.submissions, now, kept_full)
-            # The submissions nobody triaged teach the spam filter (docs/scoring.md).
-            hasher = await knowledge.hasher()
-            await settle_untouched(store.spam, hasher, now, settle_after)
+            await runtime.sweep.run()
         except (StorageUnavailable, OSError):
             log.warning("retention sweep failed; tried again at the next one")
         await anyio.sleep(interval)
