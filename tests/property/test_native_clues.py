@@ -11,7 +11,7 @@ from intake.domain.spam import classifier
 from intake.domain.spam.classifier import MAX_CLUES, Judgement
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Statistics, pack
-from tests.conftest import built
+from tests.conftest import built, examples
 
 try:
     from intake.domain.native import clues
@@ -38,14 +38,14 @@ def _judged(judgement: Judgement) -> tuple[float, tuple[tuple[int, float], ...]]
     return None if judgement is classifier.NOTHING_KNOWN else (judgement.evidence, judgement.clues)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(key=_KEYS, token=_TOKENS)
 def test_a_token_s_hash_is_hashlib_s(key: bytes, token: str) -> None:
     native = built(clues, "clues")
     assert native.token_hash(key, token) == TokenHasher(key).reference_hash(token)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     ln_f=st.floats(-5000.0, 0.0),
     ln_not_f=st.floats(-5000.0, 0.0),
@@ -60,7 +60,7 @@ def test_the_evidence_of_the_sums_is_the_same_to_the_bit(
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(found=st.lists(_F, max_size=400))
 def test_the_clues_chosen_and_combined_are_the_reference_s(found: list[float]) -> None:
     """Past MAX_CLUES clues the strongest are kept, the earlier of equal ones first, and
@@ -69,7 +69,7 @@ def test_the_clues_chosen_and_combined_are_the_reference_s(found: list[float]) -
     assert native.combine(found) == _judged(classifier._combine(found))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     words=st.lists(st.text(max_size=12), max_size=250),
     counts=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), min_size=1, max_size=250),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from intake.domain import scoring
 from intake.domain.model import FieldData
-from tests.conftest import built
+from tests.conftest import built, examples
 
 try:
     from intake.domain.native import heuristics
@@ -69,13 +69,13 @@ def _native() -> Callable[[str], scoring.Findings]:
     return heuristics.Heuristics(scoring.SPAM_PHRASES).findings
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(text=_ASCII_TEXT)
 def test_an_ascii_text_s_findings_are_the_reference_s(text: str) -> None:
     assert _native()(text) == scoring.text_findings(text)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(text=_ANY_TEXT)
 def test_any_text_s_findings_are_the_reference_s(text: str) -> None:
     assert _native()(text) == scoring.text_findings(text)
@@ -85,7 +85,7 @@ _TEXT = st.one_of(_ASCII_TEXT, _ANY_TEXT)
 _VALUES = st.one_of(_TEXT, st.lists(_TEXT, max_size=3))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     data=st.dictionaries(st.sampled_from(["name", "email", "message", "x"]), _VALUES),
     subject=st.one_of(st.none(), _TEXT),
@@ -110,7 +110,7 @@ _NESTED = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.dictionaries(st.sampled_from(["name", "email", "message", "x"]), _NESTED))
 def test_a_submission_scores_as_the_list_of_its_values(data: FieldData) -> None:
     """score() reads a submission's texts depth first, in order, whether its values are

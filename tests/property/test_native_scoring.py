@@ -15,7 +15,7 @@ from intake.domain.scoring import findings
 from intake.domain.spam import classifier, tokens, verdict
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Evidence, Statistics, pack
-from tests.conftest import built
+from tests.conftest import built, examples
 
 try:
     from intake.domain.native import clues, words
@@ -75,7 +75,7 @@ def _data(message: str, sender: str | None) -> FieldData:
     return {"message": message} if sender is None else {"message": message, "email": sender}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(mails=_MAILS)
 def test_a_corpus_s_scores_and_reasons_are_the_reference_s(
     mails: list[tuple[str, str, str | None, bool]],

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intake.domain.spam import tokens
-from tests.conftest import built
+from tests.conftest import built, examples
 
 try:
     from intake.domain.native import links, words
@@ -45,14 +45,14 @@ def _both(text: str, prefix: str, before: list[str]) -> tuple[list[str], list[st
     return list(reference), list(accelerated)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=_TEXTS, prefix=_PREFIXES)
 def test_the_words_of_any_text_are_the_reference_s(text: str, prefix: str) -> None:
     reference, accelerated = _both(text, prefix, [])
     assert accelerated == reference
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     text=_TEXTS,
     prefix=_PREFIXES,
@@ -89,7 +89,7 @@ def test_the_kinds_of_tokens_come_in_the_reference_s_order() -> None:
     assert accelerated == reference
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     before=st.lists(st.text(max_size=8).map("field:".__add__), max_size=tokens.MAX_TOKENS),
     subject=_TEXTS,
@@ -105,7 +105,7 @@ def test_the_tokens_listed_with_the_words_are_the_reference_s(
     assert native.with_words(dict.fromkeys(before), subject, body) == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=_TEXTS)
 def test_the_links_found_are_the_pattern_s(text: str) -> None:
     native = built(links, "links")
@@ -129,7 +129,7 @@ _HOSTS = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(hosts=_HOSTS, before=st.lists(st.sampled_from(["host:a.b", "tld:b", "field:x"])))
 def test_the_hosts_tokens_are_the_reference_s(hosts: list[str], before: list[str]) -> None:
     """The first 20 hosts, each lowered, without trailing dots, user or port."""

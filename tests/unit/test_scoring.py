@@ -22,6 +22,7 @@ from intake.domain.scoring import (
     _repeated,
     score,
 )
+from tests.conftest import examples
 
 
 def test_the_default_threshold_is_five() -> None:
@@ -272,7 +273,7 @@ def test_ascii_text_scores_as_it_does_beside_other_scripts(text: str) -> None:
     assert score({"message": text}) == score({"message": text, "dash": "\u2014"})
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(texts=st.lists(st.sampled_from(["Ada", " ada ", "ADA", "hi", " hi", "x", ""]), max_size=7))
 def test_repeated_values_are_one_of_three_characters_or_more_given_three_times(
     texts: list[str],
