@@ -16,7 +16,9 @@ from intake.adapters.sql.executor import Params, Transaction
 from intake.adapters.sql_rows import Row, RowMapper
 from intake.adapters.sql_statements import for_psycopg
 
-_rendered = functools.cache(for_psycopg)
+# The statements are the code's own, a few hundred; bounded all the same, so that a
+# statement built from data by mistake could not grow a process without end.
+_rendered = functools.lru_cache(maxsize=1024)(for_psycopg)
 
 
 def _checked(params: Params) -> Params:
