@@ -14,21 +14,19 @@ The commits wait for their flush, as the service's do.
 from __future__ import annotations
 
 import argparse
-import secrets
 import statistics
 import tempfile
 from collections.abc import Mapping
 from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 
-from bench.commit_parts import cluster_cpu
+from bench.commit_parts import cluster_cpu, fresh_commit
 from bench.options import parse
 from bench.run import Bench
 from bench.services import started
-from bench.storage import commit_arguments, fast_time_sorted_id
+from bench.storage import commit_arguments
 from bench.wrk import FORM_BODY
 from intake.adapters.postgres import commit_batch
 from intake.adapters.sql_rows import Params
@@ -38,17 +36,7 @@ STATEMENTS = {"rows": commit_batch.BATCH, "many": commit_batch.MANY}
 
 def group(arguments: Mapping[str, object], size: int) -> str:
     """`size` commits of the bench's submission, fresh ids each, as the array sent."""
-    items: list[Params] = []
-    for _ in range(size):
-        now = datetime.now(UTC)
-        ms = int(now.timestamp() * 1000)
-        params = dict(arguments)
-        params["submission_id"] = params["event_submission_id"] = fast_time_sorted_id(
-            "sub", ms, secrets.token_bytes(12)
-        )
-        params["event_id"] = fast_time_sorted_id("evt", ms, secrets.token_bytes(16))
-        params["created_at"] = params["event_created_at"] = now
-        items.append(params)
+    items: list[Params] = [fresh_commit(arguments) for _ in range(size)]
     return commit_batch.as_json(commit_batch.counted(items))
 
 

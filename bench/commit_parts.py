@@ -95,6 +95,19 @@ def cluster_cpu(conn: psycopg.Connection[tuple[object, ...]]) -> float:
     return sum(proc_cpu.cpu_seconds(int(str(row[0])) for row in rows).values())
 
 
+def fresh_commit(arguments: Mapping[str, object]) -> dict[str, object]:
+    """The bench's submission as a commit's parameters, with ids and times of its own."""
+    now = datetime.now(UTC)
+    ms = int(now.timestamp() * 1000)
+    params = dict(arguments)
+    params["submission_id"] = params["event_submission_id"] = fast_time_sorted_id(
+        "sub", ms, secrets.token_bytes(12)
+    )
+    params["event_id"] = fast_time_sorted_id("evt", ms, secrets.token_bytes(16))
+    params["created_at"] = params["event_created_at"] = now
+    return params
+
+
 def commit_cost(
     conn: psycopg.Connection[tuple[object, ...]], arguments: Mapping[str, object], commits: int
 ) -> float:
@@ -103,15 +116,7 @@ def commit_cost(
     that a turn takes a second, not a minute."""
     before = cluster_cpu(conn)
     for _ in range(commits):
-        now = datetime.now(UTC)
-        ms = int(now.timestamp() * 1000)
-        params = dict(arguments)
-        params["submission_id"] = params["event_submission_id"] = fast_time_sorted_id(
-            "sub", ms, secrets.token_bytes(12)
-        )
-        params["event_id"] = fast_time_sorted_id("evt", ms, secrets.token_bytes(16))
-        params["created_at"] = params["event_created_at"] = now
-        conn.execute(COMMIT_STATEMENT, params, prepare=True)
+        conn.execute(COMMIT_STATEMENT, fresh_commit(arguments), prepare=True)
     return (cluster_cpu(conn) - before) * 1000 / commits
 
 
