@@ -143,7 +143,21 @@ async def test_two_processes_migrating_at_once_apply_each_migration_once(
     assert len(rows) == len(MIGRATIONS)
 
 
-_SEARCH_TEXT_MIGRATION = "0026_search_text_sent"
+# The arguments intake_commit took in each release that made it by a numbered migration,
+# by the migration after it. Those migrations no longer hold it (its repeatable file
+# does), so each test database is given a function of that signature, as it had.
+_FIRST_COMMIT = (
+    "text, text, text, text, json, text, text, double precision, text, timestamptz, text,"
+    " text, text, text, text, json, timestamptz, text, text, text, text, timestamptz,"
+    " timestamptz, text, text, bigint"
+)
+_RELEASED_COMMITS = {
+    "0004_commit_in_parallel": _FIRST_COMMIT,
+    "0006_uploads": _FIRST_COMMIT + ", text, text, boolean",
+    "0008_storage_ceiling": _FIRST_COMMIT + ", text, text, boolean, jsonb",
+    "0024_spam_reasons": _FIRST_COMMIT + ", text, text, boolean, jsonb, bigint, bigint",
+    "0026_search_text_sent": _FIRST_COMMIT + ", text, text, boolean, jsonb, bigint, bigint, text",
+}
 
 # The function as the catalog has it, but for the schema it is in.
 _COMMIT_DEFINITION = """
@@ -154,17 +168,21 @@ _COMMIT_DEFINITION = """
 """
 
 
-async def test_a_database_migrated_before_the_repeatable_files_ends_with_the_same_commit(
-    empty_url: str, postgres_url: str, store: PostgresStore
+@pytest.mark.parametrize("migration", list(_RELEASED_COMMITS))
+async def test_a_database_of_an_earlier_release_ends_with_the_live_commit_alone(
+    empty_url: str, postgres_url: str, store: PostgresStore, migration: str
 ) -> None:
-    # The numbered migrations of the release before the repeatable files (up to 0025).
     async with await psycopg.AsyncConnection.connect(empty_url, autocommit=True) as conn:
-        await postgres_before(conn, _SEARCH_TEXT_MIGRATION)
+        await postgres_before(conn, migration)
+        await conn.execute(
+            f"CREATE FUNCTION intake_commit({_RELEASED_COMMITS[migration]}) RETURNS text"
+            " LANGUAGE sql AS 'SELECT NULL::text'"
+        )
     opened = await open_postgres_store(empty_url)
     try:
         with pytest.raises(StorageUnavailable, match="intake migrate"):
             await opened.ping()
-        assert await opened.migrate() == postgres_from_on(_SEARCH_TEXT_MIGRATION)
+        assert await opened.migrate() == postgres_from_on(migration)
         await opened.ping()
     finally:
         await opened.close()

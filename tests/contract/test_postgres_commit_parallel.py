@@ -20,7 +20,7 @@ from tests.contract.test_postgres import empty_url, query  # noqa: F401 - the fi
 
 pytestmark = [pytest.mark.anyio, pytest.mark.services]
 
-# The rows a month's count is spread over: c_shards in intake_commit (migration 0004).
+# The rows a month's count is spread over: c_shards in repeatable/intake_commit.sql.
 QUOTA_SHARDS = 32
 
 SHARDS_MIGRATION = "0004_commit_in_parallel"  # counts made before it are kept

@@ -18,11 +18,11 @@ Two rules keep the guarantees of intake_commit (migrations/README.md names its f
   other in a circle. (A key written by two batches at once, beside a file's storage
   count, can still deadlock: PostgreSQL breaks it, and its commits go again one by one.)
 - **Exact quota.** A commit counting beside others assumes each other transaction holds
-  at most one uncommitted count (migration 0004). A transaction here holds up to
-  PER_WORKSPACE counts of one workspace's month, so the ceiling it is given is lowered by
-  what the other 31 could hold beyond one each; a workspace too near its ceiling for
-  that counts exactly, every commit of it in the batch alike (mixing the two ways in one
-  transaction could deadlock). The whole workspace's commits beyond PER_WORKSPACE go in
+  at most one uncommitted count (repeatable/intake_commit.sql). A transaction here holds
+  up to PER_WORKSPACE counts of one workspace's month, so the ceiling it is given is
+  lowered by what the other 31 could hold beyond one each; a workspace too near its
+  ceiling for that counts exactly, every commit of it in the batch alike (mixing the two
+  ways in one transaction could deadlock). The whole workspace's commits beyond PER_WORKSPACE go in
   another transaction, sent at the same time.
 """
 

@@ -165,7 +165,8 @@ SPAM = SpamStatements(
 
 # A release's month: never refused for quota, the owner decided. On shard 0 of the month
 # (made here if the month has no row yet): one more in flight on a shard, as a commit's
-# is, so the commits' reasoning about the ceiling (0004) holds beside it.
+# is, so the commits' reasoning about the ceiling (repeatable/intake_commit.sql) holds
+# beside it.
 CHARGE = """
     INSERT INTO monthly_usage_shards AS m (workspace_id, period, shard, count)
     VALUES (?, ?, 0, 1)

@@ -125,9 +125,9 @@ def commit_params(plan: CommitPlan) -> Params:
             "quota_ceiling": None if quota is None else quota.ceiling,
             "check_form_id": None if check is None else check.form_id,
             "check_public_key": None if check is None else check.public_form_key,
-            # Count beside other commits while far from the ceiling (migrations/0004_*.sql).
+            # Count beside other commits while far from the ceiling (intake_commit's step 3).
             "quota_exact": False,
-            # The files against the workspace's storage ceiling (migrations/0008_*.sql).
+            # The files against the workspace's storage ceiling (intake_commit's step 4).
             "storage_bytes": plan.file_bytes,
             "storage_ceiling": plan.storage_limit,
             "search_text": search_values(plan),

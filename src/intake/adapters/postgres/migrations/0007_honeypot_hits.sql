@@ -15,8 +15,8 @@
 -- trip and one transaction with a WAL flush, as a commit is, so that its answer takes
 -- as long: the FormCheck and the key as intake_commit has them, then one more to the
 -- form's count of the day. The count is spread over shards by connection, as the quota
--- is (0004): a flood of bots on one form never queues its commits on one row, which
--- would make their answers slower than real ones.
+-- is (repeatable/intake_commit.sql): a flood of bots on one form never queues its
+-- commits on one row, which would make their answers slower than real ones.
     CREATE FUNCTION intake_record_honeypot(
         p_form_id text,
         p_day text,

@@ -1,26 +1,82 @@
--- repeatable/intake_commit: a submission's commit, in one round trip. The live
--- version, applied after the numbered migrations whenever what it sends changes
--- (README.md): a change to the commit is an edit of this file, not a new migration.
+-- repeatable/intake_commit: a submission's commit (step 12) in one statement, one round
+-- trip, one transaction. The live version, applied after the numbered migrations whenever
+-- what it sends changes (README.md): a change to the commit is an edit of this file, not
+-- a new migration. Its earlier versions are in the history of this file and of the
+-- numbered migrations that made it before (0001, 0004, 0006, 0008, 0024).
 --
--- Its steps, in order: the FormCheck (steps 1 and 2), the idempotency key's check, the
--- quota on its month's shards (0004: beside others, or exactly near the ceiling), the
--- workspace's storage (0008), the key's record, then the submission's row and its
--- outbox event. A refusal leaves nothing written: what it counted is given back.
+-- Its steps, in order. A refusal leaves nothing written: what it counted is given back.
+-- 1. The FormCheck: steps 1 and 2 may be answered from a cache (adapters/form_cache.py);
+--    whether anything is stored is decided here, on the rows as they are now. The form
+--    and its workspace are read, not locked: a change committed meanwhile is ordered
+--    after the commit.
+-- 2. A live record holding the idempotency key answers before anything else, even when
+--    the month's quota is spent.
+-- 3. The quota, spread over c_shards (32) rows of the month (monthly_usage_shards; the
+--    view monthly_usage adds them up), so that commits flush together rather than one a
+--    flush. Far from the ceiling a commit counts one on any shard no other commit holds,
+--    then reads the total: at most one commit is in flight per shard, so if the total it
+--    sees (its own included) leaves room for one more on every other shard, no
+--    interleaving can pass the ceiling. Otherwise, and for a month whose shards are not
+--    made yet, it counts exactly: one commit at a time (an advisory lock), holding every
+--    shard of the month. A commit that finds itself too close only after counting gives
+--    its count back and answers 'quota_exact': the caller calls again with p_quota_exact,
+--    as it cannot take every shard while holding one (two such commits would wait on
+--    each other). When more commits run at once than there are shards, one waits for a
+--    shard, holding none meanwhile. N concurrent commits against R remaining commit
+--    exactly min(N, R).
+-- 4. The workspace's storage (p_storage_bytes, the files' total; p_storage_ceiling, NULL
+--    for none): one row per workspace, updated only while the total stays within the
+--    ceiling, so that concurrent commits with files count one after another and never
+--    pass it. A commit without files does not touch it.
+-- 5. The key's record, claimed by the unique constraint, not by the check of step 2: a
+--    concurrent claim waits for the first one's transaction, then sees its row; an
+--    expired record is replaced in the same upsert. A key taken since step 2 gives back
+--    the count and the bytes, and its holder is the answer.
+-- 6. The submission's row and its outbox event. The relay's wake-up is sent by the
+--    serving process after its commits (relay_notifier.py), not here.
+-- A refusal never raises: an error would end the transaction, but would also be logged
+-- by the server for every refused submission, and a BEGIN ... EXCEPTION block would cost
+-- a subtransaction per commit.
 --
 -- p_search_text: the data's text values, one per line, as the server process read them
 -- (domain/model.py's texts_of); lowered here as a search is, so both fold case by the
 -- database's rules. NULL (a server of an earlier version): 0026's trigger computes it.
 -- An accepted row is charged to the month of its created_at here, as 0012's trigger
--- would charge it, which then costs the commit its WHEN test alone.
+-- would charge it, which then costs the commit its WHEN test alone. The arguments added
+-- since the first version default to what a server of the release before sends, so that
+-- it still finds the function while the next one is deployed.
 
--- The signature before p_search_text (0024's), dropped so that the new one does not
--- stand beside it.
-    DROP FUNCTION IF EXISTS intake_commit(
-        text, text, text, text, json, text, text, double precision, text, timestamptz,
-        text, text, text, text, text, json, timestamptz, text, text, text, text,
-        timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb, bigint,
-        bigint, text
-    )
+-- Every signature the released migrations made, dropped so that the live one does not
+-- stand beside an earlier one (a call naming only the earlier arguments would match
+-- both): a database migrated from any release ends with the live one alone.
+    DROP FUNCTION IF EXISTS
+        intake_commit(  -- 0001's
+            text, text, text, text, json, text, text, double precision, text, timestamptz,
+            text, text, text, text, text, json, timestamptz, text, text, text, text,
+            timestamptz, timestamptz, text, text, bigint
+        ),
+        intake_commit(  -- 0004's
+            text, text, text, text, json, text, text, double precision, text, timestamptz,
+            text, text, text, text, text, json, timestamptz, text, text, text, text,
+            timestamptz, timestamptz, text, text, bigint, text, text, boolean
+        ),
+        intake_commit(  -- 0006's
+            text, text, text, text, json, text, text, double precision, text, timestamptz,
+            text, text, text, text, text, json, timestamptz, text, text, text, text,
+            timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb
+        ),
+        intake_commit(  -- 0008's
+            text, text, text, text, json, text, text, double precision, text, timestamptz,
+            text, text, text, text, text, json, timestamptz, text, text, text, text,
+            timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb, bigint,
+            bigint
+        ),
+        intake_commit(  -- 0024's
+            text, text, text, text, json, text, text, double precision, text, timestamptz,
+            text, text, text, text, text, json, timestamptz, text, text, text, text,
+            timestamptz, timestamptz, text, text, bigint, text, text, boolean, jsonb, bigint,
+            bigint, text
+        )
 ;
 
     CREATE OR REPLACE FUNCTION intake_commit(
