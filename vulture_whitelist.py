@@ -126,6 +126,8 @@ _spam_classifier.judge
 _spam_model.unpack
 _spam_model.Evidence
 _spam_model.Evidence.instance
+# The word memo's protocol: the classifier stores an f by subscription (memo[word] = f).
+_spam_model.WordMemo.__setitem__
 
 # The spam filter's process cache: tokens_held and words_held are what the tests read of
 # its budget.

@@ -99,4 +99,26 @@ def test_a_message_s_words_are_judged_as_the_reference_judges_them(
     reference, native = statistics(), statistics()
     expected = classifier.reference_judge_words(words, hasher, reference)
     assert classifier._native_judge_words(words, hasher, native) == expected
-    assert native.word_memo == reference.word_memo
+    assert dict(native.word_memo.items()) == dict(reference.word_memo.items())
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(remembered=st.dictionaries(_TOKENS, _F, max_size=80), asked=st.lists(_TOKENS, max_size=20))
+def test_the_word_memo_remembers_as_a_dict_does(
+    remembered: dict[str, float], asked: list[str]
+) -> None:
+    """The native memo holds each word apart, by its characters, surrogates and other
+    scripts included: what a dict would hold, and it forgets all at once."""
+    native = built(clues, "clues")
+    memo = native.WordMemo()
+    for word, f in remembered.items():
+        memo[word] = 1.0  # then changed: the latest f is kept
+        memo[word] = f
+    assert len(memo) == len(remembered)
+    assert dict(memo.items()) == remembered
+    for word in asked:
+        assert memo.get(word) == remembered.get(word)
+        assert memo.get(word, -1.0) == remembered.get(word, -1.0)
+    memo.clear()
+    assert len(memo) == 0
+    assert memo.get("x") is None

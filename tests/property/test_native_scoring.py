@@ -113,5 +113,5 @@ def test_a_corpus_s_scores_and_reasons_are_the_reference_s(
         patch.setattr(tokens, "_listed", tokens._with_words)
         patch.setattr(tokens, "_links", tokens._LINK.findall)
         patch.setattr(tokens, "_hosts", tokens._hosts_tokens)
-        patch.setattr(verdict, "judge_words", classifier.reference_judge_words)
+        patch.setattr(verdict, "judge_text", classifier.reference_judge_text)
         assert scores(reference_hasher) == accelerated

@@ -8,13 +8,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from intake.domain.spam import tokens
+from intake.domain.spam import classifier, tokens
+from intake.domain.spam.hashing import TokenHasher
+from intake.domain.spam.model import Statistics, pack
 from tests.conftest import built, examples
 
 try:
-    from intake.domain.native import links, words
+    from intake.domain.native import clues, links, words
 except ImportError:  # an install without a C compiler: built() says so
-    links = words = None  # type: ignore[assignment]
+    clues = links = words = None  # type: ignore[assignment]
 
 # What the tokenizer treats apart: its punctuation and edges, whitespace of every kind,
 # digits of other scripts (and ², a digit that is not a decimal), letters of one, two and
@@ -139,3 +141,37 @@ def test_the_hosts_tokens_are_the_reference_s(hosts: list[str], before: list[str
     tokens._hosts_tokens(hosts, reference)
     native.host_tokens(hosts, accelerated)
     assert list(accelerated) == list(reference)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    before=st.lists(st.one_of(_PIECES, st.text(max_size=8)).map("field:".__add__), max_size=40),
+    subject=_TEXTS,
+    body=_TEXTS,
+    counted=st.integers(1, 5),
+    remembered=st.integers(0, 60),
+)
+def test_the_text_is_judged_as_its_tokens_listed_are(
+    before: list[str], subject: str, body: str, counted: int, remembered: int
+) -> None:
+    """judge_text reads the words straight from the text, with no str made for them: the
+    same evidence, the same clues (their tokens as str) and the same word memo afterwards
+    as judging the list tokens.py makes, whatever scripts, digits, surrogates or sizes
+    the text holds, with the memo cold, warm or full."""
+    built(words, "words")
+    built(clues, "clues")
+    hasher = TokenHasher(b"k" * 32)
+    parts = tokens.TokenParts(dict.fromkeys(before), subject, body)
+    listed = tokens._with_words(dict.fromkeys(before), subject, body)
+    # Every `counted`-th token counted, half of them spammy: clues of both kinds.
+    counts = {hasher.hash(t): pack(n % 7, (n * 3) % 5) for n, t in enumerate(listed[::counted])}
+
+    def statistics() -> Statistics:
+        known = Statistics(30, 40, counts)
+        classifier.reference_judge_words(listed[:remembered], hasher, known)
+        return known
+
+    reference, native = statistics(), statistics()
+    expected = classifier.reference_judge_text(parts, hasher, reference)
+    assert classifier._native_judge_text(parts, hasher, native) == expected
+    assert dict(native.word_memo.items()) == dict(reference.word_memo.items())

@@ -142,6 +142,24 @@ def test_the_same_value_in_three_places_adds_its_weight() -> None:
     assert result.reasons == ("repeated-values",)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["abc", "abcd", "abcde", "xyz"],  # as many lengths as values, nothing repeated
+        ["İİİ", "i̇i̇i̇", "İİİ", "x"],  # lowering changes the length outside ASCII
+        ["Straße", "STRASSE", "strasse", "y"],
+    ],
+)
+def test_repeated_values_are_told_by_lowering_them(values: list[str]) -> None:
+    """Values of as many lengths as there are values may be taken as all different only
+    in ASCII, whose lowering keeps a length: what lowering every value would tell."""
+    data: FieldData = {f"f{n}": value for n, value in enumerate(values)}
+    lowered = [value.strip().lower() for value in values]
+    expected = max(lowered.count(value) for value in lowered) >= 3
+
+    assert ("repeated-values" in score(data).reasons) is expected
+
+
 def test_short_values_repeated_do_not_count() -> None:
     assert score({"a": "ok", "b": "ok", "c": "ok", "d": "ok"}).points == 0.0
 

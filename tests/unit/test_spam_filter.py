@@ -201,7 +201,8 @@ def test_the_word_memo_judges_as_the_hashes_do(words: int) -> None:
 
     cold = judge_words(message, hasher, statistics)
     warm = judge_words(message, hasher, statistics)
-    statistics.word_memo.update({f"other{n}": 0.5 for n in range(WORD_MEMO)})  # full
+    for n in range(WORD_MEMO):  # full
+        statistics.word_memo[f"other{n}"] = 0.5
     backwards = list(reversed(message))
     full = judge_words(backwards, hasher, statistics)
 

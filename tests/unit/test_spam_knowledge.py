@@ -342,8 +342,9 @@ async def test_the_words_scoring_remembers_count_in_the_budget(
     knowledge = knowledge_of(store, counted, clock, budget=100)
     other = (await knowledge.evidence(OTHER)).own
     own = (await knowledge.evidence(WS)).own
-    own.word_memo.update({f"word{n}": 0.5 for n in range(45)})  # as judge_words does
-    other.word_memo.update({f"word{n}": 0.5 for n in range(45)})
+    for n in range(45):  # as judge_words does
+        own.word_memo[f"word{n}"] = 0.5
+        other.word_memo[f"word{n}"] = 0.5
     counted.asked.clear()
 
     await knowledge.evidence(OTHER)
@@ -361,10 +362,11 @@ async def test_a_scopes_words_past_the_budget_are_forgotten(
     await teach(counted, WS, Label.SPAM, 1)
     knowledge = knowledge_of(store, counted, clock, budget=100)
     own = (await knowledge.evidence(WS)).own
-    own.word_memo.update({f"word{n}": 0.5 for n in range(200)})
+    for n in range(200):
+        own.word_memo[f"word{n}"] = 0.5
 
     again = (await knowledge.evidence(WS)).own
 
     assert again is own
-    assert own.word_memo == {}
+    assert len(own.word_memo) == 0
     assert knowledge.words_held == 0

@@ -162,8 +162,13 @@ def _phrases_and_words(text: str, lowered: str) -> tuple[set[str], list[str]]:
 def _repeated(texts: list[str]) -> bool:
     """Whether one value (of three characters or more) is given three times or more."""
     # Most submissions give each value once, which a set of them all tells without
-    # counting (calls from C: no bytecode runs per value).
-    if len(set(map(str.lower, map(str.strip, texts)))) > len(texts) - 2:
+    # counting (calls from C: no bytecode runs per value). Lowering ASCII keeps a
+    # value's length, so values of as many lengths are at least as many values: when
+    # that already tells, no value is lowered (a message's may be long).
+    stripped = list(map(str.strip, texts))
+    if len(set(map(len, stripped))) > len(texts) - 2 and all(map(str.isascii, stripped)):
+        return False
+    if len(set(map(str.lower, stripped))) > len(texts) - 2:
         return False
     repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
     return bool(repeated) and repeated.most_common(1)[0][1] >= 3

@@ -11,6 +11,8 @@
 
 #include "blake2b.h"
 #include "fisher.h"
+#include "word_memo.h"
+#include "word_spans.h"
 
 #define STRENGTH 0.15
 #define UNKNOWN 0.5
@@ -23,8 +25,7 @@ static const double spammy = UNKNOWN + MIN_DEVIATION, hammy = UNKNOWN - MIN_DEVI
 
 /* -- token hashes (hashing.py's TokenHasher.hash) ------------------------------------ */
 
-/* BLAKE2b of the token's UTF-8, surrogates passed through as the "surrogatepass" error
- * handler writes them. */
+/* BLAKE2b of a token's UTF-8 (as the "surrogatepass" error handler writes it). */
 static struct {
     uint8_t key[64];
     size_t key_length;
@@ -32,10 +33,10 @@ static struct {
 } after_key; /* the last key's, under the GIL */
 
 static int64_t
-hash_token(PyObject *token, const uint8_t *key, size_t key_length)
+hash_bytes(const uint8_t *bytes, size_t n, const uint8_t *key, size_t key_length)
 {
     blake2b_state state;
-    if (PyUnicode_GET_LENGTH(token) == 0) {
+    if (n == 0) {
         blake2b_init_keyed(&state, key, key_length);
         return blake2b_final64(&state);
     }
@@ -46,41 +47,7 @@ hash_token(PyObject *token, const uint8_t *key, size_t key_length)
         after_key.key_length = key_length;
     }
     state = after_key.state;
-    int kind = PyUnicode_KIND(token);
-    const void *data = PyUnicode_DATA(token);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
-    if (kind == PyUnicode_1BYTE_KIND && PyUnicode_IS_ASCII(token)) {
-        blake2b_update(&state, data, (size_t)n);
-        return blake2b_final64(&state);
-    }
-    uint8_t buffer[256];
-    size_t used = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (used > sizeof(buffer) - 4) {
-            blake2b_update(&state, buffer, used);
-            used = 0;
-        }
-        if (c < 0x80) {
-            buffer[used++] = (uint8_t)c;
-        }
-        else if (c < 0x800) {
-            buffer[used++] = (uint8_t)(0xc0 | (c >> 6));
-            buffer[used++] = (uint8_t)(0x80 | (c & 0x3f));
-        }
-        else if (c < 0x10000) {
-            buffer[used++] = (uint8_t)(0xe0 | (c >> 12));
-            buffer[used++] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-            buffer[used++] = (uint8_t)(0x80 | (c & 0x3f));
-        }
-        else {
-            buffer[used++] = (uint8_t)(0xf0 | (c >> 18));
-            buffer[used++] = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
-            buffer[used++] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-            buffer[used++] = (uint8_t)(0x80 | (c & 0x3f));
-        }
-    }
-    blake2b_update(&state, buffer, used);
+    blake2b_update(&state, bytes, n);
     return blake2b_final64(&state);
 }
 
@@ -108,7 +75,19 @@ token_hash(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     if (read_key(args[0], &key, &key_length) < 0) {
         return NULL;
     }
-    return PyLong_FromLongLong(hash_token(args[1], key, key_length));
+    if (PyUnicode_IS_ASCII(args[1])) {
+        return PyLong_FromLongLong(hash_bytes(PyUnicode_DATA(args[1]),
+                                              (size_t)PyUnicode_GET_LENGTH(args[1]), key,
+                                              key_length));
+    }
+    byte_buffer b = {NULL, 0, 0};
+    if (append_str(&b, args[1]) < 0) {
+        PyMem_Free(b.bytes);
+        return NULL;
+    }
+    int64_t hash = hash_bytes(b.bytes, b.used, key, key_length);
+    PyMem_Free(b.bytes);
+    return PyLong_FromLongLong(hash);
 }
 
 static PyObject *
@@ -141,13 +120,17 @@ stronger_first(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* (evidence, ((index, f), ...)) of the clues among `found` (0.0: not a clue), or None. */
-static PyObject *
-combine_found(const double *found, Py_ssize_t n)
+/* The clues among `found` (0.0: not a clue), the MAX_CLUES strongest: their evidence and
+ * the SHOWN_CLUES strongest, most telling first. 1, or 0 when there is none, -1 on an
+ * error. */
+static int
+choose_clues(const double *found, Py_ssize_t n, double *evidence, clue shown[SHOWN_CLUES],
+             int *n_shown)
 {
     clue *clues = PyMem_Malloc(sizeof(clue) * (size_t)(n ? n : 1));
     if (clues == NULL) {
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        return -1;
     }
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -158,7 +141,7 @@ combine_found(const double *found, Py_ssize_t n)
     }
     if (count == 0) {
         PyMem_Free(clues);
-        Py_RETURN_NONE;
+        return 0;
     }
     if (count > MAX_CLUES) {
         qsort(clues, (size_t)count, sizeof(clue), stronger_first);
@@ -174,41 +157,51 @@ combine_found(const double *found, Py_ssize_t n)
     for (Py_ssize_t i = 0; i < count; i++) {
         add(&ln_not_f, log(1.0 - clues[i].f));
     }
-    double evidence = evidence_of(total(&ln_f), total(&ln_not_f), (long)count);
+    *evidence = evidence_of(total(&ln_f), total(&ln_not_f), (long)count);
     /* The SHOWN_CLUES strongest, by insertion into a short sorted list. */
-    clue shown[SHOWN_CLUES];
-    int n_shown = 0;
+    *n_shown = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        int at = n_shown;
+        int at = *n_shown;
         while (at > 0 && stronger_first(&clues[i], &shown[at - 1]) < 0) {
             at--;
         }
         if (at >= SHOWN_CLUES) {
             continue;
         }
-        int last = n_shown < SHOWN_CLUES ? n_shown : SHOWN_CLUES - 1;
+        int last = *n_shown < SHOWN_CLUES ? *n_shown : SHOWN_CLUES - 1;
         for (int k = last; k > at; k--) {
             shown[k] = shown[k - 1];
         }
         shown[at] = clues[i];
-        if (n_shown < SHOWN_CLUES) {
-            n_shown++;
+        if (*n_shown < SHOWN_CLUES) {
+            (*n_shown)++;
         }
     }
     PyMem_Free(clues);
-    PyObject *told = PyTuple_New(n_shown);
-    if (told == NULL) {
-        return NULL;
+    return 1;
+}
+
+/* (evidence, ((index, f), ...)) of the clues among `found`, or None. */
+static PyObject *
+combine_found(const double *found, Py_ssize_t n)
+{
+    double evidence;
+    clue shown[SHOWN_CLUES];
+    int n_shown;
+    int chosen = choose_clues(found, n, &evidence, shown, &n_shown);
+    if (chosen <= 0) {
+        return chosen < 0 ? NULL : Py_NewRef(Py_None);
     }
-    for (int k = 0; k < n_shown; k++) {
+    PyObject *told = PyTuple_New(n_shown);
+    for (int k = 0; told != NULL && k < n_shown; k++) {
         PyObject *pair = Py_BuildValue("(nd)", shown[k].where, shown[k].f);
         if (pair == NULL) {
-            Py_DECREF(told);
-            return NULL;
+            Py_CLEAR(told);
+            break;
         }
         PyTuple_SET_ITEM(told, k, pair);
     }
-    return Py_BuildValue("(dN)", evidence, told);
+    return told == NULL ? NULL : Py_BuildValue("(dN)", evidence, told);
 }
 
 static PyObject *
@@ -238,67 +231,19 @@ done:
     return result;
 }
 
-/* -- a message's words (classifier.py's judge_words) --------------------------------- */
-
-typedef struct {
-    PyObject *tokens; /* hash to packed counts: a dict, or any object with .get */
-    const uint8_t *key;
-    size_t key_length;
-    double spam_messages, ham_messages;
-} counts;
-
-/* A word's f, or 0.0 when it is no clue: _probability and _clue of its counts. */
-static int
-probability_of(const counts *c, PyObject *word, double *f)
-{
-    PyObject *hash = PyLong_FromLongLong(hash_token(word, c->key, c->key_length));
-    if (hash == NULL) {
-        return -1;
-    }
-    PyObject *packed;
-    if (PyDict_Check(c->tokens)) {
-        packed = Py_XNewRef(PyDict_GetItemWithError(c->tokens, hash));
-    }
-    else {
-        packed = PyObject_CallMethod(c->tokens, "get", "O", hash);
-    }
-    Py_DECREF(hash);
-    if (packed == NULL && PyErr_Occurred()) {
-        return -1;
-    }
-    *f = 0.0;
-    if (packed == NULL || packed == Py_None) {
-        Py_XDECREF(packed);
-        return 0;
-    }
-    unsigned long long both = PyLong_AsUnsignedLongLong(packed);
-    Py_DECREF(packed);
-    if (both == (unsigned long long)-1 && PyErr_Occurred()) {
-        return -1;
-    }
-    if (both == 0) {
-        return 0;
-    }
-    unsigned long long spam = both >> 32, ham = both & 0xFFFFFFFFULL;
-    double spam_ratio = (double)spam / c->spam_messages;
-    double n = (double)(spam + ham);
-    double p = spam_ratio / (spam_ratio + (double)ham / c->ham_messages);
-    double value = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n);
-    *f = hammy < value && value < spammy ? 0.0 : value;
-    return 0;
-}
+#include "message_judge.h"
 
 static PyObject *
 judge_words(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *words, *memo, *tokens, *key;
+    PyObject *words, *tokens, *key;
+    WordMemo *memo;
     long long spam_messages, ham_messages;
-    if (!PyArg_ParseTuple(args, "OO!OOLL:judge_words", &words, &PyDict_Type, &memo, &tokens,
-                          &key, &spam_messages, &ham_messages)) {
-        return NULL;
-    }
-    counts c = {tokens, NULL, 0, (double)spam_messages, (double)ham_messages};
-    if (read_key(key, &c.key, &c.key_length) < 0) {
+    counts c;
+    message m;
+    if (!PyArg_ParseTuple(args, "OO!OOLL:judge_words", &words, &WordMemo_type, &memo, &tokens,
+                          &key, &spam_messages, &ham_messages)
+        || read_counts(&c, tokens, key, spam_messages, ham_messages) < 0) {
         return NULL;
     }
     PyObject *items = PySequence_Fast(words, "judge_words() takes a sequence of words");
@@ -306,43 +251,68 @@ judge_words(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
-    double *found = PyMem_Malloc(sizeof(double) * (size_t)(n ? n : 1));
     PyObject *result = NULL;
-    if (found == NULL) {
-        PyErr_NoMemory();
+    if (message_open(&m, &c, memo, n) < 0) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *word = PySequence_Fast_GET_ITEM(items, i);
-        if (!PyUnicode_Check(word)) {
-            PyErr_SetString(PyExc_TypeError, "a word is a str");
+        if (judge_str(&m, PySequence_Fast_GET_ITEM(items, i)) < 0) {
             goto done;
-        }
-        PyObject *known = PyDict_GetItemWithError(memo, word);
-        if (known != NULL) {
-            found[i] = PyFloat_AsDouble(known);
-            if (found[i] == -1.0 && PyErr_Occurred()) {
-                goto done;
-            }
-            continue;
-        }
-        if (PyErr_Occurred() || probability_of(&c, word, &found[i]) < 0) {
-            goto done;
-        }
-        if (PyDict_GET_SIZE(memo) < WORD_MEMO) {
-            PyObject *value = PyFloat_FromDouble(found[i]);
-            int failed = value == NULL || PyDict_SetItem(memo, word, value) < 0;
-            Py_XDECREF(value);
-            if (failed) {
-                goto done;
-            }
         }
     }
-    result = combine_found(found, n);
+    result = combine_found(m.found, m.n);
 done:
-    PyMem_Free(found);
+    message_close(&m);
     Py_DECREF(items);
     return result;
+}
+
+/* tokens.py's list (`out`'s keys, then the subject's words and the body's, as with_words
+ * in words.c lists them) judged as judge_words judges it, with no str made for a word. */
+static PyObject *
+judge_text(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *out, *subject, *body, *tokens, *key, *token, *ignored;
+    WordMemo *memo;
+    long long spam_messages, ham_messages;
+    counts c;
+    message m;
+    if (!PyArg_ParseTuple(args, "O!UUO!OOLL:judge_text", &PyDict_Type, &out, &subject, &body,
+                          &WordMemo_type, &memo, &tokens, &key, &spam_messages, &ham_messages)
+        || read_counts(&c, tokens, key, spam_messages, ham_messages) < 0) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t listed = PyDict_GET_SIZE(out), at = 0;
+    if (message_open(&m, &c, memo, listed + MAX_TOKENS) < 0) {
+        goto done;
+    }
+    while (PyDict_Next(out, &at, &token, &ignored)) {
+        if (judge_str(&m, token) < 0) {
+            goto done;
+        }
+    }
+    m.prefix = "subject:";
+    if (each_word(subject, MAX_TOKENS - m.n, judge_word, &m) < 0) {
+        goto done;
+    }
+    m.prefix = "";
+    if (each_word(body, MAX_TOKENS - m.n, judge_word, &m) < 0) {
+        goto done;
+    }
+    result = judged_by_word(&m);
+done:
+    message_close(&m);
+    return result;
+}
+
+static int
+add_types(PyObject *module)
+{
+    if (PyType_Ready(&WordMemo_type) < 0) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(module, "WordMemo", (PyObject *)&WordMemo_type);
 }
 
 static PyMethodDef methods[] = {
@@ -354,10 +324,13 @@ static PyMethodDef methods[] = {
      "classifier._combine's evidence and shown clues, or None when nothing is known."},
     {"judge_words", judge_words, METH_VARARGS,
      "classifier.judge_words's evidence and shown clues, or None when nothing is known."},
+    {"judge_text", judge_text, METH_VARARGS,
+     "classifier.judge_text's evidence and shown clues (as tokens), or None."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, add_types},
     {0, NULL},
 };
 
@@ -370,5 +343,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_clues(void)
 {
+    fill_separators();
     return PyModuleDef_Init(&module);
 }

@@ -20,12 +20,13 @@ import heapq
 import math
 from collections.abc import Sequence
 from itertools import compress
-from typing import Protocol
+from typing import Protocol, cast
 
 from attrs import frozen
 
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Statistics
+from intake.domain.spam.tokens import TokenParts
 
 try:  # the classifier in C, when it was built (domain/native); the Python is its reference
     from intake.domain.native import clues as _native
@@ -65,6 +66,17 @@ class Judgement:
 
 
 NOTHING_KNOWN = Judgement(0.0, ())
+
+
+@frozen
+class Said:
+    """A Judgement with its clues' tokens themselves: (token, f), the most telling first."""
+
+    evidence: float
+    clues: tuple[tuple[str, float], ...]
+
+
+NOTHING_SAID = Said(0.0, ())
 
 
 def _log_normal_tail(z: float) -> float:
@@ -164,6 +176,11 @@ def judge(
     )
 
 
+def _native_memo(statistics: Statistics) -> _native.WordMemo:
+    # With the native module built, every Statistics's memo is its WordMemo (model.py).
+    return cast("_native.WordMemo", statistics.word_memo)
+
+
 def _native_judge_words(
     words: Sequence[str], hasher: TokenHasher, statistics: Statistics
 ) -> Judgement:
@@ -172,7 +189,7 @@ def _native_judge_words(
     if spam_messages == 0 or ham_messages == 0:
         return NOTHING_KNOWN
     said = _native.judge_words(
-        words, statistics.word_memo, statistics.tokens, hasher.key, spam_messages, ham_messages
+        words, _native_memo(statistics), statistics.tokens, hasher.key, spam_messages, ham_messages
     )
     return NOTHING_KNOWN if said is None else Judgement(*said)
 
@@ -207,3 +224,31 @@ def reference_judge_words(
 
 
 judge_words = reference_judge_words if _native is None else _native_judge_words
+
+
+def reference_judge_text(parts: TokenParts, hasher: TokenHasher, statistics: Statistics) -> Said:
+    """judge_words() of the submission's tokens (tokens.token_parts), with its clues'
+    tokens."""
+    words = parts.listed()
+    said = reference_judge_words(words, hasher, statistics)
+    return Said(said.evidence, tuple((words[index], f) for index, f in said.clues))
+
+
+def _native_judge_text(parts: TokenParts, hasher: TokenHasher, statistics: Statistics) -> Said:
+    """reference_judge_text, in C, reading the words straight from the text: no str is
+    made for a word unless it is one of the clues shown."""
+    spam_messages, ham_messages = statistics.spam_messages, statistics.ham_messages
+    if spam_messages == 0 or ham_messages == 0:
+        return NOTHING_SAID
+    said = _native.judge_text(
+        *parts,
+        _native_memo(statistics),
+        statistics.tokens,
+        hasher.key,
+        spam_messages,
+        ham_messages,
+    )
+    return NOTHING_SAID if said is None else Said(*said)
+
+
+judge_text = reference_judge_text if _native is None else _native_judge_text

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
+from typing import Protocol
 
 from attrs import field, frozen
+
+try:  # the memo in C, when it was built (domain/native); a dict otherwise
+    from intake.domain.native.clues import WordMemo as _NativeWordMemo
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _NativeWordMemo = None  # type: ignore[assignment,misc]
 
 # The instance-wide layer's scope: every workspace's teaching summed (docs/scoring.md,
 # "The instance layer"). No workspace id is empty.
@@ -43,6 +49,23 @@ class Lesson:
     hashes: tuple[int, ...]
 
 
+class WordMemo(Protocol):
+    """Each word's f (classifier.judge_words), remembered for one Statistics: a dict of
+    them, or native.clues.WordMemo, which holds them packed and is read with no str made
+    for a word."""
+
+    def __len__(self) -> int: ...
+    def get(self, word: str, /) -> float | None: ...
+    def __setitem__(self, word: str, f: float, /) -> None: ...
+    def clear(self) -> None: ...
+    def items(self) -> Iterable[tuple[str, float]]: ...
+
+
+def new_word_memo() -> WordMemo:
+    """An empty memo, native where it was built."""
+    return {} if _NativeWordMemo is None else _NativeWordMemo()
+
+
 @frozen
 class Statistics:
     """One scope's statistics (a workspace's, or the instance's): how many messages were
@@ -56,7 +79,7 @@ class Statistics:
     # Each word's probability for these counts, worked out once (classifier.judge_words):
     # right for as long as this object lives, so a change makes a new Statistics. Words
     # live only in a process's memory, never in a store.
-    word_memo: dict[str, float] = field(factory=dict, eq=False, repr=False)
+    word_memo: WordMemo = field(factory=new_word_memo, init=False, eq=False, repr=False)
 
     @property
     def messages(self) -> int:

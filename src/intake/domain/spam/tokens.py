@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from itertools import islice, repeat
+from typing import NamedTuple
 
 from intake.domain.model import FieldData, texts_of
 
@@ -74,10 +75,11 @@ def _word_tokens(text: str, prefix: str, out: dict[str, None]) -> None:
     out.update(fresh)
 
 
-def _with_words(out: dict[str, None], subject: str, body: str) -> list[str]:
+def _with_words(listed: dict[str, None], subject: str, body: str) -> list[str]:
     """The tokens with the subject's words (marked apart) and the body's, listed. In C:
     native.words.with_words, which needs no dict, as no word can be a token already
     found: every other kind holds a colon after a prefix of its own, and words none."""
+    out = dict(listed)
     if subject:
         _word_tokens(subject, "subject:", out)
     _word_tokens(body, "", out)
@@ -119,14 +121,26 @@ _hosts = _hosts_tokens if _native_links is None else _native_links.host_tokens
 _listed = _with_words if _native_words is None else _native_words.with_words
 
 
-def tokens(
+class TokenParts(NamedTuple):
+    """A submission's tokens before its words are read: those of every other kind, in
+    order, then the lowered subject and body whose words follow them (`listed`)."""
+
+    others: dict[str, None]
+    subject: str
+    body: str
+
+    def listed(self) -> list[str]:
+        return _listed(self.others, self.subject, self.body)
+
+
+def token_parts(
     data: FieldData,
     subject: str | None = None,
     reply_to: str | None = None,
     findings: tuple[str, ...] = (),
-) -> list[str]:
-    """The distinct tokens of one submission, the same in every process, in a fixed
-    order. `findings` are the heuristics' reasons (scoring.findings)."""
+) -> TokenParts:
+    """What tokens() lists, with the words not yet read: the classifier reads them
+    straight from the text where it can (classifier.judge_text)."""
     out: dict[str, None] = {}
     for name in sorted(data)[:20]:
         out["field:" + name.lower()[:MAX_FIELD_NAME]] = None
@@ -149,4 +163,15 @@ def tokens(
         out[f"shape:non-ascii:{min(8, extra * 8 // len(body))}"] = None
     for finding in findings:
         out["heuristic:" + finding.split(":", 1)[0]] = None
-    return _listed(out, subject[:400].lower() if subject else "", lowered)
+    return TokenParts(out, subject[:400].lower() if subject else "", lowered)
+
+
+def tokens(
+    data: FieldData,
+    subject: str | None = None,
+    reply_to: str | None = None,
+    findings: tuple[str, ...] = (),
+) -> list[str]:
+    """The distinct tokens of one submission, the same in every process, in a fixed
+    order. `findings` are the heuristics' reasons (scoring.findings)."""
+    return token_parts(data, subject, reply_to, findings).listed()

@@ -16,14 +16,12 @@ threshold: another workspace's teaching cannot on its own make this one's mail s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from intake.domain.model import FieldData
 from intake.domain.scoring import Score, score
-from intake.domain.spam.classifier import Judgement, judge, judge_words
+from intake.domain.spam.classifier import Said, judge, judge_text
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Evidence, Statistics
-from intake.domain.spam.tokens import tokens
+from intake.domain.spam.tokens import token_parts
 
 MIDPOINT = 5.0
 BOUNDARY = 1.0
@@ -55,15 +53,19 @@ class _Others:
 
 def confidence(statistics: Statistics) -> float:
     """0 with nothing taught, 1 once CONFIDENT_AFTER messages of each kind are."""
-    return min(1.0, min(statistics.spam_messages, statistics.ham_messages) / CONFIDENT_AFTER)
+    return _confidence(statistics.spam_messages, statistics.ham_messages)
+
+
+def _confidence(spam_messages: int, ham_messages: int) -> float:
+    return min(1.0, min(spam_messages, ham_messages) / CONFIDENT_AFTER)
 
 
 def learned_points(evidence: float) -> float:
     return MIDPOINT + (evidence - BOUNDARY) * POINTS_PER_EVIDENCE
 
 
-def _clue_reasons(words: Sequence[str], judgement: Judgement) -> list[str]:
-    return [f"{words[index][:_CLUE_CHARS]}={f:.2f}" for index, f in judgement.clues]
+def _clue_reasons(said: Said) -> list[str]:
+    return [f"{token[:_CLUE_CHARS]}={f:.2f}" for token, f in said.clues]
 
 
 def spam_score(
@@ -78,26 +80,26 @@ def spam_score(
     heuristic = score(data, subject)
     own, instance = evidence.own, evidence.instance
     trust = confidence(own)
-    others = Statistics(
-        instance.spam_messages - own.spam_messages, instance.ham_messages - own.ham_messages
-    )
-    others_trust = 0.0 if trust >= 1.0 else confidence(others)
+    # What the other workspaces taught (their tokens are _Others').
+    others_spam = instance.spam_messages - own.spam_messages
+    others_ham = instance.ham_messages - own.ham_messages
+    others_trust = 0.0 if trust >= 1.0 else _confidence(others_spam, others_ham)
     if trust == 0.0 and others_trust == 0.0:
         return heuristic
-    words = tokens(data, subject, reply_to, heuristic.reasons)
+    parts = token_parts(data, subject, reply_to, heuristic.reasons)
     reasons = list(heuristic.reasons)
     points = heuristic.points
     if others_trust > 0.0:
-        hashes = hasher.hash_all(words)
-        said = judge(hashes, _Others(instance, own), others.spam_messages, others.ham_messages)
+        hashes = hasher.hash_all(parts.listed())
+        said = judge(hashes, _Others(instance, own), others_spam, others_ham)
         shift = min((said.evidence - BOUNDARY) * POINTS_PER_EVIDENCE, INSTANCE_SHARE * threshold)
         points += others_trust * shift
         # Its evidence only, never its clues: a clue's f, read from the other workspaces'
         # counts, would let an owner test word by word what their mail holds.
         reasons.append(f"instance:{said.evidence:+.1f}")
     if trust > 0.0:
-        said = judge_words(words, hasher, own)
-        points = (1.0 - trust) * points + trust * learned_points(said.evidence)
-        reasons.append(f"filter:{said.evidence:+.1f}")
-        reasons.extend(_clue_reasons(words, said))
+        told = judge_text(parts, hasher, own)
+        points = (1.0 - trust) * points + trust * learned_points(told.evidence)
+        reasons.append(f"filter:{told.evidence:+.1f}")
+        reasons.extend(_clue_reasons(told))
     return Score(points=points, reasons=tuple(r[:MAX_REASON_CHARS] for r in reasons[:MAX_REASONS]))

@@ -1,0 +1,196 @@
+/* One message's tokens judged as classifier.py's judge_words judges them: each token's f
+ * read from the word memo (word_memo.h) by its UTF-8, or worked out from its keyed hash's
+ * counts and remembered. A token is read either from a str or straight from the text it
+ * was found in (word_spans.h's sink), so that a word needs no str made for it. Included
+ * by clues.c, after its hashing and its choice of clues. */
+
+#ifndef INTAKE_MESSAGE_JUDGE_H
+#define INTAKE_MESSAGE_JUDGE_H
+
+typedef struct {
+    PyObject *tokens; /* hash to packed counts: a dict, or any object with .get */
+    const uint8_t *key;
+    size_t key_length;
+    double spam_messages, ham_messages;
+} counts;
+
+/* A token's f from its hash's counts, or 0.0 when it is no clue: _probability and _clue. */
+static int
+probability_of(const counts *c, int64_t token, double *f)
+{
+    PyObject *hash = PyLong_FromLongLong(token);
+    if (hash == NULL) {
+        return -1;
+    }
+    PyObject *packed;
+    if (PyDict_Check(c->tokens)) {
+        packed = Py_XNewRef(PyDict_GetItemWithError(c->tokens, hash));
+    }
+    else {
+        packed = PyObject_CallMethod(c->tokens, "get", "O", hash);
+    }
+    Py_DECREF(hash);
+    if (packed == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    *f = 0.0;
+    if (packed == NULL || packed == Py_None) {
+        Py_XDECREF(packed);
+        return 0;
+    }
+    unsigned long long both = PyLong_AsUnsignedLongLong(packed);
+    Py_DECREF(packed);
+    if (both == (unsigned long long)-1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (both == 0) {
+        return 0;
+    }
+    unsigned long long spam = both >> 32, ham = both & 0xFFFFFFFFULL;
+    double spam_ratio = (double)spam / c->spam_messages;
+    double n = (double)(spam + ham);
+    double p = spam_ratio / (spam_ratio + (double)ham / c->ham_messages);
+    double value = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n);
+    *f = hammy < value && value < spammy ? 0.0 : value;
+    return 0;
+}
+
+/* One message's tokens, their UTF-8 end to end, and each one's f as it is judged. */
+typedef struct {
+    const counts *c;
+    WordMemo *memo;
+    byte_buffer bytes;
+    Py_ssize_t *ends; /* token i is bytes[ends[i - 1] or 0 : ends[i]] */
+    double *found;
+    Py_ssize_t n, room;
+    const char *prefix; /* of the words being read: "subject:" or "" */
+} message;
+
+/* Judges the token just appended to the message's bytes, from `start`: its f from the
+ * memo, or worked out from its counts and remembered while the memo has room. */
+static int
+judge_last(message *m, size_t start)
+{
+    if (m->n >= m->room) {
+        PyErr_SetString(PyExc_RuntimeError, "more tokens than room was made for");
+        return -1;
+    }
+    const uint8_t *bytes = m->bytes.bytes + start;
+    size_t n = m->bytes.used - start;
+    uint64_t slot = slot_hash(bytes, n);
+    const memo_slot *known = memo_find(m->memo, bytes, n, slot);
+    double f;
+    if (known != NULL) {
+        f = known->f;
+    }
+    else {
+        int64_t token = hash_bytes(bytes, n, m->c->key, m->c->key_length);
+        if (probability_of(m->c, token, &f) < 0) {
+            return -1;
+        }
+        if (m->memo->count < WORD_MEMO && memo_add(m->memo, bytes, n, slot, f) < 0) {
+            return -1;
+        }
+    }
+    m->found[m->n] = f;
+    m->ends[m->n++] = (Py_ssize_t)m->bytes.used;
+    return 0;
+}
+
+static int
+judge_str(message *m, PyObject *token)
+{
+    if (!PyUnicode_Check(token)) {
+        PyErr_SetString(PyExc_TypeError, "a token is a str");
+        return -1;
+    }
+    size_t start = m->bytes.used;
+    return append_str(&m->bytes, token) < 0 ? -1 : judge_last(m, start);
+}
+
+/* word_spans.h's sink: the word as tokens.py makes it (make_token in words.c), judged. */
+static int
+judge_word(void *context, PyObject *text, const item *it)
+{
+    message *m = context;
+    size_t start = m->bytes.used;
+    char digits[32];
+    if (append_ascii(&m->bytes, m->prefix, strlen(m->prefix)) < 0) {
+        return -1;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int failed;
+    if (it->kind == NUMBER) {
+        int n = snprintf(digits, sizeof digits, "#%zd", it->length);
+        failed = append_ascii(&m->bytes, digits, (size_t)n);
+    }
+    else if (it->kind == LONG) {
+        int n = snprintf(digits, sizeof digits, "%d", bit_length(it->length));
+        failed = append_ascii(&m->bytes, "long:", 5) < 0
+                 || append_utf8(&m->bytes, kind, data, it->start, 1) < 0
+                 || append_ascii(&m->bytes, digits, (size_t)n) < 0;
+    }
+    else {
+        failed = append_utf8(&m->bytes, kind, data, it->start, it->length);
+    }
+    return failed ? -1 : judge_last(m, start);
+}
+
+static int
+message_open(message *m, const counts *c, WordMemo *memo, Py_ssize_t room)
+{
+    *m = (message){c, memo, {NULL, 0, 0}, NULL, NULL, 0, room, ""};
+    m->ends = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(room ? room : 1));
+    m->found = PyMem_Malloc(sizeof(double) * (size_t)(room ? room : 1));
+    if (m->ends == NULL || m->found == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+message_close(message *m)
+{
+    PyMem_Free(m->bytes.bytes);
+    PyMem_Free(m->ends);
+    PyMem_Free(m->found);
+}
+
+/* (evidence, ((token, f), ...)) of the message, the tokens as str, or None. */
+static PyObject *
+judged_by_word(const message *m)
+{
+    double evidence;
+    clue shown[SHOWN_CLUES];
+    int n_shown;
+    int chosen = choose_clues(m->found, m->n, &evidence, shown, &n_shown);
+    if (chosen <= 0) {
+        return chosen < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    PyObject *told = PyTuple_New(n_shown);
+    for (int k = 0; told != NULL && k < n_shown; k++) {
+        Py_ssize_t i = shown[k].where, start = i ? m->ends[i - 1] : 0;
+        PyObject *pair = Py_BuildValue(
+            "(Nd)",
+            PyUnicode_DecodeUTF8((const char *)m->bytes.bytes + start, m->ends[i] - start,
+                                 "surrogatepass"),
+            shown[k].f);
+        if (pair == NULL) {
+            Py_CLEAR(told);
+            break;
+        }
+        PyTuple_SET_ITEM(told, k, pair);
+    }
+    return told == NULL ? NULL : Py_BuildValue("(dN)", evidence, told);
+}
+
+static int
+read_counts(counts *c, PyObject *tokens, PyObject *key, long long spam, long long ham)
+{
+    *c = (counts){tokens, NULL, 0, (double)spam, (double)ham};
+    return read_key(key, &c->key, &c->key_length);
+}
+
+#endif

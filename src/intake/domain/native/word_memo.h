@@ -1,0 +1,373 @@
+/* The word memo (model.Statistics.word_memo): each word's f, remembered beside the
+ * statistics it was worked out from. A table of its own rather than a dict of str: a
+ * word is looked up by its UTF-8 (as "surrogatepass" writes it), straight from the text
+ * it was read in, with no str made for it, and it costs some 40 bytes where a dict's
+ * entry, its str and its float cost over 100. Included by clues.c. */
+
+#ifndef INTAKE_WORD_MEMO_H
+#define INTAKE_WORD_MEMO_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Bytes laid end to end: the memo's words, or one message's tokens. */
+typedef struct {
+    uint8_t *bytes;
+    size_t used, size;
+} byte_buffer;
+
+static int
+reserve(byte_buffer *b, size_t more)
+{
+    if (b->used + more <= b->size) {
+        return 0;
+    }
+    size_t size = b->size ? b->size : 256;
+    while (size < b->used + more) {
+        size *= 2;
+    }
+    uint8_t *bytes = PyMem_Realloc(b->bytes, size);
+    if (bytes == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->bytes = bytes;
+    b->size = size;
+    return 0;
+}
+
+/* Appends characters [start, start + n) of a str's data as UTF-8, surrogates passed
+ * through as the "surrogatepass" error handler writes them. */
+static int
+append_utf8(byte_buffer *b, int kind, const void *data, Py_ssize_t start, Py_ssize_t n)
+{
+    if (reserve(b, (size_t)n * 4) < 0) {
+        return -1;
+    }
+    uint8_t *out = b->bytes + b->used;
+    for (Py_ssize_t i = start; i < start + n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            *out++ = (uint8_t)c;
+        }
+        else if (c < 0x800) {
+            *out++ = (uint8_t)(0xc0 | (c >> 6));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+        else if (c < 0x10000) {
+            *out++ = (uint8_t)(0xe0 | (c >> 12));
+            *out++ = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+        else {
+            *out++ = (uint8_t)(0xf0 | (c >> 18));
+            *out++ = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
+            *out++ = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+    }
+    b->used = (size_t)(out - b->bytes);
+    return 0;
+}
+
+static int
+append_str(byte_buffer *b, PyObject *text)
+{
+    if (PyUnicode_IS_ASCII(text)) {
+        size_t n = (size_t)PyUnicode_GET_LENGTH(text);
+        if (reserve(b, n) < 0) {
+            return -1;
+        }
+        memcpy(b->bytes + b->used, PyUnicode_DATA(text), n);
+        b->used += n;
+        return 0;
+    }
+    return append_utf8(b, PyUnicode_KIND(text), PyUnicode_DATA(text), 0,
+                       PyUnicode_GET_LENGTH(text));
+}
+
+static int
+append_ascii(byte_buffer *b, const char *text, size_t n)
+{
+    if (reserve(b, n) < 0) {
+        return -1;
+    }
+    memcpy(b->bytes + b->used, text, n);
+    b->used += n;
+    return 0;
+}
+
+/* FNV-1a, folded: where a word sits in the table (no secret: the table holds f values
+ * only a process's own scoring reads, and its size is bounded). Never 0, an empty slot. */
+static uint64_t
+slot_hash(const uint8_t *bytes, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ bytes[i]) * 1099511628211ULL;
+    }
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+typedef struct {
+    uint64_t hash;
+    uint32_t at, length; /* the word's bytes in the memo's buffer */
+    double f;
+} memo_slot;
+
+typedef struct {
+    PyObject_HEAD
+    memo_slot *slots;
+    size_t mask; /* slots - 1, a power of two less one; 0 before the first word */
+    Py_ssize_t count;
+    byte_buffer words;
+} WordMemo;
+
+static memo_slot *
+memo_find(const WordMemo *memo, const uint8_t *bytes, size_t n, uint64_t hash)
+{
+    if (memo->slots == NULL) {
+        return NULL;
+    }
+    for (size_t at = (size_t)hash & memo->mask;; at = (at + 1) & memo->mask) {
+        memo_slot *slot = &memo->slots[at];
+        if (slot->hash == 0) {
+            return NULL;
+        }
+        if (slot->hash == hash && slot->length == n
+            && memcmp(memo->words.bytes + slot->at, bytes, n) == 0) {
+            return slot;
+        }
+    }
+}
+
+static void
+place(memo_slot *slots, size_t mask, memo_slot slot)
+{
+    size_t at = (size_t)slot.hash & mask;
+    while (slots[at].hash != 0) {
+        at = (at + 1) & mask;
+    }
+    slots[at] = slot;
+}
+
+/* Room for one more word: the table stays at most half full. */
+static int
+memo_grow(WordMemo *memo)
+{
+    size_t size = memo->slots == NULL ? 64 : memo->mask + 1;
+    if ((size_t)(memo->count + 1) * 2 <= size && memo->slots != NULL) {
+        return 0;
+    }
+    size_t grown = memo->slots == NULL ? size : size * 2;
+    memo_slot *slots = PyMem_Calloc(grown, sizeof(memo_slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (memo->slots != NULL) {
+        for (size_t i = 0; i <= memo->mask; i++) {
+            if (memo->slots[i].hash != 0) {
+                place(slots, grown - 1, memo->slots[i]);
+            }
+        }
+        PyMem_Free(memo->slots);
+    }
+    memo->slots = slots;
+    memo->mask = grown - 1;
+    return 0;
+}
+
+/* Remembers a word not in the memo. */
+static int
+memo_add(WordMemo *memo, const uint8_t *bytes, size_t n, uint64_t hash, double f)
+{
+    if (n > UINT32_MAX || memo->words.used + n > UINT32_MAX) {
+        return 0; /* past what a slot can point at: not remembered, worked out again */
+    }
+    if (memo_grow(memo) < 0 || reserve(&memo->words, n) < 0) {
+        return -1;
+    }
+    memcpy(memo->words.bytes + memo->words.used, bytes, n);
+    place(memo->slots, memo->mask, (memo_slot){hash, (uint32_t)memo->words.used, (uint32_t)n, f});
+    memo->words.used += n;
+    memo->count++;
+    return 0;
+}
+
+static void
+memo_clear(WordMemo *memo)
+{
+    PyMem_Free(memo->slots);
+    PyMem_Free(memo->words.bytes);
+    memo->slots = NULL;
+    memo->mask = 0;
+    memo->count = 0;
+    memo->words = (byte_buffer){NULL, 0, 0};
+}
+
+/* -- the memo as Python sees it: a mapping of word (str) to f ---------------------------- */
+
+/* The word's UTF-8 in `b` (emptied first). */
+static int
+word_bytes(byte_buffer *b, PyObject *word)
+{
+    if (!PyUnicode_Check(word)) {
+        PyErr_SetString(PyExc_TypeError, "a word is a str");
+        return -1;
+    }
+    b->used = 0;
+    return append_str(b, word);
+}
+
+static PyObject *
+WordMemo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "WordMemo() takes no arguments");
+        return NULL;
+    }
+    return type->tp_alloc(type, 0); /* zeroed: an empty memo */
+}
+
+static void
+WordMemo_dealloc(WordMemo *memo)
+{
+    memo_clear(memo);
+    Py_TYPE(memo)->tp_free((PyObject *)memo);
+}
+
+static Py_ssize_t
+WordMemo_length(WordMemo *memo)
+{
+    return memo->count;
+}
+
+/* The slot of `word`, or NULL (with no error raised when it is simply not there). */
+static memo_slot *
+slot_of(WordMemo *memo, PyObject *word)
+{
+    byte_buffer b = {NULL, 0, 0};
+    if (word_bytes(&b, word) < 0) {
+        PyMem_Free(b.bytes);
+        return NULL;
+    }
+    memo_slot *slot = memo_find(memo, b.bytes, b.used, slot_hash(b.bytes, b.used));
+    PyMem_Free(b.bytes);
+    return slot;
+}
+
+static PyObject *
+WordMemo_subscript(WordMemo *memo, PyObject *word)
+{
+    memo_slot *slot = slot_of(memo, word);
+    if (slot == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetObject(PyExc_KeyError, word);
+        }
+        return NULL;
+    }
+    return PyFloat_FromDouble(slot->f);
+}
+
+static int
+WordMemo_assign(WordMemo *memo, PyObject *word, PyObject *value)
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "a word memo forgets only all at once: clear()");
+        return -1;
+    }
+    double f = PyFloat_AsDouble(value);
+    if (f == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    byte_buffer b = {NULL, 0, 0};
+    int result = word_bytes(&b, word);
+    if (result == 0) {
+        uint64_t hash = slot_hash(b.bytes, b.used);
+        memo_slot *slot = memo_find(memo, b.bytes, b.used, hash);
+        if (slot != NULL) {
+            slot->f = f;
+        }
+        else {
+            result = memo_add(memo, b.bytes, b.used, hash, f);
+        }
+    }
+    PyMem_Free(b.bytes);
+    return result;
+}
+
+static PyObject *
+WordMemo_get(WordMemo *memo, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(word, default=None)");
+        return NULL;
+    }
+    memo_slot *slot = slot_of(memo, args[0]);
+    if (slot != NULL) {
+        return PyFloat_FromDouble(slot->f);
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+}
+
+static PyObject *
+WordMemo_clear(WordMemo *memo, PyObject *Py_UNUSED(ignored))
+{
+    memo_clear(memo);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+WordMemo_items(WordMemo *memo, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *items = PyList_New(0);
+    for (size_t i = 0; items != NULL && memo->slots != NULL && i <= memo->mask; i++) {
+        const memo_slot *slot = &memo->slots[i];
+        if (slot->hash == 0) {
+            continue;
+        }
+        PyObject *item = Py_BuildValue(
+            "(Nd)",
+            PyUnicode_DecodeUTF8((const char *)memo->words.bytes + slot->at,
+                                 (Py_ssize_t)slot->length, "surrogatepass"),
+            slot->f);
+        if (item == NULL || PyList_Append(items, item) < 0) {
+            Py_CLEAR(items);
+        }
+        Py_XDECREF(item);
+    }
+    return items;
+}
+
+static PyMappingMethods WordMemo_mapping = {
+    (lenfunc)WordMemo_length,
+    (binaryfunc)WordMemo_subscript,
+    (objobjargproc)WordMemo_assign,
+};
+
+static PyMethodDef WordMemo_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))WordMemo_get, METH_FASTCALL,
+     "The word's f, or `default` when it is not remembered."},
+    {"clear", (PyCFunction)WordMemo_clear, METH_NOARGS, "Forgets every word."},
+    {"items", (PyCFunction)WordMemo_items, METH_NOARGS, "The (word, f) remembered."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WordMemo_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "intake.domain.native.clues.WordMemo",
+    .tp_basicsize = sizeof(WordMemo),
+    .tp_dealloc = (destructor)WordMemo_dealloc,
+    .tp_as_mapping = &WordMemo_mapping,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Each word's f for one Statistics (model.Statistics.word_memo).",
+    .tp_methods = WordMemo_methods,
+    .tp_new = WordMemo_new,
+};
+
+#endif
