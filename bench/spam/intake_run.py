@@ -10,8 +10,7 @@ load it again whole: a few times a day on a real form, thousands of times in the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from attrs import frozen
@@ -20,7 +19,7 @@ from bench.spam import owner, timing
 from bench.spam.corpus import Mail
 from bench.spam.metrics import Scored
 from bench.spam.modes import Mode
-from intake.adapters.memory import FakeClock, InMemoryStore
+from intake.adapters.memory import FakeClock
 from intake.config import Settings
 from intake.domain.model import Plan, Submission, SubmissionStatus
 from intake.entrypoints.library import Intake
@@ -50,20 +49,6 @@ class RunError(RuntimeError):
 
 def settings() -> Settings:
     return Settings.from_env({"INTAKE_DATABASE_URL": "sqlite:///:memory:", **RUN_SETTINGS})
-
-
-@asynccontextmanager
-async def _opened(store: str, clock: FakeClock) -> AsyncIterator[Intake]:
-    if store == "sqlite":
-        async with Intake.open(settings(), clock=clock) as intake:
-            yield intake
-        return
-    memory = InMemoryStore()
-    try:
-        async with Intake.open(settings(), clock=clock, store=memory) as intake:
-            yield intake
-    finally:
-        await memory.close()
 
 
 @frozen
@@ -109,7 +94,6 @@ async def run(
     mails: Sequence[Mail],
     mode: Mode,
     *,
-    store: str,
     per_day: int,
     progress: Callable[[int], None],
 ) -> IntakeRun:
@@ -117,7 +101,7 @@ async def run(
     results: list[Scored] = []
     corrections = 0
     settled = 0
-    async with _opened(store, clock) as intake:
+    async with Intake.open(settings(), clock=clock) as intake:
         form = await _form(intake)
         # The rule's delay, as intake relay and intake purge read it (INTAKE_SPAM_SETTLE_DAYS).
         settle_after = timedelta(days=intake.runtime.settings.spam_settle_days)

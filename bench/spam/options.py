@@ -11,7 +11,6 @@ from attrs import frozen
 from bench.spam.corpus import SHUFFLE_SEED
 
 DEFAULT_CACHE = Path("~/.cache/intake-bench/spam")
-STORES = ("sqlite", "memory")  # SQLite in memory, or the in-memory store
 # A busy form's day: the corpus spans about a month of simulated time.
 DEFAULT_PER_DAY = 200
 
@@ -21,7 +20,6 @@ class Options:
     cache: Path
     limit: int | None
     per_day: int
-    store: str
     seed: int
 
 
@@ -53,7 +51,6 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_PER_DAY,
         help=f"submissions a simulated day (default {DEFAULT_PER_DAY})",
     )
-    p.add_argument("--store", choices=STORES, default="sqlite", help="intake's store")
     p.add_argument("--seed", type=int, default=SHUFFLE_SEED, help="the order's shuffle seed")
     return p
 
@@ -64,6 +61,5 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         cache=args.cache.expanduser(),
         limit=args.limit,
         per_day=args.per_day,
-        store=args.store,
         seed=args.seed,
     )

@@ -55,9 +55,7 @@ def _bogofilter_runs(
 
 def _intake(options: Options, mails: list[corpus.Mail], mode: Mode) -> intake_run.IntakeRun:
     say = progress(f"intake, {mode.title}", len(mails))
-    return asyncio.run(
-        intake_run.run(mails, mode, store=options.store, per_day=options.per_day, progress=say)
-    )
+    return asyncio.run(intake_run.run(mails, mode, per_day=options.per_day, progress=say))
 
 
 def _run_all(

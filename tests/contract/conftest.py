@@ -1,6 +1,7 @@
-"""The contract suite runs every test against each store: the in-memory fake and the
-real adapters. A backend knows how to open its store and how to make its commits fail;
-adding a store is adding one class and one name to BACKENDS.
+"""The contract suite runs every test against each store: SQLite and PostgreSQL, and
+the in-memory pipeline (InMemoryPipelineStore) for the modules of the pipeline's
+ports. A backend knows how to open its store and how to make its commits fail; adding a
+store is adding one class and one name to BACKENDS.
 
 PostgreSQL: the session creates a database of its own on the server at
 INTAKE_TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres, used
@@ -18,7 +19,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import anyio
@@ -26,7 +27,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from intake.adapters.memory import InMemoryStore
+from intake.adapters.memory import InMemoryPipelineStore
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres.migrations import TABLES
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
@@ -44,11 +45,14 @@ class Backend(Protocol):
 
 
 class MemoryBackend:
+    """The in-memory pipeline (InMemoryPipelineStore): opened only for the modules of
+    the pipeline's ports (PIPELINE_PORTS), whose tests reach nothing else of a store."""
+
     def __init__(self) -> None:
-        self._store = InMemoryStore()
+        self._store = InMemoryPipelineStore()
 
     async def open(self) -> Store:
-        return self._store
+        return cast(Store, self._store)
 
     @asynccontextmanager
     async def failing_commits(self) -> AsyncIterator[None]:
@@ -285,12 +289,24 @@ BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
 _SERVICES = {"postgres"}
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(name, marks=[pytest.mark.services] if name in _SERVICES else [])
-        for name in BACKENDS
-    ]
-)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test of a store runs on each SQL store; on the in-memory pipeline too when
+    its module is of the pipeline's ports (PIPELINE_PORTS = True)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    in_memory = getattr(metafunc.module, "PIPELINE_PORTS", False)
+    names = [name for name in BACKENDS if name != "memory" or in_memory]
+    metafunc.parametrize(
+        "backend",
+        [
+            pytest.param(name, marks=[pytest.mark.services] if name in _SERVICES else [])
+            for name in names
+        ],
+        indirect=True,
+    )
+
+
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Backend:
     return BACKENDS[request.param](request)
 

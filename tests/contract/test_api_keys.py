@@ -8,6 +8,9 @@ from attrs import evolve
 from intake.ports.store import Store
 from tests.contract.builders import T0, WORKSPACE_ID, api_key, workspace
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 

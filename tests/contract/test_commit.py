@@ -35,6 +35,9 @@ from tests.contract.builders import (
 )
 from tests.contract.conftest import Backend
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 

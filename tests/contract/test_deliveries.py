@@ -15,7 +15,6 @@ import pytest
 from attrs import evolve
 
 from intake.adapters.delivery_rules import ERROR_LIMIT, delivery_id
-from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
 from intake.adapters.sqlite import deliveries as lite
@@ -102,10 +101,7 @@ async def published_at(store: Store) -> dict[str, datetime | None]:
 async def set_published(store: Store, event_id: str, when: datetime | None) -> None:
     """Under the port, in each store's own terms: a relay that died after its inserts
     and before its commit is what a re-run of the fan-out must survive."""
-    if isinstance(store, InMemoryStore):
-        outbox = store._tables.outbox
-        outbox[event_id] = evolve(outbox[event_id], published_at=when)
-    elif isinstance(store, SqliteStore):
+    if isinstance(store, SqliteStore):
         text = None if when is None else time_text(when)
 
         def update(conn: sqlite3.Connection) -> None:

@@ -30,6 +30,9 @@ from tests.contract.builders import (
 )
 from tests.contract.conftest import SqliteBackend
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 KEY = "pk0form1"

@@ -8,6 +8,9 @@ from intake.ports.forms import FormContext
 from intake.ports.store import Store
 from tests.contract.builders import FORM_ID, WORKSPACE_ID, form, workspace
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 

@@ -34,6 +34,9 @@ from tests.contract.builders import (
     submission,
 )
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 DAY = "2026-01-15"

@@ -12,11 +12,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from attrs import evolve
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from intake.adapters.memory import InMemoryStore
 from intake.adapters.postgres import PostgresStore, open_postgres_store
 from intake.adapters.postgres.dialect import PURGE as PG_PURGE
 from intake.adapters.sql_statements import for_psycopg
@@ -45,10 +43,7 @@ MICROSECOND = timedelta(microseconds=1)
 
 
 async def mark_published(store: Store, event_id: str, when: datetime) -> None:
-    if isinstance(store, InMemoryStore):
-        outbox = store._tables.outbox
-        outbox[event_id] = evolve(outbox[event_id], published_at=when)
-    elif isinstance(store, SqliteStore):
+    if isinstance(store, SqliteStore):
 
         def update(conn: sqlite3.Connection) -> None:
             conn.execute(

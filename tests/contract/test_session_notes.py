@@ -58,10 +58,6 @@ async def test_of_two_takes_at_once_one_has_it(users_store: Store) -> None:  # n
     assert taken.count(None) == 3
 
 
-# The SQL stores only: the memory store keeps nothing at rest.
-@pytest.mark.parametrize(
-    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.services)], indirect=True
-)
 async def test_a_sql_store_keeps_it_sealed_and_drops_it_with_its_session(
     users_store: Store,  # noqa: F811
     backend: Backend,

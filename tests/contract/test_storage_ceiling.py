@@ -34,6 +34,9 @@ from tests.contract.builders import (
     workspace,
 )
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 

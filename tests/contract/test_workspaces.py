@@ -7,6 +7,9 @@ from intake.domain.model import Plan
 from intake.ports.store import Store
 from tests.contract.builders import PERIOD, WORKSPACE_ID, workspace
 
+# Of the pipeline's ports: the in-memory pipeline is held to the SQL stores here too.
+PIPELINE_PORTS = True
+
 pytestmark = pytest.mark.anyio
 
 

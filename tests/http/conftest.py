@@ -421,8 +421,8 @@ def _marks_of(name: str) -> list[pytest.MarkDecorator]:
 
 # The one backend every test of the suite runs on: SQLite, the embedded default, a real SQL
 # store and the one a first run of intake uses. The contract suite (tests/contract) holds
-# every store, the in-memory fakes included, to the same behaviour, so running each HTTP
-# test on every store again would test the stores, not the app, three times.
+# every store (and the in-memory pipeline, on its ports) to the same behaviour, so running
+# each HTTP test on every store again would test the stores, not the app, three times.
 HTTP_BACKEND = "sqlite"
 # What PostgreSQL does its own way, and what only the PostgreSQL backend runs (Redis, in
 # the production pair), is run there too by the tests marked `postgres_smoke`.

@@ -28,6 +28,7 @@ from intake.service.admin import UploadChanges
 from intake.service.purge import Purge, Retention
 from tests.http.conftest import BACKENDS, Backend, Service, ServiceFactory
 from tests.support.s3_server import REGION, S3Server
+from tests.support.sqlite_rows import rows_text, stored_text
 
 pytestmark = pytest.mark.slow
 
@@ -111,22 +112,11 @@ def _tables(svc: Service, store: str, tmp_path: Path, url: str | None) -> str:
     if store == "memory":
         inner = svc.store.inner
         assert isinstance(inner, InMemoryStore)
-        return repr(vars(inner._tables))
+        return svc.run(stored_text, inner)
     if store == "sqlite":
         [path] = tmp_path.glob("intake-*.db")
         with closing(sqlite3.connect(path)) as conn:
-            names = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                    " AND name NOT LIKE 'sqlite_%'"
-                )
-            ]
-            return "\n".join(
-                f"{name}: {row!r}"
-                for name in names
-                for row in conn.execute(f"SELECT * FROM {name}")
-            )
+            return rows_text(conn)
     assert url is not None
     with psycopg.connect(url) as conn:
         names = [

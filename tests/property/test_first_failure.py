@@ -17,7 +17,6 @@ from intake.domain.idempotency import Route, scope
 from intake.domain.model import FieldRule, Form, FormMode, RuleKind, SubmissionStatus, Workspace
 from intake.domain.ratelimit import public_windows, server_windows
 from intake.domain.steps import STEP_CODES, Step
-from intake.service.admin import FormChanges
 from intake.service.messages import (
     Accepted,
     FieldsBody,
@@ -128,7 +127,7 @@ async def _arrange(plan: FailurePlan) -> Arranged:
         monthly_limit = plan.prefill
     workspace = await world.workspace(monthly_limit=monthly_limit)
     protected = plan.protected or plan.has(Fault.PROTECTED_FORM_ON_PUBLIC_ROUTE)
-    form = await world.services.forms.create(
+    form = await world.seed.form(
         workspace.workspace_id,
         mode=FormMode.PROTECTED if protected else FormMode.PUBLIC,
         allowed_origins=[ALLOWED_ORIGIN] if plan.origin_list else [],
@@ -136,19 +135,19 @@ async def _arrange(plan: FailurePlan) -> Arranged:
         challenge=CHALLENGE if plan.challenge else None,
         spam_threshold=NEVER_SPAM,
     )
-    created = await world.services.keys.create(workspace.workspace_id)
+    created = await world.seed.key(workspace.workspace_id)
 
     if plan.has(Fault.QUOTA_USED_UP):
-        sibling = await world.services.forms.create(workspace.workspace_id)
+        sibling = await world.seed.form(workspace.workspace_id)
         for n in range(plan.prefill):
             earlier = await world.submit(request(public(sibling), FieldsBody({"n": str(n)})))
             assert isinstance(earlier, Accepted)
     if plan.has(Fault.FORM_PAUSED):
-        form = await world.services.forms.update(form.form_id, FormChanges(enabled=False))
+        form = await world.seed.disable(form.form_id)
     if plan.has(Fault.WORKSPACE_SUSPENDED):
-        workspace = await world.services.workspaces.set_active(workspace.workspace_id, False)
+        workspace = await world.seed.set_active(workspace.workspace_id, False)
     if plan.has(Fault.REVOKED_API_KEY):
-        await world.services.keys.revoke(created.key.key_id)
+        await world.seed.revoke(created.key.key_id)
     if plan.has(Fault.RATE_LIMIT_EXHAUSTED):
         limits = world.settings.rate_limits
         world.exhaust_rate_limit(
@@ -166,7 +165,7 @@ async def _arrange(plan: FailurePlan) -> Arranged:
         form_id = form.form_id
         if plan.has(Fault.OTHER_WORKSPACES_FORM):
             other = await world.workspace()
-            form_id = (await world.services.forms.create(other.workspace_id)).form_id
+            form_id = (await world.seed.form(other.workspace_id)).form_id
         elif plan.has(Fault.UNKNOWN_FORM_ID):
             form_id = "frm_doesnotexist"
         secret = created.secret

@@ -91,7 +91,7 @@ async def _submit(bodies: list[Sendable], key: str | None, worst: Hostility) -> 
     """The bodies one after the other, in a world as hostile as `worst`."""
     world = World.build(PipelineSettings(rate_limits=UNLIMITED))
     workspace = await world.workspace(monthly_limit=0 if worst.quota_used_up else None)
-    form = await world.services.forms.create(
+    form = await world.seed.form(
         workspace.workspace_id,
         challenge=CHALLENGE if worst.challenge_without_token else None,
         rules=[FieldRule("required-but-absent", RuleKind.REQUIRED)]

@@ -30,7 +30,7 @@ from tests.property.world import UNLIMITED, World, public, request
 async def _send_all(bodies: list[Sendable], key: str) -> tuple[World, list[Accepted | Refused]]:
     world = World.build(PipelineSettings(rate_limits=UNLIMITED))
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     outcomes = []
     for body in bodies:
         before = await world.snapshot([workspace], [form], key)

@@ -19,7 +19,7 @@ from tests.property.world import World, public, request
 async def _submit(body: Sendable) -> Outcome:
     world = World.build(PipelineSettings())
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     return await world.submit(request(public(form), open_body(body)))
 
 

@@ -135,8 +135,8 @@ async def _tell(story: Story) -> None:
     tenants = []
     for plan, limit in story.workspaces:
         workspace = await world.workspace(plan, limit)
-        plain = await world.services.forms.create(workspace.workspace_id)
-        challenged = await world.services.forms.create(workspace.workspace_id, challenge=CHALLENGE)
+        plain = await world.seed.form(workspace.workspace_id)
+        challenged = await world.seed.form(workspace.workspace_id, challenge=CHALLENGE)
         tenants.append(Tenant(workspace, plain, challenged))
     used: Counter[tuple[str, str]] = Counter()  # the model: accepted per workspace-month
 
@@ -147,7 +147,7 @@ async def _tell(story: Story) -> None:
             world.clock.set(_next_month(world.clock.now(), operation.day))
         elif isinstance(operation, Reprice):
             tenant = tenants[operation.workspace]
-            workspace = await world.services.workspaces.update(
+            workspace = await world.seed.change_workspace(
                 tenant.workspace.workspace_id,
                 WorkspaceChanges(plan=operation.plan, monthly_limit=operation.monthly_limit),
             )
@@ -224,7 +224,7 @@ def rushes() -> st.SearchStrategy[Rush]:
 async def _rush(rush: Rush) -> None:
     world = World.build(PipelineSettings(rate_limits=UNLIMITED))
     workspace = await world.workspace(Plan.FREE, rush.already_used + rush.remaining)
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     for n in range(rush.already_used):
         earlier = await world.submit(request(public(form), FieldsBody({"n": str(n)})))
         assert isinstance(earlier, Accepted)

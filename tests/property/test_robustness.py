@@ -138,13 +138,13 @@ async def _send_twice(hostile: Hostile) -> None:
     first committed under a key, its idempotency record."""
     world = World.build(PipelineSettings())
     workspace = await world.workspace()
-    form = await world.services.forms.create(
+    form = await world.seed.form(
         workspace.workspace_id,
         allowed_origins=[ALLOWED_ORIGIN] if hostile.origin_list else [],
         challenge=CHALLENGE if hostile.challenge else None,
         rules=hostile.rules,
     )
-    secret = (await world.services.keys.create(workspace.workspace_id)).secret
+    secret = (await world.seed.key(workspace.workspace_id)).secret
     authorization = (
         None if hostile.authorization is None else hostile.authorization.replace(VALID_KEY, secret)
     )
@@ -208,7 +208,7 @@ def test_any_charset_parameter_is_read_or_refused_at_its_step(
     async def scenario() -> None:
         world = World.build(PipelineSettings())
         workspace = await world.workspace()
-        form = await world.services.forms.create(workspace.workspace_id)
+        form = await world.seed.form(workspace.workspace_id)
         before = await world.snapshot([workspace], [form])
         outcome = await world.submit(request(public(form), open_body(body)))
         assert_well_formed(outcome, before, await world.snapshot([workspace], [form]))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from intake.adapters.blobs.memory import InMemoryBlobStore
 from intake.adapters.memory import SeededIdSource
-from intake.adapters.memory.repositories import InMemorySubmissions
+from intake.adapters.memory.submissions import InMemorySubmissions
 from intake.domain.errors import ErrorCode
 from intake.domain.model import FieldRule, Form, RuleKind
 from intake.domain.signing import DownloadSigner
@@ -114,9 +114,8 @@ class UploadWorld:
         rules: Sequence[FieldRule] = (),
         challenge: bool = False,
     ) -> Form:
-        services = self.world.services
         workspace = await self.world.workspace(monthly_limit=monthly_limit)
-        form = await services.forms.create(
+        form = await self.world.seed.form(
             workspace.workspace_id, rules=rules, challenge=CHALLENGE if challenge else None
         )
         form = evolve(form, uploads=policy or UploadPolicy())

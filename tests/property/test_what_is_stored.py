@@ -101,7 +101,7 @@ def _fields(story: Story, send: Send) -> Payload:
 async def _tell(story: Story) -> None:
     world = World.build(PipelineSettings(rate_limits=UNLIMITED))
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     created: set[str] = set()
     decoys: set[str] = set()  # the honeypot's look-alike ids
     remembered: dict[str, Remembered] = {}

@@ -15,7 +15,7 @@ from attrs import define, frozen
 from intake.adapters.memory import (
     FakeChallengeVerifier,
     FakeClock,
-    InMemoryStore,
+    InMemoryPipelineStore,
     SeededIdSource,
 )
 from intake.adapters.ratelimit_memory import InProcessRateLimiter
@@ -25,7 +25,6 @@ from intake.domain.model import Challenge, ChallengeProvider, Form, Plan, Worksp
 from intake.domain.quota import ceiling, period
 from intake.domain.ratelimit import RateLimits, RateRule, Window
 from intake.ports.challenge import ChallengeVerdict
-from intake.service.admin import OwnerServices, owner_services
 from intake.service.commit_timing import CommitTiming
 from intake.service.messages import (
     FieldsBody,
@@ -36,6 +35,7 @@ from intake.service.messages import (
     SubmitRequest,
 )
 from intake.service.pipeline import PipelineSettings, SubmissionPipeline
+from tests.property.seeding import Seeding
 
 # Challenge tokens the fake provider knows; any other token is rejected.
 PASSING_TOKEN = "token-that-passes"
@@ -84,11 +84,11 @@ class Snapshot:
 
 @define
 class World:
-    store: InMemoryStore
+    store: InMemoryPipelineStore
     clock: FakeClock
     limiter: InProcessRateLimiter
     verifier: FakeChallengeVerifier
-    services: OwnerServices
+    seed: Seeding
     pipeline: SubmissionPipeline
     settings: PipelineSettings
 
@@ -97,7 +97,7 @@ class World:
         cls, settings: PipelineSettings | None = None, commit_timing: CommitTiming | None = None
     ) -> World:
         settings = settings or PipelineSettings()
-        store = InMemoryStore()
+        store = InMemoryPipelineStore()
         clock = FakeClock()
         ids = SeededIdSource(0)
         limiter = InProcessRateLimiter()
@@ -113,13 +113,12 @@ class World:
             settings=settings,
             commit_timing=commit_timing,
         )
-        services = owner_services(store, clock, ids, plans=settings.plans)
-        return cls(store, clock, limiter, verifier, services, pipeline, settings)
+        return cls(store, clock, limiter, verifier, Seeding(store, clock, ids), pipeline, settings)
 
     async def workspace(
         self, plan: Plan = Plan.FREE, monthly_limit: int | None = None
     ) -> Workspace:
-        return await self.services.workspaces.create("Acme", plan=plan, monthly_limit=monthly_limit)
+        return await self.seed.workspace(plan, monthly_limit)
 
     async def submit(self, request: SubmitRequest) -> Outcome:
         return await self.pipeline.submit(request)

@@ -98,7 +98,7 @@ async def test_the_pipeline_stretches_a_honeypot_s_commit_to_a_real_one_s(
     watch = Stopwatch()
     world = World.build(commit_timing=_timing(watch))
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     submissions = world.store.submissions
     commit = submissions.commit
 

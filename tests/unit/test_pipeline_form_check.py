@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from intake.adapters.memory.repositories import InMemorySubmissions
+from intake.adapters.memory.submissions import InMemorySubmissions
 from intake.domain.errors import ErrorCode
 from intake.domain.steps import Step
 from intake.ports.submissions import CommitPlan, CommitResult, FormCheck, FormRefused
@@ -47,8 +47,8 @@ def _world() -> tuple[World, Checking]:
 async def test_the_commit_is_asked_to_check_the_form_and_the_key_it_was_reached_by() -> None:
     world, checking = _world()
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
-    key = await world.services.keys.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
+    key = await world.seed.key(workspace.workspace_id)
 
     public_outcome = await world.submit(request(public(form), FIELDS))
     server_outcome = await world.submit(
@@ -76,7 +76,7 @@ async def test_a_form_found_changed_at_the_commit_is_refused_as_its_step_would(
 ) -> None:
     world, checking = _world()
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id)
+    form = await world.seed.form(workspace.workspace_id)
     checking.answer = FormRefused(code)
 
     outcome = await world.submit(request(public(form), FIELDS))

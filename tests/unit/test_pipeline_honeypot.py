@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from intake.adapters.memory.repositories import InMemorySubmissions
+from intake.adapters.memory.submissions import InMemorySubmissions
 from intake.domain import scoring, validation
 from intake.domain.errors import ErrorCode
 from intake.domain.model import FieldRule, FieldValue, Form, RuleKind
@@ -64,7 +64,7 @@ async def _world(**form_options: Any) -> tuple[World, Recording, Form]:
     recording = Recording(world.store.submissions)
     world.store.submissions = recording  # type: ignore[assignment]
     workspace = await world.workspace()
-    form = await world.services.forms.create(workspace.workspace_id, **form_options)
+    form = await world.seed.form(workspace.workspace_id, **form_options)
     return world, recording, form
 
 

@@ -447,12 +447,24 @@ async def test_more_than_a_batch_is_delivered_in_one_run(world: World) -> None:
     assert done == RelayRound(fanned_out=7, delivered=7)
 
 
-async def test_run_forever_wakes_for_a_new_event_and_stops_when_told(world: World) -> None:
+async def test_run_forever_wakes_for_a_new_event_and_stops_when_told(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await world.webhook(HOOK_A)
     # A poll interval longer than the test: only the commit's wake-up can start a round.
     relay = world.relay(poll_interval=timedelta(minutes=10))
     stop = anyio.Event()
     totals: list[RelayRound] = []
+    # Set as the relay goes idle after its first round, then after its second.
+    idle = [anyio.Event(), anyio.Event()]
+    wakeup = world.store.new_events
+    wait_for_events = wakeup.wait
+
+    async def wait(seconds: float) -> None:
+        next(event for event in idle if not event.is_set()).set()
+        await wait_for_events(seconds)
+
+    monkeypatch.setattr(wakeup, "wait", wait)
 
     async def run() -> None:
         totals.append(await relay.run_forever(stop))
@@ -460,9 +472,9 @@ async def test_run_forever_wakes_for_a_new_event_and_stops_when_told(world: Worl
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(run)
-            await anyio.wait_all_tasks_blocked()
+            await idle[0].wait()
             await world.commit()
-            await anyio.wait_all_tasks_blocked()  # the relay is idle again after its round
+            await idle[1].wait()
             assert len(world.sender.sent) == 1
             stop.set()
 

@@ -30,7 +30,7 @@ def run_mode(mode: Mode, count: int, per_day: int) -> IntakeRun:
     done: list[int] = []
 
     async def go() -> IntakeRun:
-        return await run(mails(count), mode, store="sqlite", per_day=per_day, progress=done.append)
+        return await run(mails(count), mode, per_day=per_day, progress=done.append)
 
     result = anyio.run(go)
     assert done == list(range(1, count + 1))

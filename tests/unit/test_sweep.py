@@ -166,7 +166,7 @@ async def test_ids_are_checked_in_batches_the_store_accepts(world: World) -> Non
 
     counts = await sweep_uploads(
         world.blobs,
-        counting,  # type: ignore[arg-type]  # the one method the sweep calls
+        counting,
         world.clock.now(),
         HOUR,
     )

@@ -53,16 +53,6 @@ class Autoresponse:
         return (self.delivery_id(), self.event_id, kind, self.autoresponse_id, when, when)
 
 
-@frozen
-class QueuedAutoresponse:
-    """A confirmation's record, as the memory store keeps it."""
-
-    form_id: str
-    event_id: str
-    address_hash: str
-    queued_at: datetime
-
-
 def address_hash(address: str) -> str:
     """The mailbox the per-address limit counts (domain/mailboxes.py: in any case,
     without a `+tag`, Gmail's dots and googlemail.com folded), hashed, so that spellings

@@ -4,7 +4,6 @@ dashboard's charts, docs/dashboard.md#charts)."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -33,12 +32,6 @@ class DayGrid:
     def ends(self) -> tuple[datetime, ...]:
         """Where each day ends: the next day's start, the last day's `end`."""
         return (*self.starts[1:], self.end)
-
-    def index_of(self, moment: datetime) -> int | None:
-        """The day `moment` falls on, by its place in `days`; None outside the grid."""
-        if not self.starts or not self.starts[0] <= moment < self.end:
-            return None
-        return bisect_right(self.starts, moment) - 1
 
 
 _DAY = timedelta(days=1)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
 from datetime import datetime
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from intake.domain import ids
 from intake.domain.model import FieldData, Submission, SubmissionStatus, texts_of
@@ -77,21 +76,6 @@ class SubmissionFilter:
 
 
 ALL = SubmissionFilter()
-
-
-def count_by_status(
-    submissions: Iterable[Submission], form_id: str, chosen: SubmissionFilter, limit: int
-) -> dict[SubmissionStatus, int]:
-    """`SubmissionRepository.status_counts` over submissions at hand: the form's that
-    `chosen` matches whatever its statuses, by status, each at most `limit`."""
-    if limit < 1:
-        raise ValueError("a count's limit is at least 1")
-    everyone = evolve(chosen, statuses=frozenset())
-    counts = dict.fromkeys(SubmissionStatus, 0)
-    for submission in submissions:
-        if submission.form_id == form_id and everyone.matches(submission):
-            counts[submission.status] = min(counts[submission.status] + 1, limit)
-    return counts
 
 
 @frozen

@@ -185,6 +185,13 @@ class OutboxRow:
     published_at: datetime | None = None
 
 
+class ExistingSubmissions(Protocol):
+    async def existing(self, submission_ids: Collection[str]) -> set[str]:
+        """Those of `submission_ids` that name a stored submission: the upload sweep's
+        check that a blob is linked. At most MAX_EXISTING_IDS ids per call (ValueError)."""
+        ...
+
+
 class SubmissionRepository(Protocol):
     async def commit(self, plan: CommitPlan) -> CommitResult:
         """Writes the submission, its outbox row, the idempotency record, the quota

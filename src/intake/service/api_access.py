@@ -9,10 +9,11 @@ from intake.domain.model import ApiKey, Scope
 from intake.domain.ratelimit import RateLimits, management_windows
 from intake.ports.api_keys import ApiKeyRepository
 from intake.ports.clock import Clock
+from intake.ports.pipeline_store import KeyLookup
 from intake.ports.rate_limiter import RateLimiter
 
 
-async def live_key(keys: ApiKeyRepository, authorization: str | None) -> ApiKey:
+async def live_key(keys: KeyLookup, authorization: str | None) -> ApiKey:
     """The key an `Authorization: Bearer ...` header names. A malformed header, another
     scheme, an unknown or a revoked key are one refusal alike: 401 unauthorized."""
     scheme, _, secret = (authorization or "").strip().partition(" ")

@@ -42,9 +42,9 @@ from intake.ports.challenge import ChallengeVerdict, ChallengeVerifier
 from intake.ports.clock import Clock
 from intake.ports.forms import FormContext
 from intake.ports.ids import IdSource
+from intake.ports.pipeline_store import PipelineStore
 from intake.ports.rate_limiter import RateLimiter
 from intake.ports.spam_opinion import SpamOpinion
-from intake.ports.store import Store
 from intake.ports.submissions import CommitPlan, CommitResult, Committed, HoneypotResult
 from intake.service.api_access import live_key
 from intake.service.body import check_declared, read_body
@@ -138,7 +138,7 @@ class SubmissionPipeline:
     def __init__(
         self,
         *,
-        store: Store,
+        store: PipelineStore,
         rate_limiter: RateLimiter,
         challenge: ChallengeVerifier,
         clock: Clock,

@@ -16,10 +16,10 @@ from attrs import frozen
 
 from intake.domain.uploads import submission_of_key
 from intake.ports.blobs import BlobStore
-from intake.ports.submissions import MAX_EXISTING_IDS, SubmissionRepository
+from intake.ports.submissions import MAX_EXISTING_IDS, ExistingSubmissions
 
 DEFAULT_UPLOAD_GRACE = timedelta(hours=1)
-# The most ids `SubmissionRepository.existing` takes in one call.
+# The most ids `ExistingSubmissions.existing` takes in one call.
 BATCH_SIZE = MAX_EXISTING_IDS
 
 
@@ -31,7 +31,7 @@ class SweepCounts:
 
 async def sweep_uploads(
     blobs: BlobStore,
-    submissions: SubmissionRepository,
+    submissions: ExistingSubmissions,
     now: datetime,
     grace: timedelta = DEFAULT_UPLOAD_GRACE,
 ) -> SweepCounts:
@@ -62,7 +62,7 @@ async def sweep_uploads(
 
 
 async def _delete_unlinked(
-    blobs: BlobStore, submissions: SubmissionRepository, pending: dict[str, list[str]]
+    blobs: BlobStore, submissions: ExistingSubmissions, pending: dict[str, list[str]]
 ) -> int:
     stored = await submissions.existing(list(pending))
     deleted = 0

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Concatenate, ParamSpec, TypeVar
 
-from intake.adapters.sqlite.connection import connect
+from intake.adapters.sqlite.connection import MEMORY, connect
 from intake.adapters.sqlite.errors import map_sqlite_errors
 from intake.domain.errors import StorageUnavailable
 
@@ -35,6 +35,18 @@ class Worker:
             conn = await _hop(
                 executor, _mapped(connect), path, busy_timeout=busy_timeout, create=create
             )
+        except BaseException:
+            executor.shutdown(wait=True)
+            raise
+        return cls(executor, conn)
+
+    @classmethod
+    def in_memory(cls, image: bytes) -> Worker:
+        """A private database in memory holding `image` (a serialized database), made
+        without awaiting: on its own thread, waited for here, a millisecond or two."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="intake-sqlite")
+        try:
+            conn = executor.submit(_mapped(_deserialized), image).result()
         except BaseException:
             executor.shutdown(wait=True)
             raise
@@ -76,6 +88,16 @@ class Worker:
             await _hop(self._executor, _mapped(sqlite3.Connection.close), self._conn)
         finally:
             self._executor.shutdown(wait=True)
+
+
+def _deserialized(image: bytes) -> sqlite3.Connection:
+    conn = connect(MEMORY)
+    try:
+        conn.deserialize(image)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _mapped(fn: Callable[P, T]) -> Callable[P, T]:
