@@ -19,9 +19,9 @@ from psycopg.rows import dict_row
 
 from intake.adapters import sql_statements as shared
 from intake.adapters.postgres import PostgresStore, open_postgres_store
+from intake.adapters.postgres import dialect as pg_dialect
 from intake.adapters.postgres import migrations as pg_migrations
 from intake.adapters.postgres import store as pg_store
-from intake.adapters.postgres import submissions as pg_submissions
 from intake.adapters.postgres.commit_batch import SINGLE
 from intake.adapters.postgres.mapping import commit_params, moment
 from intake.adapters.postgres.migrations import MIGRATIONS, REPEATABLES
@@ -525,7 +525,7 @@ async def test_a_commit_wakes_the_relay(store: PostgresStore, postgres_url: str)
 
 
 def _page(query: SubmissionQuery) -> tuple[str, tuple[object, ...]]:
-    statement, params = page_statement(query, moment, pg_submissions._SEARCH)
+    statement, params = page_statement(query, moment, pg_dialect.SEARCH)
     return for_psycopg(statement), tuple(params)
 
 
@@ -539,14 +539,14 @@ HOT_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     "resolve_id": (for_psycopg(shared.RESOLVE_ID), (FORM_ID,)),
     "find_by_hash": (for_psycopg(shared.FIND_API_KEY), (b"h",)),
     "find_idempotency": (
-        pg_submissions._FIND_IDEMPOTENCY,
+        for_psycopg(shared.FIND_IDEMPOTENCY),
         ("s", "k", datetime(2026, 1, 1, tzinfo=UTC)),
     ),
     "usage": (for_psycopg(pg_store._USAGE_STATEMENTS.usage), (WORKSPACE_ID, PERIOD)),
     "iterate": _page(SubmissionQuery(FORM_ID, after="", limit=500, oldest_first=True)),
     "page": _page(SubmissionQuery(FORM_ID, after="sub_z")),
     "page_by_status": _page(SubmissionQuery(FORM_ID, SubmissionFilter(frozenset({SPAM})))),
-    "outbox": (pg_submissions._OUTBOX, (100,)),
+    "outbox": (for_psycopg(shared.OUTBOX), (100,)),
 }
 
 

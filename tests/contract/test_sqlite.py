@@ -15,8 +15,8 @@ import pytest
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
+from intake.adapters.sqlite import dialect as sqlite_dialect
 from intake.adapters.sqlite import store as sqlite_store
-from intake.adapters.sqlite import submissions as sql_submissions
 from intake.adapters.sqlite.mapping import time_text
 from intake.adapters.sqlite.migrations import MIGRATIONS
 from intake.adapters.submission_pages import page_statement
@@ -260,7 +260,7 @@ async def test_stored_times_sort_as_text_in_time_order(store: SqliteStore, path:
 
 
 def _page(query: SubmissionQuery) -> tuple[str, tuple[object, ...]]:
-    statement, params = page_statement(query, time_text, sql_submissions._SEARCH)
+    statement, params = page_statement(query, time_text, sqlite_dialect.SEARCH)
     return statement, tuple(params)
 
 
@@ -272,7 +272,7 @@ HOT_QUERIES = {
     "resolve_public_key": (sql.RESOLVE_PUBLIC_KEY, ("pk",), "SEARCH"),
     "resolve_id": (sql.RESOLVE_ID, (FORM_ID,), "SEARCH"),
     "find_by_hash": (sql.FIND_API_KEY, (b"h",), "SEARCH"),
-    "find_idempotency": (sql_submissions._FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
+    "find_idempotency": (sql.FIND_IDEMPOTENCY, ("s", "k", "2026"), "SEARCH"),
     "usage": (sqlite_store._USAGE_STATEMENTS.usage, (WORKSPACE_ID, PERIOD), "SEARCH"),
     "iterate": (*_page(SubmissionQuery(FORM_ID, after="", limit=500, oldest_first=True)), "SEARCH"),
     "page": (*_page(SubmissionQuery(FORM_ID, after="sub_z")), "SEARCH"),
@@ -280,7 +280,7 @@ HOT_QUERIES = {
         *_page(SubmissionQuery(FORM_ID, ONLY_SPAM)),
         "SEARCH",
     ),
-    "outbox": (sql_submissions._OUTBOX, (100,), "SCAN outbox USING INDEX"),
+    "outbox": (sql.OUTBOX, (100,), "SCAN outbox USING INDEX"),
 }
 
 

@@ -38,3 +38,9 @@ DROP_SERVER_KEYS = "DELETE FROM idempotency WHERE scope = ? AND submission_id = 
 DROP_PUBLIC_KEYS = """
     DELETE FROM idempotency WHERE scope >= ? AND scope < ? AND submission_id = ?
 """
+# Bytes of files given back to a workspace's storage use, never below zero.
+GIVE_BACK_STORAGE = """
+    UPDATE workspace_storage
+    SET bytes = CASE WHEN bytes > :bytes THEN bytes - :bytes ELSE 0 END
+    WHERE workspace_id = :workspace_id
+"""

@@ -12,7 +12,7 @@ from intake.adapters.sql.fan_out import FanOutStatements
 from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import as_is
-from intake.adapters.submission_pages import like_pattern
+from intake.adapters.submission_pages import Search, like_pattern
 
 # Purging, oldest first. The batch is chosen once (ARRAY(...) is an InitPlan) by a range
 # scan of an index (idempotency_created; outbox_published, partial, of published rows
@@ -180,3 +180,13 @@ FAN_OUT = FanOutStatements(
     one_of="= ANY (:ids)",
     listed=as_is,
 )
+
+# A listing's search: the trigram index of migration 0010 serves this LIKE on the lowered
+# search text kept with each row; the search is lowered by PostgreSQL too, so both fold
+# case alike. Planned for its text, never prepared (postgres/submissions.py).
+SEARCH = Search("search_text LIKE lower(?) ESCAPE '\\'", like_pattern)
+
+# The stored ids among a list (the upload sweep's check): the primary key sought once per
+# id. One parameter whatever the number of ids: one statement to prepare.
+EXISTING = "SELECT submission_id FROM submissions WHERE submission_id = ANY (:ids)"
+listed = as_is

@@ -1,7 +1,7 @@
 """The cutting of full client addresses, the search of an erasure on request and the
 forgetting of an address by the autoresponder (SubmissionRepository.truncate_client_ips,
 .with_address, .forget_autoresponses). A form's retention erases as spam retention does,
-in each store's file_storage.py."""
+in erasures.py."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
-from intake.adapters.sqlite import file_storage
 from intake.adapters.sqlite.connection import transaction
 from intake.adapters.sqlite.errors import map_sqlite_errors
 from intake.adapters.sqlite.mapping import ROW_MAPPER
@@ -61,6 +60,14 @@ _CHARGE_QUOTA = """
     SELECT :workspace_id, :period, 1 WHERE :ceiling > 0
     ON CONFLICT (workspace_id, period)
     DO UPDATE SET count = monthly_usage.count + 1 WHERE monthly_usage.count < :ceiling
+"""
+# Adds the files' bytes unless that would pass the workspace's ceiling (NULL: none).
+# Under the write lock the commit holds, so concurrent commits count one after another.
+_CHARGE_STORAGE = """
+    INSERT INTO workspace_storage (workspace_id, bytes)
+    SELECT :workspace_id, :bytes WHERE :ceiling IS NULL OR :bytes <= :ceiling
+    ON CONFLICT (workspace_id) DO UPDATE SET bytes = workspace_storage.bytes + excluded.bytes
+    WHERE :ceiling IS NULL OR workspace_storage.bytes + excluded.bytes <= :ceiling
 """
 _COUNT_HONEYPOT = """
     INSERT INTO honeypot_hits (form_id, day, count) VALUES (?, ?, 1)
@@ -121,7 +128,7 @@ def _commit(conn: sqlite3.Connection, plan: CommitPlan) -> CommitResult:
         return refusal
     if plan.quota is not None and not _charge(conn, plan.quota):
         return QuotaReached()
-    if not file_storage.charge_storage(conn, plan):
+    if not _charge_storage(conn, plan):
         return StorageFull()  # the quota's count is discarded with the rest
     conn.execute(INSERT_SUBMISSION, ROW_MAPPER.submission_params(plan.submission))
     conn.execute(_INSERT_EVENT, ROW_MAPPER.event_params(plan.event))
@@ -180,3 +187,16 @@ def claim_alone(conn: sqlite3.Connection, record: IdempotencyRecord) -> Idempote
 def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:
     params = {"workspace_id": quota.workspace_id, "period": quota.period, "ceiling": quota.ceiling}
     return conn.execute(_CHARGE_QUOTA, params).rowcount > 0
+
+
+def _charge_storage(conn: sqlite3.Connection, plan: CommitPlan) -> bool:
+    """Counts the plan's files in its workspace's storage; False (nothing counted) when
+    that would pass plan.storage_limit."""
+    if not plan.file_bytes:
+        return True
+    params = {
+        "workspace_id": plan.submission.workspace_id,
+        "bytes": plan.file_bytes,
+        "ceiling": plan.storage_limit,
+    }
+    return conn.execute(_CHARGE_STORAGE, params).rowcount > 0

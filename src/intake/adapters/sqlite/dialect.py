@@ -13,6 +13,7 @@ from intake.adapters.sql.purge import PurgeStatements
 from intake.adapters.sql.spam import SpamStatements, TokenChanges
 from intake.adapters.sql_rows import json_text
 from intake.adapters.sqlite.connection import SEARCH_TEXT_FUNCTION
+from intake.adapters.submission_pages import Search
 
 # Purging: a range scan of an index each (idempotency_created; outbox_published, partial,
 # of published rows only). SQLite's DELETE takes no LIMIT unless so compiled, hence the
@@ -150,3 +151,16 @@ FAN_OUT = FanOutStatements(
     one_of="IN (SELECT value FROM json_each(:ids))",
     listed=json_text,
 )
+
+# A listing's search: a scan of the form's rows in id order, the text of each looked for
+# in Python's lower case (the connection's function): no index of its own, so nothing more
+# is written per commit. docs/api.md, "Listing and search", says why.
+SEARCH = Search(f"instr({SEARCH_TEXT_FUNCTION}(data), ?) > 0", str.lower)
+
+# The stored ids among a list (the upload sweep's check): the primary key sought once per
+# id; the list as JSON.
+EXISTING = """
+    SELECT submission_id FROM submissions
+    WHERE submission_id IN (SELECT value FROM json_each(:ids))
+"""
+listed = json_text
