@@ -20,7 +20,7 @@ import heapq
 import math
 from collections.abc import Sequence
 from itertools import compress
-from typing import Protocol, cast
+from typing import Protocol
 
 from attrs import frozen
 
@@ -176,11 +176,6 @@ def judge(
     )
 
 
-def _native_memo(statistics: Statistics) -> _native.WordMemo:
-    # With the native module built, every Statistics's memo is its WordMemo (model.py).
-    return cast("_native.WordMemo", statistics.word_memo)
-
-
 def _native_judge_words(
     words: Sequence[str], hasher: TokenHasher, statistics: Statistics
 ) -> Judgement:
@@ -189,7 +184,12 @@ def _native_judge_words(
     if spam_messages == 0 or ham_messages == 0:
         return NOTHING_KNOWN
     said = _native.judge_words(
-        words, _native_memo(statistics), statistics.tokens, hasher.key, spam_messages, ham_messages
+        words,
+        statistics.word_memo,  # type: ignore[arg-type]  # native: its WordMemo (model.py)
+        statistics.tokens,
+        hasher.key,
+        spam_messages,
+        ham_messages,
     )
     return NOTHING_KNOWN if said is None else Judgement(*said)
 
@@ -242,7 +242,7 @@ def _native_judge_text(parts: TokenParts, hasher: TokenHasher, statistics: Stati
         return NOTHING_SAID
     said = _native.judge_text(
         *parts,
-        _native_memo(statistics),
+        statistics.word_memo,  # type: ignore[arg-type]  # native: its WordMemo (model.py)
         statistics.tokens,
         hasher.key,
         spam_messages,

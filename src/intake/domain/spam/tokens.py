@@ -108,7 +108,9 @@ def _bounded_texts(data: FieldData) -> list[str]:
     budget = MAX_CHARS
     texts: list[str] = []
     for name in sorted(data):
-        for text in texts_of(data[name]):
+        value = data[name]
+        # Most values are a str: no generator for them.
+        for text in (value,) if type(value) is str else texts_of(value):
             if budget <= 0:
                 return texts
             texts.append(text[:budget])

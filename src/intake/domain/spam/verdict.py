@@ -64,8 +64,23 @@ def learned_points(evidence: float) -> float:
     return MIDPOINT + (evidence - BOUNDARY) * POINTS_PER_EVIDENCE
 
 
+# Each clue's f as its reason shows it, worked out once: a float's formatting costs as
+# much as judging a dozen words, and a workspace's clues share few values. Bounded.
+_F_TEXTS: dict[float, str] = {}
+_F_TEXTS_KEPT = 4_096
+
+
+def _f_text(f: float) -> str:
+    text = _F_TEXTS.get(f)
+    if text is None:
+        text = f"{f:.2f}"
+        if len(_F_TEXTS) < _F_TEXTS_KEPT:
+            _F_TEXTS[f] = text
+    return text
+
+
 def _clue_reasons(said: Said) -> list[str]:
-    return [f"{token[:_CLUE_CHARS]}={f:.2f}" for token, f in said.clues]
+    return [f"{token[:_CLUE_CHARS]}={_f_text(f)}" for token, f in said.clues]
 
 
 def spam_score(
@@ -102,4 +117,6 @@ def spam_score(
         points = (1.0 - trust) * points + trust * learned_points(told.evidence)
         reasons.append(f"filter:{told.evidence:+.1f}")
         reasons.extend(_clue_reasons(told))
-    return Score(points=points, reasons=tuple(r[:MAX_REASON_CHARS] for r in reasons[:MAX_REASONS]))
+    return Score(
+        points=points, reasons=tuple([r[:MAX_REASON_CHARS] for r in reasons[:MAX_REASONS]])
+    )
