@@ -1,6 +1,6 @@
 """The submissions repository over the pool: the commit of a submission with its outbox
-event (intake_commit, grouped by commit_batch.py), a honeypot's hit and a key's claim,
-each one round trip; the rest is both SQL stores' (sql/submissions.py), but for a
+event (intake_commit, grouped by commit_batch.py) and a honeypot's hit, each one round
+trip; the rest is both SQL stores' (sql/submissions.py), but for a
 listing's search, planned for its text."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from intake.adapters.coalescing import Coalescer
 from intake.adapters.postgres import commit_batch, dialect, mapping
 from intake.adapters.postgres.database import Database
 from intake.adapters.postgres.executor import PostgresExecutor
-from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.postgres.relay_notifier import RelayNotifier
 from intake.adapters.sql.executor import Params
 from intake.adapters.sql.submissions import SqlSubmissions
@@ -22,7 +21,7 @@ from intake.adapters.sql_rows import Params as CommitParams
 from intake.adapters.sql_rows import Row
 from intake.adapters.sql_statements import for_psycopg
 from intake.domain.errors import ErrorCode, StorageUnavailable
-from intake.domain.idempotency import RETENTION, IdempotencyRecord
+from intake.domain.idempotency import IdempotencyRecord
 from intake.ports.submissions import (
     CommitPlan,
     CommitResult,
@@ -59,26 +58,6 @@ _RECORD_HONEYPOT = f"""
         p_day => %(day)s::text,{_IDEMPOTENCY_ARGUMENTS}{_CHECK_ARGUMENTS}
     )
 """  # noqa: S608 - made of constants only
-
-# Claims a key with no submission: inserted, or replacing an expired record. The flag
-# says whether it did; the holder is read in a statement of its own, whose snapshot sees
-# a record that a concurrent claim committed while this one waited on it.
-_CLAIM_KEY = """
-    WITH claimed AS (
-        INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
-        VALUES (%(scope)s, %(key)s, %(fingerprint)s, %(submission_id)s, %(created_at)s)
-        ON CONFLICT (scope, key) DO UPDATE
-        SET fingerprint = EXCLUDED.fingerprint, submission_id = EXCLUDED.submission_id,
-            created_at = EXCLUDED.created_at
-        WHERE idempotency.created_at <= %(expired_at)s
-        RETURNING 1
-    )
-    SELECT EXISTS (SELECT 1 FROM claimed) AS claimed
-"""
-_HELD_KEY = """
-    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
-    WHERE scope = %s AND key = %s
-"""
 
 # The most commits sent in one round trip: what queued up behind the previous one.
 _MAX_BATCH = 64
@@ -171,20 +150,3 @@ class PostgresSubmissions(SqlSubmissions):
 
     async def close(self) -> None:
         await self._relay_notifier.close()
-
-    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
-        params = {
-            "scope": record.scope,
-            "key": record.key,
-            "fingerprint": record.fingerprint,
-            "submission_id": record.submission_id,
-            "created_at": mapping.moment(record.created_at),
-            "expired_at": mapping.moment(record.created_at - RETENTION),
-        }
-        row = await self._db.fetch_one(_CLAIM_KEY, params)
-        if row is not None and row["claimed"]:
-            return None
-        held = await self._db.fetch_one(_HELD_KEY, (record.scope, record.key))
-        if held is None:
-            raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
-        return ROW_MAPPER.idempotency_from_row(held)

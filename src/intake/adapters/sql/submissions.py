@@ -1,8 +1,8 @@
 """The submissions repository of both SQL stores, but for its writes on the submission
-path: the reads, the purge and retention's erasures, privacy's and an owner's triage.
-Each store's class (sqlite/submissions.py, postgres/submissions.py) adds the commit, a
-honeypot's hit and a key's claim, which each store writes its own way, and hands this
-one its dialect module and how it wakes a relay."""
+path: the reads, a key claimed alone, the purge and retention's erasures, privacy's and
+an owner's triage. Each store's class (sqlite/submissions.py, postgres/submissions.py)
+adds the commit and a honeypot's hit, which each store writes its own way, and hands
+this one its dialect module and how it wakes a relay."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from intake.adapters.sql.triage import SqlTriage
 from intake.adapters.sql_rows import Row, existing_query_ids
 from intake.adapters.submission_counts import count_statement, counts_from_row
 from intake.adapters.submission_pages import Search, each_submission, page_statement
-from intake.domain.idempotency import IdempotencyRecord
+from intake.domain.idempotency import RETENTION, IdempotencyRecord
 from intake.domain.listing import ALL, SubmissionFilter, SubmissionPage, SubmissionQuery
 from intake.domain.model import OutboxEvent, Submission, SubmissionStatus
 from intake.domain.spam.model import Lesson
@@ -33,6 +33,21 @@ from intake.ports.submissions import (
 )
 from intake.ports.triage import Erased, Erasure, Release, Released
 
+# A key claimed with no submission: inserted, or replacing an expired record. No row
+# changed: a live record holds it (on PostgreSQL, locked by the statement until the
+# transaction ends, so that it is still there to be read).
+_CLAIM_KEY = """
+    INSERT INTO idempotency (scope, key, fingerprint, submission_id, created_at)
+    VALUES (:scope, :key, :fingerprint, :submission_id, :created_at)
+    ON CONFLICT (scope, key) DO UPDATE
+    SET fingerprint = excluded.fingerprint, submission_id = excluded.submission_id,
+        created_at = excluded.created_at
+    WHERE idempotency.created_at <= :expired_at
+"""
+_HELD_KEY = """
+    SELECT scope, key, fingerprint, submission_id, created_at FROM idempotency
+    WHERE scope = ? AND key = ?
+"""
 # A day's hits are one row on SQLite, one per shard on PostgreSQL (0007).
 _HONEYPOT_HITS = """
     SELECT day, sum(count) AS count FROM honeypot_hits WHERE form_id = ?
@@ -74,6 +89,19 @@ class SqlSubmissions:
         """The rows of a listing or its counts; `searched`: the statement holds a search,
         which PostgreSQL plans for its text (postgres/submissions.py)."""
         return await self._ex.fetch_all(statement, params)
+
+    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        """Not on the submission path, whose commits claim their keys themselves."""
+        rows = self._ex.rows
+        expired_at = rows.codec.time(record.created_at - RETENTION)
+        params = {**rows.idempotency_params(record), "expired_at": expired_at}
+        async with self._ex.transaction() as tx:
+            if await tx.execute(_CLAIM_KEY, params) > 0:
+                return None
+            held = await tx.fetch_one(_HELD_KEY, (record.scope, record.key))
+        if held is None:
+            raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
+        return rows.idempotency_from_row(held)
 
     # Reads
 

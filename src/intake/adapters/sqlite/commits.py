@@ -1,6 +1,6 @@
 """The writes of the submissions repository on the worker thread: a batch of commits in
-one transaction, a honeypot's hit, a key's claim. Each checks the form and claims the
-key first, under the write lock that BEGIN IMMEDIATE takes."""
+one transaction, a honeypot's hit. Each checks the form and claims the key first, under
+the write lock that BEGIN IMMEDIATE takes."""
 
 from __future__ import annotations
 
@@ -174,14 +174,6 @@ def record_honeypot(conn: sqlite3.Connection, hit: HoneypotHit) -> HoneypotResul
             return refusal
         conn.execute(_COUNT_HONEYPOT, (hit.form_id, hit.day))
     return Committed()
-
-
-def claim_alone(conn: sqlite3.Connection, record: IdempotencyRecord) -> IdempotencyRecord | None:
-    with transaction(conn) as tx:
-        holder = _claim_key(conn, record)
-        if holder is not None:
-            tx.discard()
-        return holder
 
 
 def _charge(conn: sqlite3.Connection, quota: QuotaCharge) -> bool:

@@ -1,6 +1,6 @@
 """The submissions repository over one SQLite connection: the commit of a submission with
-its outbox event, a honeypot's hit and a key's claim, each one function on the worker
-thread (commits.py); the rest is both SQL stores' (sql/submissions.py)."""
+its outbox event and a honeypot's hit, each one function on the worker thread
+(commits.py); the rest is both SQL stores' (sql/submissions.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from intake.adapters.sqlite import commits, dialect
 from intake.adapters.sqlite.executor import SqliteExecutor
 from intake.adapters.sqlite.worker import Worker
 from intake.domain.errors import StorageUnavailable
-from intake.domain.idempotency import IdempotencyRecord
 from intake.ports.submissions import (
     CommitPlan,
     CommitResult,
@@ -49,6 +48,3 @@ class SqliteSubmissions(SqlSubmissions):
 
     async def record_honeypot(self, hit: HoneypotHit) -> HoneypotResult:
         return await self._worker.run(commits.record_honeypot, hit)
-
-    async def claim_key(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
-        return await self._worker.run(commits.claim_alone, record)
