@@ -1,6 +1,6 @@
 """Chat destinations end to end, on the embedded SQLite file and on PostgreSQL: added with
 `intake destination add`, a submission made over HTTP reaches a local fake of Slack,
-Discord, Microsoft Teams and Telegram through the installed `intake relay`, each fake
+Discord, Microsoft Teams and Telegram through `intake relay`, each fake
 checking the request as the real API would. What a visitor typed arrives inert in every
 app (no mention, link, markup or control character), a long submission is cut to each
 app's limits, a 429 is waited out as its Retry-After asks, and a 4xx is not retried."""
@@ -63,7 +63,7 @@ def env(database: str, chat_apps: ChatApps) -> dict[str, str]:
 
 @pytest.fixture
 def form(env: dict[str, str], chat_apps: ChatApps, tmp_path: Path) -> dict[str, str]:
-    """A form with one destination of each app, added with the installed command. Each
+    """A form with one destination of each app, added with the command line. Each
     asks for flagged submissions too: the hostile text below scores as spam."""
     run_cli(env, "migrate")
     workspace = run_cli(env, "workspace", "create", "--name", "Chat")["workspace_id"]

@@ -1,4 +1,4 @@
-"""What a form mails and keeps, end to end through the installed `intake relay`, on the
+"""What a form mails and keeps, end to end through `intake relay --once`, on the
 embedded SQLite file and on PostgreSQL, to a real local SMTP server (aiosmtpd) and
 webhook receiver: the autoresponder answers one address once an hour however many
 submissions name it, never a spam or honeypot submission; the owner's templates shape

@@ -40,7 +40,7 @@ from tests.support.processes import (
     ServedProcess,
     clean_env,
     free_port,
-    run_cli,
+    run_installed_cli,
     wait_for,
 )
 from tests.support.receiver import Receiver
@@ -209,7 +209,7 @@ def test_a_served_process_counts_outcomes_and_shows_the_backlog_until_the_relay_
     waiting = _settled(
         metrics, {_key(histogram, route=PUBLIC): 4, _key(histogram, route=SERVER): 1}
     )
-    delivered = run_cli(env, "relay", "--once")
+    delivered = run_installed_cli(env, "relay", "--once")
     after = _scrape(metrics)
 
     assert [a.status_code for a in answers] == [201, 429, 400, 403, 201]

@@ -1,8 +1,9 @@
 """Delivery end to end, on the embedded SQLite file and on PostgreSQL (a fresh database):
 a submission made over HTTP reaches a real local webhook receiver, verified with the
-Standard Webhooks reference library, and a real local SMTP server, through the installed
-`intake relay`. Retries and leases need time to pass, so those cases run the relay
-in-process on the same database with a clock the test moves.
+Standard Webhooks reference library, and a real local SMTP server, through `intake relay`
+(the installed command, where its process is what is tested: its signals). Retries and
+leases need time to pass, so those cases run the relay in-process on the same database
+with a clock the test moves.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def env(database: str, smtp: SmtpServer) -> dict[str, str]:
 def form(env: dict[str, str], receiver: Receiver) -> dict[str, str]:
     """A form with the receiver as its webhook and MAIL_TO as its recipient. Set up
     in-process (tests/cli covers the commands; five more processes would only add
-    seconds); the relay runs as the installed command."""
+    seconds); the relay runs as `intake relay`."""
 
     async def setup() -> dict[str, str]:
         async with open_runtime(Settings.from_env(env)) as runtime:

@@ -1,5 +1,5 @@
 """`intake serve` as an operator runs it: a real process on a real port, set up and read
-back with the installed command line."""
+back with the command line."""
 
 from __future__ import annotations
 

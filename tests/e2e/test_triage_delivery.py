@@ -1,7 +1,7 @@
 """Triage end to end, on the embedded SQLite file and on PostgreSQL (a fresh database): a
 spam submission released over the management API of a real `intake serve` reaches each
-webhook endpoint and each mail recipient exactly once through the installed `intake
-relay`; deleting it then sends `submission.deleted` to the webhook endpoints only."""
+webhook endpoint and each mail recipient exactly once through `intake relay`; deleting
+it then sends `submission.deleted` to the webhook endpoints only."""
 
 from __future__ import annotations
 

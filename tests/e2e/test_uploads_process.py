@@ -1,5 +1,5 @@
 """File uploads to real `intake serve` processes, over real sockets, managed with the
-installed command line:
+command line:
 
 - a PDF from a multipart POST to its download link, its export to a directory and its
   webhook, on the embedded default (SQLite, the blob folder beside it) and on
@@ -18,7 +18,6 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -221,10 +220,8 @@ def _download(url: str) -> httpx.Response:
 
 
 def _together(env: dict[str, str], *commands: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Runs independent commands at once: each is a process of its own, and most of
-    its time is its start."""
-    with ThreadPoolExecutor(len(commands)) as pool:
-        return list(pool.map(lambda argv: run_cli(env, *argv), commands))
+    """Runs independent commands one after the other; what each printed."""
+    return [run_cli(env, *argv) for argv in commands]
 
 
 def test_an_uploaded_pdf_is_served_exported_and_sent_with_a_working_link(

@@ -25,7 +25,7 @@ from attrs import frozen
 from psycopg.rows import dict_row
 
 from tests.support.instances import PostgresInstance, RedisInstance
-from tests.support.processes import ServedProcess, clean_env, run_cli, tail, wait_for
+from tests.support.processes import ServedProcess, clean_env, run_installed_cli, tail, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 60.0  # seconds for `intake serve` to answer /readyz on a busy machine
@@ -181,7 +181,7 @@ class Lab:
         return service
 
     def intake(self, *argv: str) -> dict[str, Any]:
-        return run_cli(self.env, *argv, timeout=120)
+        return run_installed_cli(self.env, *argv, timeout=120)
 
     def new_form(self, *form_args: str, api_key: bool = True) -> Form:
         # The quota is not what the scenarios test: a limit no run comes near.

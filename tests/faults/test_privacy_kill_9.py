@@ -25,7 +25,7 @@ from psycopg.rows import dict_row
 
 from intake.adapters.sqlite.mapping import time_text
 from tests.faults.harness import FAULT_TIMEOUT, Form, Lab, report
-from tests.support.processes import clean_env, console_script, run_cli
+from tests.support.processes import clean_env, console_script, run_installed_cli
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
@@ -199,10 +199,10 @@ class SqliteLab:
         self.workdir = workdir
         self.path = workdir / "intake.db"
         self.env = clean_env(INTAKE_DATABASE_URL=f"sqlite:///{self.path}")
-        run_cli(self.env, "migrate")
-        workspace = run_cli(self.env, "workspace", "create", "--name", "Faults")
+        run_installed_cli(self.env, "migrate")
+        workspace = run_installed_cli(self.env, "workspace", "create", "--name", "Faults")
         self.workspace_id: str = workspace["workspace_id"]
-        form = run_cli(self.env, "form", "create", "--workspace", self.workspace_id)
+        form = run_installed_cli(self.env, "form", "create", "--workspace", self.workspace_id)
         self.form_id: str = form["form_id"]
 
     def seed(self, count: int, keyed_at: datetime) -> None:
@@ -293,13 +293,13 @@ def test_a_retention_sweep_killed_midway_on_sqlite_leaves_whole_or_erased_rows(
 ) -> None:
     lab = SqliteLab(tmp_path)
     lab.seed(SWEPT, datetime.now(UTC) - timedelta(days=60))
-    run_cli(lab.env, "form", "update", lab.form_id, "--retention-days", "30")
+    run_installed_cli(lab.env, "form", "update", lab.form_id, "--retention-days", "30")
 
     left = _kill_sqlite_midway(lab, ["purge"], SWEPT)
 
     assert 0 < left < SWEPT
     assert lab.half_erased(whole=False) == []
-    done = run_cli(lab.env, "purge")
+    done = run_installed_cli(lab.env, "purge")
     report("retention-kill-9-sqlite", seeded=SWEPT, left_at_kill=left)
     assert done["expired_submissions"] == left
     assert lab.left() == 0
@@ -316,7 +316,7 @@ def test_an_erasure_killed_midway_on_sqlite_leaves_whole_or_erased_submissions(
 
     assert 0 < left < ERASED
     assert lab.half_erased(whole=True) == []
-    receipt = run_cli(lab.env, *argv)
+    receipt = run_installed_cli(lab.env, *argv)
     report("erasure-kill-9-sqlite", seeded=ERASED, left_at_kill=left)
     assert receipt["count"] == left
     assert lab.left() == 0

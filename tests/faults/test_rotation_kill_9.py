@@ -22,7 +22,7 @@ from intake.domain.model import Challenge, ChallengeProvider, Form, Workspace
 from intake.ports.store import Store
 from tests.conftest import new_postgres_database
 from tests.faults.harness import FAULT_TIMEOUT, report
-from tests.support.processes import IntakeProcess, clean_env, run_cli
+from tests.support.processes import IntakeProcess, clean_env, run_installed_cli
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(FAULT_TIMEOUT)]
 
@@ -114,7 +114,7 @@ def test_a_rotation_killed_midway_leaves_every_secret_readable_and_finishes_when
     both = AeadSealer.from_keys(new_key, [old_key])
     assert anyio.run(_secrets, database, both) == expected
 
-    finished = run_cli(env, "secrets", "rotate")
+    finished = run_installed_cli(env, "secrets", "rotate")
 
     report("rotation-kill-9", forms=count, resealed_before_kill=resealed_at_kill,
            resealed_after=finished["resealed"])  # fmt: skip

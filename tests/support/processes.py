@@ -1,6 +1,7 @@
-"""What a test runs beside itself: the installed `intake` command, run once (`run_cli`)
-or left running (`IntakeProcess`, and `ServedProcess` for `intake serve`), and the
-start/stop lifecycle they share with the in-process test servers (`Background`).
+"""What a test runs beside itself: the `intake` command, run once (`run_cli`, in this
+process; `run_installed_cli`, the installed command as a process of its own) or left
+running (`IntakeProcess`, and `ServedProcess` for `intake serve`), and the start/stop
+lifecycle they share with the in-process test servers (`Background`).
 
 A long-running command writes to a log file, not a pipe (a pipe nobody reads could fill
 and stall it), and runs in a session of its own, so that one that hangs is killed
@@ -14,6 +15,8 @@ together with its workers.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
 import shutil
@@ -21,16 +24,19 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 import pytest
+
+from intake.entrypoints.cli import main
 
 STARTUP_TIMEOUT = 60.0  # seconds for a server to answer its readiness path, on a busy machine
 STOP_TIMEOUT = 10.0  # seconds for a signalled process to exit before it is killed
@@ -44,6 +50,10 @@ NOT_INHERITED = frozenset({"PROMETHEUS_MULTIPROC_DIR"})
 # The sealing key of the processes a test starts on PostgreSQL, which refuses to start
 # without one (INTAKE_SECRET_KEY); made by `intake secrets generate-key`.
 TEST_SECRET_KEY = "dGVzdC1zZWFsaW5nLWtleS1vZi10aGUtdGVzdHMtMDE"
+# How long a PostgreSQL process a test starts waits for a free or new connection: on a
+# busy machine a new one can take longer than the 2 s default, and a test that is not
+# about the pool would fail for it (a test that is sets its own).
+POSTGRES_POOL_TIMEOUT = "30"
 
 
 def console_script() -> str:
@@ -65,19 +75,78 @@ def free_port() -> int:
 
 def clean_env(**overrides: str) -> dict[str, str]:
     """This process's environment without any INTAKE_* setting of the developer's shell
-    (nor PROMETHEUS_MULTIPROC_DIR), plus `overrides`."""
+    (nor PROMETHEUS_MULTIPROC_DIR), plus `overrides`; on PostgreSQL, a sealing key and
+    a patient pool unless they say otherwise."""
     inherited = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(NOT_INHERITED_PREFIX) and name not in NOT_INHERITED
     }
     if overrides.get("INTAKE_DATABASE_URL", "").startswith("postgres"):
-        overrides = {"INTAKE_SECRET_KEY": TEST_SECRET_KEY, **overrides}
+        overrides = {
+            "INTAKE_SECRET_KEY": TEST_SECRET_KEY,
+            "INTAKE_DATABASE_POOL_TIMEOUT": POSTGRES_POOL_TIMEOUT,
+            **overrides,
+        }
     return {**inherited, **overrides}
 
 
-def run_cli(env: Mapping[str, str], *argv: str, timeout: float = CLI_TIMEOUT) -> dict[str, Any]:
-    """Runs `intake <argv> --json`, asserts that it succeeded, and returns what it printed."""
+def run_cli(env: Mapping[str, str], *argv: str) -> dict[str, Any]:
+    """Runs `intake <argv> --json` as the installed command would, with `env` as its whole
+    environment, asserts that it succeeded, and returns what it printed. It runs intake's
+    `main` in this process: a command as a process costs a second of CPU on a busy
+    machine, dozens of times in some tests, and what a test of a command's own process
+    needs (its exit, its signals, its output streams) `run_installed_cli` gives. Only
+    from the test's own thread: the environment and the output streams are this
+    process's."""
+    assert threading.current_thread() is threading.main_thread(), "use run_installed_cli"
+    out, err = io.StringIO(), io.StringIO()
+    codes: list[int] = []
+    with _environment(env), redirect_stdout(out), redirect_stderr(err):
+        if _in_event_loop():  # an async test's: the command runs its own, in a thread
+            thread = threading.Thread(target=lambda: codes.append(main([*argv, "--json"])))
+            thread.start()
+            thread.join()
+        else:
+            codes.append(main([*argv, "--json"]))
+    assert codes == [0], f"intake {' '.join(argv)}: {err.getvalue()}{out.getvalue()}"
+    document = json.loads(out.getvalue())
+    assert isinstance(document, dict)
+    return document
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@contextmanager
+def _environment(env: Mapping[str, str]) -> Iterator[None]:
+    """This process's environment made `env` for the length of the block, then put back."""
+    saved = dict(os.environ)
+    _replace_environment(env)
+    try:
+        yield
+    finally:
+        _replace_environment(saved)
+
+
+def _replace_environment(env: Mapping[str, str]) -> None:
+    for name in set(os.environ) - set(env):
+        del os.environ[name]
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def run_installed_cli(
+    env: Mapping[str, str], *argv: str, timeout: float = CLI_TIMEOUT
+) -> dict[str, Any]:
+    """Runs the installed `intake <argv> --json` as a process, asserts that it succeeded,
+    and returns what it printed."""
     done = subprocess.run(
         [console_script(), *argv, "--json"],
         env=dict(env), capture_output=True, text=True, timeout=timeout, check=False,
