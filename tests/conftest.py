@@ -17,6 +17,7 @@ from tests.support import time_limits
 # Fixtures shared by every directory: the local webhook receiver and SMTP server.
 from tests.support.destination_servers import chat_apps, receiver, smtp  # noqa: F401
 from tests.support.file_order import LongestFilesFirst
+from tests.support.postgres_template import create_migrated_database, drop_templates
 
 # Hooks: each test's time limit, and the watchdog behind it.
 from tests.support.time_limits import (  # noqa: F401
@@ -56,6 +57,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(LongestFilesFirst(config), "intake-file-order")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    drop_templates()  # the migrated databases this process copied from
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -89,10 +94,11 @@ def built(module: _Module | None, stem: str) -> _Module:
 
 
 @contextmanager
-def new_postgres_database() -> Iterator[str]:
+def new_postgres_database(*, migrated: bool = False) -> Iterator[str]:
     """A new empty database of its own on the test server (INTAKE_TEST_DATABASE_URL), as
     a URL, dropped after whatever a test left open; skips, or fails when the services
-    are required, while the server does not answer."""
+    are required, while the server does not answer. `migrated`: at the latest schema,
+    copied from a migrated template (tests/support/postgres_template.py)."""
     # Imported here: the server's helpers live with the contract suites, which import
     # this module, and only the tests that use PostgreSQL load its driver.
     import psycopg
@@ -110,7 +116,7 @@ def new_postgres_database() -> Iterator[str]:
             conn.execute("SELECT 1")
     except psycopg.OperationalError as error:
         unavailable(f"PostgreSQL is not reachable: {error}")
-    name = create_database(admin)
+    name = create_migrated_database(admin) if migrated else create_database(admin)
     try:
         yield database_url(admin, name)
     finally:

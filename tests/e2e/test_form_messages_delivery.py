@@ -41,7 +41,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'intake.db'}"
     else:
-        with new_postgres_database() as url:
+        with new_postgres_database(migrated=True) as url:
             yield url
 
 

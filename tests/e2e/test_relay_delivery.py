@@ -48,7 +48,7 @@ MAIL_TO = "owner@example.com"
 
 
 def _postgres_database() -> Iterator[str]:
-    with new_postgres_database() as url:
+    with new_postgres_database(migrated=True) as url:
         yield url
 
 

@@ -92,7 +92,7 @@ def test_relay_once_logs_no_url_recipient_or_contents(
 def test_relay_once_on_postgresql_logs_no_url_recipient_or_contents(
     receiver: Receiver, smtp: SmtpServer
 ) -> None:
-    with new_postgres_database() as url:
+    with new_postgres_database(migrated=True) as url:
         env = prepared(url, receiver, smtp, "trace")
         assert_relay_once_is_clean(env, receiver, smtp)
 

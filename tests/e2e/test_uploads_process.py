@@ -32,7 +32,6 @@ from attrs import define
 from standardwebhooks import Webhook
 
 from intake.adapters.blobs.local import LocalBlobStore
-from intake.adapters.postgres import open_postgres_store
 from intake.config import Settings
 from intake.domain import ids
 from intake.domain.uploads import file_key
@@ -116,19 +115,10 @@ def s3_server() -> Iterator[S3Server]:
         yield server
 
 
-async def _migrate(url: str) -> None:
-    store = await open_postgres_store(url, min_size=1, max_size=1)
-    try:
-        await store.migrate()
-    finally:
-        await store.close()
-
-
 @contextmanager
 def _postgres_database() -> Iterator[str]:
     """A database of the test's own on INTAKE_TEST_DATABASE_URL's server, migrated."""
-    with new_postgres_database() as url:
-        anyio.run(_migrate, url)
+    with new_postgres_database(migrated=True) as url:
         yield url
 
 
