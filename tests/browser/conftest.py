@@ -3,7 +3,9 @@ from another origin.
 
 Debian's Chromium is driven through Playwright; no browser is ever downloaded. One
 service (SQLite in a temporary directory), one static site and one browser serve the
-whole package; every test makes forms of its own and a fresh browser context.
+whole package; every test makes forms of its own and a fresh browser context. They last
+as long as the test process (session scope): xdist deals the package's files to a worker
+among other packages' files, and a package scope would start them all again after each.
 
 Origins: the service is http://127.0.0.1:P1; the site is http://localhost:P2 (the
 origin forms allow) and the same server reached as http://127.0.0.1:P2 is a third,
@@ -174,13 +176,13 @@ class Service(ServedProcess):
         return listed
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def provider() -> Iterator[FakeProvider]:
     with FakeProvider() as fake:
         yield fake
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory, provider: FakeProvider) -> Iterator[Service]:
     home = tmp_path_factory.mktemp("intake")
     env = clean_env(
@@ -194,12 +196,12 @@ def service(tmp_path_factory: pytest.TempPathFactory, provider: FakeProvider) ->
     assert running.returncode == 0, running.tail()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Service]:
     """`intake serve` as production runs it: PostgreSQL (a database of its own) and the
     test Redis, for the walks that run on both."""
     home = tmp_path_factory.mktemp("intake-pg")
-    with new_postgres_database() as database_url:
+    with new_postgres_database(migrated=True) as database_url:
         env = clean_env(
             INTAKE_DATABASE_URL=database_url,
             INTAKE_REDIS_URL=redis_url,
@@ -212,27 +214,27 @@ def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -
         assert running.returncode == 0, running.tail()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def workspace_id(service: Service) -> str:
     created = service.intake("workspace", "create", "--name", "Browsers", "--plan", "starter")
     workspace: str = created["workspace_id"]
     return workspace
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def site() -> Iterator[Site]:
     with Site() as running:
         yield running
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def chromium() -> str:
     if not os.access(CHROMIUM, os.X_OK):
         unavailable(f"Chromium is not installed at {CHROMIUM} (make browser installs it)")
     return CHROMIUM
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     driver = sync_playwright().start()
     try:
@@ -241,7 +243,7 @@ def playwright() -> Iterator[Playwright]:
         driver.stop()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def browser(chromium: str, playwright: Playwright) -> Iterator[Browser]:
     # Playwright gives the browser a fresh temporary profile and removes it on close.
     launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
