@@ -34,7 +34,7 @@ from tests.security.served import Served, serve
 
 pytestmark = pytest.mark.slow
 
-BODY_TIMEOUT = 2.0
+BODY_TIMEOUT = 1.0  # short: many tests here wait it out, some twice
 SLACK = 4.0  # on top of a deadline, for a busy machine
 CLOSE_DEADLINE = 5.0  # seconds for the server to close a connection it refused
 OPEN_LIMITS = {
@@ -64,7 +64,7 @@ PROTOCOLS = ["httptools", "h11"]
 def quick(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Served]:
-    """A server that gives a body two seconds to arrive."""
+    """A server that gives a body a second to arrive."""
     directory = tmp_path_factory.mktemp("quick")
     with serve(
         directory,
