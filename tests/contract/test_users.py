@@ -87,6 +87,33 @@ async def test_users_are_listed_oldest_first_and_by_workspace(users_store: Store
     assert roles == {"usr_a": Role.OWNER, "usr_b": Role.MEMBER}
 
 
+async def test_members_memberships_are_read_at_once_by_user_then_workspace(
+    users_store: Store,
+) -> None:
+    await users_store.workspaces.add(workspace("ws_3", "Third"))
+    await users_store.users.add(user("usr_b", "b@example.com"), membership("usr_b", "ws_3"))
+    await users_store.users.add_membership(membership("usr_b", "ws_1", Role.MEMBER))
+    await users_store.users.add(user("usr_a", "a@example.com"), membership("usr_a", "ws_2"))
+    await users_store.users.add(user("usr_c", "c@example.com"), membership("usr_c", "ws_3"))
+
+    everyone = await users_store.users.memberships_of_members()
+    of_ws1 = await users_store.users.memberships_of_members("ws_1")
+
+    assert everyone == [
+        *await users_store.users.memberships("usr_a"),
+        *await users_store.users.memberships("usr_b"),
+        *await users_store.users.memberships("usr_c"),
+    ]
+    assert [(m.user_id, m.workspace_id) for m in everyone] == [
+        ("usr_a", "ws_2"),
+        ("usr_b", "ws_1"),
+        ("usr_b", "ws_3"),
+        ("usr_c", "ws_3"),
+    ]
+    assert of_ws1 == await users_store.users.memberships("usr_b")  # ws_3 too
+    assert await users_store.users.memberships_of_members("ws_none") == []
+
+
 async def test_a_membership_is_replaced_and_removed(users_store: Store) -> None:
     await users_store.users.add(user(), membership())
 

@@ -54,6 +54,12 @@ class UserRepository(Protocol):
 
     async def workspace_memberships(self, workspace_id: str) -> list[Membership]: ...
 
+    async def memberships_of_members(self, workspace_id: str | None = None) -> list[Membership]:
+        """Every user's memberships, or every membership of the members of one workspace
+        (theirs elsewhere too), in one read: by user, each user's by workspace, as
+        `memberships` orders them."""
+        ...
+
     async def add_token(self, token: SignInToken) -> None: ...
 
     async def find_token(self, token_hash: bytes) -> SignInToken | None:

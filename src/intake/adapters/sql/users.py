@@ -20,6 +20,14 @@ from intake.domain.users import (
     User,
 )
 
+# By user, then workspace: one user's rows in `memberships`' (USER_MEMBERSHIPS') order.
+EVERY_MEMBERSHIP = "SELECT * FROM memberships ORDER BY user_id, workspace_id"
+MEMBERS_MEMBERSHIPS = """
+    SELECT * FROM memberships
+    WHERE user_id IN (SELECT user_id FROM memberships WHERE workspace_id = ?)
+    ORDER BY user_id, workspace_id
+"""
+
 
 class SqlUsers:
     def __init__(self, ex: Executor) -> None:
@@ -91,6 +99,14 @@ class SqlUsers:
 
     async def workspace_memberships(self, workspace_id: str) -> list[Membership]:
         rows = await self._ex.fetch_all(sql.WORKSPACE_MEMBERSHIPS, (workspace_id,))
+        return self._memberships(rows)
+
+    async def memberships_of_members(self, workspace_id: str | None = None) -> list[Membership]:
+        rows = await (
+            self._ex.fetch_all(EVERY_MEMBERSHIP)
+            if workspace_id is None
+            else self._ex.fetch_all(MEMBERS_MEMBERSHIPS, (workspace_id,))
+        )
         return self._memberships(rows)
 
     def _memberships(self, rows: Sequence[Row]) -> list[Membership]:
