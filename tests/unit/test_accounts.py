@@ -404,3 +404,21 @@ async def test_ensure_user_links_only_while_there_is_no_password(world: World) -
     ).user.email == ("demo@example.com")
     with pytest.raises(NotFoundError):
         await world.accounts.users.ensure("demo@example.com", "ws_none", Role.OWNER)
+
+
+async def test_listed_users_come_with_every_membership_of_theirs(world: World) -> None:
+    ws, other = await world.workspace(), await world.workspace("Other")
+    ada = (await world.accounts.users.create("ada@example.com", ws, Role.OWNER)).user
+    bo = (await world.accounts.users.create("bo@example.com", other, Role.OWNER)).user
+    await world.accounts.users.ensure("bo@example.com", ws, Role.MEMBER)
+
+    everyone = await world.accounts.users.all()
+    of_other = await world.accounts.users.all(other)
+
+    in_order = sorted([(ws, Role.MEMBER), (other, Role.OWNER)])
+    assert [(m.user, [(x.workspace_id, x.role) for x in m.memberships]) for m in everyone] == [
+        (ada, [(ws, Role.OWNER)]),
+        (bo, in_order),
+    ]
+    assert [(m.user, len(m.memberships)) for m in of_other] == [(bo, 2)]
+    assert await world.accounts.users.all("ws_none") == []

@@ -74,9 +74,10 @@ class Users(AccountsBase):
     async def all(self, workspace_id: str | None = None) -> list[Member]:
         """The workspace's users (every user, without one), each with every membership."""
         found = await self._store.users.list_users(workspace_id)
-        return [
-            Member(user, tuple(await self._store.users.memberships(user.user_id))) for user in found
-        ]
+        held: dict[str, list[Membership]] = {}
+        for membership in await self._store.users.memberships_of_members(workspace_id):
+            held.setdefault(membership.user_id, []).append(membership)
+        return [Member(user, tuple(held.get(user.user_id, ()))) for user in found]
 
     async def remove(self, user_ref: str) -> User:
         """By id or email address: the user, memberships, links and sessions go. The last
