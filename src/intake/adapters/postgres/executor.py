@@ -5,8 +5,8 @@ Statements are written in sqlite3's placeholder styles and rendered for psycopg 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Concatenate, ParamSpec, TypeVar
 
 import psycopg
 
@@ -15,6 +15,9 @@ from intake.adapters.postgres.mapping import ROW_MAPPER
 from intake.adapters.sql.executor import Params, Transaction
 from intake.adapters.sql_rows import Row, RowMapper
 from intake.adapters.sql_statements import for_psycopg
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 # The statements are the code's own, a few hundred; bounded all the same, so that a
 # statement built from data by mistake could not grow a process without end.
@@ -76,13 +79,19 @@ class PostgresExecutor:
         async with self._db.connection() as conn:
             return await _execute_many(conn, statement, batch)
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
+    async def transaction(
+        self,
+        steps: Callable[Concatenate[Transaction, P], Coroutine[object, None, T]],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
         async with self._db.connection() as conn, conn.transaction():
             tx = _Transaction(conn)
-            yield tx
+            result = await steps(tx, *args, **kwargs)
             if tx.discarded:
                 raise psycopg.Rollback  # caught by conn.transaction(), which rolls back
+        return result
 
     async def forget_erased(self) -> None:
         pass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from intake.adapters import chat_statements as chat_sql
 from intake.adapters.sealed_columns import opened_chat, sealed_chat
 from intake.adapters.sql.destination_caps import insert_capped
-from intake.adapters.sql.executor import Executor
+from intake.adapters.sql.executor import Executor, Transaction
 from intake.adapters.sql_rows import Row
 from intake.domain.chat import ChatDestination
 from intake.ports.sealer import Sealer
@@ -48,8 +48,14 @@ class SqlChats:
 
     async def remove(self, destination_id: str) -> bool:
         """The destination and its undelivered deliveries, in one transaction."""
-        async with self._ex.transaction() as tx:
-            if await tx.execute(chat_sql.REMOVE_CHAT, (destination_id,)) == 0:
-                return False
-            await tx.execute(chat_sql.DROP_UNDELIVERED_CHAT, (destination_id,))
-        return True
+        return await self._ex.transaction(
+            removed, chat_sql.REMOVE_CHAT, chat_sql.DROP_UNDELIVERED_CHAT, destination_id
+        )
+
+
+async def removed(tx: Transaction, remove: str, drop_undelivered: str, destination_id: str) -> bool:
+    """The destination and its undelivered deliveries, if it was there."""
+    if await tx.execute(remove, (destination_id,)) == 0:
+        return False
+    await tx.execute(drop_undelivered, (destination_id,))
+    return True

@@ -109,23 +109,28 @@ class SqlDeliveryRecords:
     ) -> Delivery:
         at = self._ex.rows.codec.time(now)
         new = make_delivery_id(event.event_id, kind, destination_id)
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> Row | None:
             if throttled:
                 await _check_throttle(tx, event, kind, destination_id, now)
             await tx.execute(sql.INSERT_PUBLISHED_EVENT, tx.rows.event_params(event))
-            await tx.execute(
-                _INSERT_PENDING, (new, event.event_id, kind.value, destination_id, at, at)
-            )
-            row = await tx.fetch_one(_SELECT_DELIVERY, (new,))
+            pending = (new, event.event_id, kind.value, destination_id, at, at)
+            await tx.execute(_INSERT_PENDING, pending)
+            return await tx.fetch_one(_SELECT_DELIVERY, (new,))
+
+        row = await self._ex.transaction(steps)
         assert row is not None  # inserted in the same transaction
         return self._ex.rows.delivery_from_row(row)
 
     async def retry_one(self, delivery_id: str, now: datetime) -> Delivery | None:
         at = self._ex.rows.codec.time(now)
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> Row | None:
             if await tx.execute(sql.RETRY_ONE_DEAD, (at, delivery_id)) == 0:
                 await tx.execute(sql.RETRY_ONE_PENDING, (at, delivery_id))
-            row = await tx.fetch_one(_SELECT_DELIVERY, (delivery_id,))
+            return await tx.fetch_one(_SELECT_DELIVERY, (delivery_id,))
+
+        row = await self._ex.transaction(steps)
         return None if row is None else self._ex.rows.delivery_from_row(row)
 
     async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:

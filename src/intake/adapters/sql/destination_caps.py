@@ -27,7 +27,8 @@ async def insert_capped(
 ) -> int:
     """Runs `insert` unless the form has `at_most` rows by `count` already (LimitReached),
     or `refuse`, awaited first in the same transaction, raises; the rows it inserted."""
-    async with ex.transaction() as tx:
+
+    async def steps(tx: Transaction) -> int:
         if tx.locks_rows and (at_most is not None or refuse is not None):
             await tx.execute(_LOCK, (form_id,))
         if refuse is not None:
@@ -37,3 +38,5 @@ async def insert_capped(
             if row is not None and int(row["n"]) >= at_most:
                 raise LimitReached(f"form {form_id} has {at_most} already")
         return await tx.execute(insert, params)
+
+    return await ex.transaction(steps)

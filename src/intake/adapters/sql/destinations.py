@@ -8,7 +8,7 @@ from datetime import datetime
 from intake.adapters import delivery_records
 from intake.adapters import sql_statements as sql
 from intake.adapters.sealed_columns import opened_endpoint, sealed_endpoint
-from intake.adapters.sql.chat_destinations import SqlChats
+from intake.adapters.sql.chat_destinations import SqlChats, removed
 from intake.adapters.sql.destination_caps import insert_capped
 from intake.adapters.sql.executor import Executor, Transaction
 from intake.adapters.sql_rows import Row
@@ -62,11 +62,8 @@ class SqlDestinations:
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
         """The endpoint and its undelivered deliveries, in one transaction."""
-        async with self._ex.transaction() as tx:
-            if await tx.execute(sql.REMOVE_ENDPOINT, (endpoint_id,)) == 0:
-                return False
-            await tx.execute(delivery_records.DROP_UNDELIVERED, (endpoint_id,))
-        return True
+        drop = delivery_records.DROP_UNDELIVERED
+        return await self._ex.transaction(removed, sql.REMOVE_ENDPOINT, drop, endpoint_id)
 
     async def disable_endpoint(self, endpoint_id: str, when: datetime) -> None:
         await self._ex.execute(sql.DISABLE_ENDPOINT, (self._ex.rows.codec.time(when), endpoint_id))

@@ -53,8 +53,7 @@ class SqlErasures:
         return await self._erase(_EXPIRED, created_before, limit, key_form=form_id)
 
     async def erase_forwarded(self, limit: int) -> ErasedBatch:
-        async with self._ex.transaction() as tx:
-            erased = await _blank_forwarded(tx, limit)
+        erased = await self._ex.transaction(_blank_forwarded, limit)
         if erased.submission_ids:
             await self._ex.forget_erased()
         return erased
@@ -67,8 +66,7 @@ class SqlErasures:
         params = {"cutoff": self._ex.rows.codec.time(created_before), "limit": limit}
         if key_form is not None:
             params["form_id"] = key_form
-        async with self._ex.transaction() as tx:
-            erased = await _delete_chosen(tx, chosen, params, key_form)
+        erased = await self._ex.transaction(_delete_chosen, chosen, params, key_form)
         if erased.submission_ids:
             await self._ex.forget_erased()
         return erased

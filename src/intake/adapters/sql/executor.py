@@ -9,14 +9,15 @@ store holds a time, a boolean and JSON (sql_rows.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeAlias
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Concatenate, ParamSpec, Protocol, TypeAlias, TypeVar
 
 from intake.adapters.sql_rows import Row, RowMapper
 
 # `?` placeholders take a sequence, `:name` ones a mapping.
 Params: TypeAlias = Mapping[str, object] | Sequence[object]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Statements(Protocol):
@@ -56,16 +57,27 @@ class Statements(Protocol):
 
 class Transaction(Statements, Protocol):
     def discard(self) -> None:
-        """Ends the transaction with a rollback, without an error, when the block ends."""
+        """Ends the transaction with a rollback, without an error, once its steps end."""
         ...
 
 
 class Executor(Statements, Protocol):
-    def transaction(self) -> AbstractAsyncContextManager[Transaction]:
-        """The statements sent through the transaction it yields are committed together
-        when the block ends, or none of them: an exception (cancellation included) or a
-        `discard()` rolls them back. Statements sent meanwhile through the executor
-        itself are not part of it."""
+    async def transaction(
+        self,
+        steps: Callable[Concatenate[Transaction, P], Coroutine[object, None, T]],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """Runs `steps(tx, *args, **kwargs)` as one transaction and answers what they
+        return: the statements sent through `tx` are committed together when the steps
+        end, or none of them: an exception or a `discard()` rolls them back.
+
+        The steps await `tx`'s statements and nothing else: SQLite runs them on its
+        worker thread, in one hop, each statement as it is called. A caller cancelled
+        there stops waiting: steps that had not begun never run, begun ones run to their
+        end. Statements sent through the executor itself are not part of the
+        transaction (on SQLite, from inside the steps, they fail)."""
         ...
 
     async def forget_erased(self) -> None:

@@ -70,27 +70,31 @@ class SqlFanOut:
         self._publish = _PUBLISH + one_of
 
     async def fan_out(self, now: datetime, limit: int, autoresponse_limit: int) -> int:
-        rows = self._ex.rows
+        return await self._ex.transaction(self._fan_out, now, limit, autoresponse_limit)
+
+    async def _fan_out(
+        self, tx: Transaction, now: datetime, limit: int, autoresponse_limit: int
+    ) -> int:
+        rows = tx.rows
         listed = self._statements.listed
-        async with self._ex.transaction() as tx:
-            found = await tx.fetch_all(self._statements.unpublished, {"limit": limit})
-            events = [rows.outbox_row_from_row(row).event for row in found]
-            if not events:
-                return 0
-            form_ids = {"ids": listed(sorted({event.form_id for event in events}))}
-            forms: dict[str, _Found] = {event.form_id: ([], [], []) for event in events}
-            for row in await tx.fetch_all(self._endpoints, form_ids):
-                forms[row["form_id"]][0].append(rows.endpoint_from_row(row))
-            for row in await tx.fetch_all(self._recipients, form_ids):
-                forms[row["form_id"]][1].append(rows.recipient_from_row(row))
-            for row in await tx.fetch_all(self._chats, form_ids):
-                # Their ids only: the secret stays sealed.
-                forms[row["form_id"]][2].append(rows.chat_from_row(row))
-            deliveries = await _messages_fan_out(tx, events, forms, now, autoresponse_limit)
-            if deliveries:
-                await tx.execute_many(sql.INSERT_DELIVERY, deliveries)
-            published = [event.event_id for event in events]
-            await tx.execute(self._publish, {"at": rows.codec.time(now), "ids": listed(published)})
+        found = await tx.fetch_all(self._statements.unpublished, {"limit": limit})
+        events = [rows.outbox_row_from_row(row).event for row in found]
+        if not events:
+            return 0
+        form_ids = {"ids": listed(sorted({event.form_id for event in events}))}
+        forms: dict[str, _Found] = {event.form_id: ([], [], []) for event in events}
+        for row in await tx.fetch_all(self._endpoints, form_ids):
+            forms[row["form_id"]][0].append(rows.endpoint_from_row(row))
+        for row in await tx.fetch_all(self._recipients, form_ids):
+            forms[row["form_id"]][1].append(rows.recipient_from_row(row))
+        for row in await tx.fetch_all(self._chats, form_ids):
+            # Their ids only: the secret stays sealed.
+            forms[row["form_id"]][2].append(rows.chat_from_row(row))
+        deliveries = await _messages_fan_out(tx, events, forms, now, autoresponse_limit)
+        if deliveries:
+            await tx.execute_many(sql.INSERT_DELIVERY, deliveries)
+        published = [event.event_id for event in events]
+        await tx.execute(self._publish, {"at": rows.codec.time(now), "ids": listed(published)})
         return len(events)
 
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from intake.adapters import sql_statements as sql
 from intake.adapters.form_cache import FORM_ID, PUBLIC_KEY, FormCache
 from intake.adapters.sealed_columns import opened_context, opened_form, sealed_form
-from intake.adapters.sql.executor import Executor
+from intake.adapters.sql.executor import Executor, Transaction
 from intake.domain.model import Form
 from intake.ports.forms import FormContext
 from intake.ports.sealer import Sealer
@@ -77,8 +77,7 @@ class SqlForms:
     async def mark_deleted(self, form_id: str, at: datetime) -> bool:
         codec = self._ex.rows.codec
         params = (codec.time(at), codec.boolean(False), form_id)
-        async with self._ex.transaction() as tx:
-            marked = await tx.execute(sql.MARK_FORM_DELETED, params) > 0
+        marked = await self._ex.execute(sql.MARK_FORM_DELETED, params) > 0
         self._changed()
         return marked
 
@@ -87,13 +86,16 @@ class SqlForms:
         return [row["form_id"] for row in rows]
 
     async def remove_deleted(self, form_id: str) -> bool:
-        # Nothing is committed for the form between the check and the removal.
-        async with self._ex.transaction() as tx:
-            if tx.locks_rows:
-                await tx.execute(_LOCK_FORM, (form_id,))
-            if await tx.fetch_one(sql.FORM_REMOVABLE, (form_id,)) is None:
-                tx.discard()
-                return False
-            await tx.execute(sql.REMOVE_FORM_HONEYPOT_HITS, (form_id,))
-            await tx.execute(sql.REMOVE_FORM, (form_id,))
-        return True
+        return await self._ex.transaction(_remove_deleted, form_id)
+
+
+async def _remove_deleted(tx: Transaction, form_id: str) -> bool:
+    # Nothing is committed for the form between the check and the removal.
+    if tx.locks_rows:
+        await tx.execute(_LOCK_FORM, (form_id,))
+    if await tx.fetch_one(sql.FORM_REMOVABLE, (form_id,)) is None:
+        tx.discard()
+        return False
+    await tx.execute(sql.REMOVE_FORM_HONEYPOT_HITS, (form_id,))
+    await tx.execute(sql.REMOVE_FORM, (form_id,))
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from intake.adapters import note_statements as sql
-from intake.adapters.sql.executor import Executor
+from intake.adapters.sql.executor import Executor, Transaction
 from intake.domain.sealing import SealingError
 from intake.ports.sealer import Sealer
 
@@ -20,9 +20,12 @@ class SqlNotes:
     ) -> None:
         sealed = self._sealer.seal_text(note, sql.note_place(session_id))
         time = self._ex.rows.codec.time
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> None:
             await tx.execute(sql.DROP_EXPIRED, (time(now),))
             await tx.execute(sql.KEEP, (session_id, sealed, time(expires_at)))
+
+        await self._ex.transaction(steps)
 
     async def take(self, session_id: str, now: datetime) -> str | None:
         # Read and deleted in one statement: two pages at once cannot both have it.

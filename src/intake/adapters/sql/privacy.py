@@ -10,7 +10,7 @@ from datetime import datetime
 from itertools import takewhile
 from typing import Protocol
 
-from intake.adapters.sql.executor import Executor, Params
+from intake.adapters.sql.executor import Executor, Params, Transaction
 from intake.adapters.sql_rows import Row
 from intake.domain.model import Submission
 from intake.domain.privacy import client_network_address
@@ -53,19 +53,7 @@ class SqlPrivacy:
         """One batch, one transaction."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        codec = self._ex.rows.codec
-        read_time = codec.read_time
-        async with self._ex.transaction() as tx:
-            lock = " FOR UPDATE" if tx.locks_rows else ""
-            swept = await tx.fetch_one(_SWEPT_THROUGH + lock)
-            after = "" if swept is None else swept["swept_through"]
-            found = await tx.fetch_all(_AFTER, (after, limit))
-            due = list(takewhile(lambda r: read_time(r["created_at"]) <= created_before, found))
-            truncated = await tx.execute_many(_CUT, _cuts(due))
-            if due:
-                last = {"only_row": codec.boolean(True), "last": due[-1]["submission_id"]}
-                await tx.execute(_SWEPT, last)
-        return TruncatedBatch(seen=len(due), truncated=truncated)
+        return await self._ex.transaction(_truncate, created_before, limit)
 
     async def with_address(self, workspace_id: str, spellings: Collection[str]) -> list[Submission]:
         wanted = [text.lower() for text in spellings]
@@ -84,6 +72,20 @@ class SqlPrivacy:
         if forgotten:
             await self._ex.forget_erased()
         return forgotten
+
+
+async def _truncate(tx: Transaction, created_before: datetime, limit: int) -> TruncatedBatch:
+    codec = tx.rows.codec
+    lock = " FOR UPDATE" if tx.locks_rows else ""
+    swept = await tx.fetch_one(_SWEPT_THROUGH + lock)
+    after = "" if swept is None else swept["swept_through"]
+    found = await tx.fetch_all(_AFTER, (after, limit))
+    due = list(takewhile(lambda r: codec.read_time(r["created_at"]) <= created_before, found))
+    truncated = await tx.execute_many(_CUT, _cuts(due))
+    if due:
+        last = {"only_row": codec.boolean(True), "last": due[-1]["submission_id"]}
+        await tx.execute(_SWEPT, last)
+    return TruncatedBatch(seen=len(due), truncated=truncated)
 
 
 def _cuts(due: Sequence[Row]) -> list[Params]:

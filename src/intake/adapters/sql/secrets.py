@@ -13,8 +13,8 @@ from intake.adapters.sealed_columns import (
     sealed_column,
     sealed_shared_secret,
 )
-from intake.adapters.sql.executor import Executor
-from intake.adapters.sql_rows import check_secret
+from intake.adapters.sql.executor import Executor, Transaction
+from intake.adapters.sql_rows import Row, check_secret
 from intake.ports.sealed_values import StoredValue
 from intake.ports.sealer import Sealer
 
@@ -34,14 +34,17 @@ class SqlSecrets:
         check_secret(name, candidate)
         sealed = sealed_shared_secret(name, bytes(candidate), self._sealer)
         now = self._ex.rows.codec.time(datetime.now(UTC))
+
         # Two statements: another process's insert is kept. On SQLite the transaction
         # holds the write lock, so that insert committed before or waits for this one; on
         # PostgreSQL the insert waits for it, and the read, a statement of its own (READ
         # COMMITTED), then sees it, where one statement would read what was committed
         # when it started.
-        async with self._ex.transaction() as tx:
+        async def steps(tx: Transaction) -> Row | None:
             await tx.execute(_STORE_IF_ABSENT, (name, sealed, now))
-            row = await tx.fetch_one(_READ_STORED, (name,))
+            return await tx.fetch_one(_READ_STORED, (name,))
+
+        row = await self._ex.transaction(steps)
         if row is None:
             raise RuntimeError(f"secret {name!r} neither stored nor found")  # a bug
         return opened_shared_secret(name, bytes(row["value"]), self._sealer)

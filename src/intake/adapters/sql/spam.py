@@ -114,14 +114,14 @@ class SqlSpamStatistics:
         tally = Tally()
         for lesson in lessons:
             tally.add(lesson.workspace_id, lesson.hashes, delta(None, lesson.label))
-        async with self._ex.transaction() as tx:
-            await self.teaching.write(tx, tally)
+        await self._ex.transaction(self.teaching.write, tally)
         return len(lessons)
 
     async def confirm(
         self, submission_id: str, lesson: Lesson, if_status: SubmissionStatus | None = None
     ) -> bool:
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> bool:
             rows = await self.teaching.locked(tx, [submission_id])
             if not rows:
                 tx.discard()
@@ -129,7 +129,9 @@ class SqlSpamStatistics:
             if if_status is not None and rows[0]["status"] != if_status.value:
                 return True  # another triage came in between: it decided
             await self.teaching.teach(tx, submission_id, rows[0], lesson, lesson.label)
-        return True
+            return True
+
+        return await self._ex.transaction(steps)
 
     async def untaught(self, created_before: datetime, limit: int) -> list[Submission]:
         if limit < 1:
@@ -144,9 +146,10 @@ class SqlSpamStatistics:
             wanted.setdefault(settlement.submission.submission_id, settlement)
         if not wanted:
             return 0
-        tally = Tally()
-        taught: list[tuple[str, str]] = []
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> int:
+            tally = Tally()
+            taught: list[tuple[str, str]] = []
             for row in await self.teaching.locked(tx, list(wanted)):
                 settlement = wanted[row["submission_id"]]
                 if row["taught"] is not None or row["status"] != settlement.submission.status.value:
@@ -157,7 +160,9 @@ class SqlSpamStatistics:
             await self.teaching.write(tx, tally)
             if taught:
                 await tx.execute_many(spam_sql.SET_TAUGHT, taught)
-        return len(taught)
+            return len(taught)
+
+        return await self._ex.transaction(steps)
 
     async def taught(self, submission_id: str) -> Label | None:
         row = await self._ex.fetch_one(spam_sql.TAUGHT, (submission_id,))

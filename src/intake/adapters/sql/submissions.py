@@ -12,7 +12,7 @@ from typing import Protocol
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.erasures import SqlErasures
-from intake.adapters.sql.executor import Executor, Params
+from intake.adapters.sql.executor import Executor, Params, Transaction
 from intake.adapters.sql.privacy import AddressSearch, SqlPrivacy
 from intake.adapters.sql.purge import PurgeStatements, SqlPurge
 from intake.adapters.sql.spam import SpamStatements, SpamTeaching
@@ -95,13 +95,16 @@ class SqlSubmissions:
         rows = self._ex.rows
         expired_at = rows.codec.time(record.created_at - RETENTION)
         params = {**rows.idempotency_params(record), "expired_at": expired_at}
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> IdempotencyRecord | None:
             if await tx.execute(_CLAIM_KEY, params) > 0:
                 return None
             held = await tx.fetch_one(_HELD_KEY, (record.scope, record.key))
-        if held is None:
-            raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
-        return rows.idempotency_from_row(held)
+            if held is None:
+                raise RuntimeError("an idempotency key neither claimed nor held")  # a bug
+            return rows.idempotency_from_row(held)
+
+        return await self._ex.transaction(steps)
 
     # Reads
 

@@ -39,76 +39,82 @@ class SqlTriage:
         self._teaching = teaching
 
     async def release(self, order: Release) -> Released | None:
+        return await self._ex.transaction(self._release, order)
+
+    async def _release(self, tx: Transaction, order: Release) -> Released | None:
         params = {"submission_id": order.submission_id, "period": order.period}
-        async with self._ex.transaction() as tx:
-            before = await tx.fetch_one(
-                _locked(tx, triage_sql.CHARGED_BEFORE), (order.submission_id,)
-            )
-            if before is None:
-                tx.discard()
-                return None
-            changed = await tx.execute(triage_sql.RELEASE, params) > 0
-            # Charged already: accepted once before, and its submission.created queued then.
-            queued = changed and before["charged_period"] is None
-            if changed and order.report is not None:
-                await self._insert_event(tx, order.report)
-            if queued:
-                await tx.execute(self._charge, (before["workspace_id"], order.period))
-                await self._insert_event(tx, order.event)
-            if order.lesson is not None:  # even when accepted already: idempotent
-                await self._teaching.teach(tx, order.submission_id, before, order.lesson, Label.HAM)
-            submission = await _get(tx, order.submission_id)
-        if submission is None:
+        before = await tx.fetch_one(_locked(tx, triage_sql.CHARGED_BEFORE), (order.submission_id,))
+        if before is None:
+            tx.discard()
             return None
-        return Released(submission, changed=changed, queued=queued)
+        changed = await tx.execute(triage_sql.RELEASE, params) > 0
+        # Charged already: accepted once before, and its submission.created queued then.
+        queued = changed and before["charged_period"] is None
+        if changed and order.report is not None:
+            await self._insert_event(tx, order.report)
+        if queued:
+            await tx.execute(self._charge, (before["workspace_id"], order.period))
+            await self._insert_event(tx, order.event)
+        if order.lesson is not None:  # even when accepted already: idempotent
+            await self._teaching.teach(tx, order.submission_id, before, order.lesson, Label.HAM)
+        submission = await _get(tx, order.submission_id)
+        return None if submission is None else Released(submission, changed=changed, queued=queued)
 
     async def mark_spam(
         self, submission_id: str, lesson: Lesson | None, report: OutboxEvent | None = None
     ) -> Submission | None:
-        async with self._ex.transaction() as tx:
-            before = None
-            if lesson is not None:
-                before = await tx.fetch_one(_locked(tx, triage_sql.TAUGHT_BEFORE), (submission_id,))
-            await tx.execute(triage_sql.MARK_SPAM, (submission_id,))
-            if lesson is not None and before is not None:
-                await self._teaching.teach(tx, submission_id, before, lesson, Label.SPAM)
-            marked = await _get(tx, submission_id)
-            if marked is None:
-                tx.discard()
-            elif report is not None:
-                await self._insert_event(tx, report)
+        return await self._ex.transaction(self._mark_spam, submission_id, lesson, report)
+
+    async def _mark_spam(
+        self, tx: Transaction, submission_id: str, lesson: Lesson | None, report: OutboxEvent | None
+    ) -> Submission | None:
+        before = None
+        if lesson is not None:
+            before = await tx.fetch_one(_locked(tx, triage_sql.TAUGHT_BEFORE), (submission_id,))
+        await tx.execute(triage_sql.MARK_SPAM, (submission_id,))
+        if lesson is not None and before is not None:
+            await self._teaching.teach(tx, submission_id, before, lesson, Label.SPAM)
+        marked = await _get(tx, submission_id)
+        if marked is None:
+            tx.discard()
+        elif report is not None:
+            await self._insert_event(tx, report)
         return marked
 
     async def erase(self, order: Erasure) -> Erased | None:
         """The events' data blanked, what goes dropped and the deletion's event queued in
         one transaction, so a relay never reads the rows half-erased."""
+        erased = await self._ex.transaction(self._erase, order)
+        if erased is not None:
+            await self._ex.forget_erased()
+        return erased
+
+    async def _erase(self, tx: Transaction, order: Erasure) -> Erased | None:
         submission_id = order.submission_id
-        codec = self._ex.rows.codec
-        async with self._ex.transaction() as tx:
-            gone = await tx.fetch_one(_DROP_SUBMISSION, (submission_id,))
-            if gone is None:
-                return None
-            # Locked on PostgreSQL: a fan-out that holds one is waited for, so its
-            # deliveries are seen (and dropped) by the statements after this one.
-            events = await tx.fetch_all(_locked(tx, triage_sql.SUBMISSION_EVENTS), (submission_id,))
-            blanks = [
-                (codec.json(erased_payload(codec.read_json(event["payload"]))), event["event_id"])
-                for event in events
-            ]
-            await tx.execute_many(triage_sql.SET_PAYLOAD, blanks)
-            await tx.execute(triage_sql.DROP_UNDELIVERED, (submission_id,))
-            server, (public_from, public_to) = key_scopes(gone["form_id"])
-            await tx.execute(triage_sql.DROP_SERVER_KEYS, (server, submission_id))
-            await tx.execute(triage_sql.DROP_PUBLIC_KEYS, (public_from, public_to, submission_id))
-            files = files_from_json(codec.read_json(gone["files"]))
-            freed = sum(f.size for f in files)
-            if freed:
-                params = {"workspace_id": gone["workspace_id"], "bytes": freed}
-                await tx.execute(_GIVE_BACK_STORAGE, params)
-            await self._insert_event(tx, order.event)
-            if order.lesson is not None:  # unlearns what it taught
-                await self._teaching.teach(tx, submission_id, gone, order.lesson, None)
-        await self._ex.forget_erased()
+        codec = tx.rows.codec
+        gone = await tx.fetch_one(_DROP_SUBMISSION, (submission_id,))
+        if gone is None:
+            return None
+        # Locked on PostgreSQL: a fan-out that holds one is waited for, so its
+        # deliveries are seen (and dropped) by the statements after this one.
+        events = await tx.fetch_all(_locked(tx, triage_sql.SUBMISSION_EVENTS), (submission_id,))
+        blanks = [
+            (codec.json(erased_payload(codec.read_json(event["payload"]))), event["event_id"])
+            for event in events
+        ]
+        await tx.execute_many(triage_sql.SET_PAYLOAD, blanks)
+        await tx.execute(triage_sql.DROP_UNDELIVERED, (submission_id,))
+        server, (public_from, public_to) = key_scopes(gone["form_id"])
+        await tx.execute(triage_sql.DROP_SERVER_KEYS, (server, submission_id))
+        await tx.execute(triage_sql.DROP_PUBLIC_KEYS, (public_from, public_to, submission_id))
+        files = files_from_json(codec.read_json(gone["files"]))
+        freed = sum(f.size for f in files)
+        if freed:
+            params = {"workspace_id": gone["workspace_id"], "bytes": freed}
+            await tx.execute(_GIVE_BACK_STORAGE, params)
+        await self._insert_event(tx, order.event)
+        if order.lesson is not None:  # unlearns what it taught
+            await self._teaching.teach(tx, submission_id, gone, order.lesson, None)
         return Erased(tuple(f.key for f in files))
 
     async def _insert_event(self, tx: Transaction, event: OutboxEvent) -> None:

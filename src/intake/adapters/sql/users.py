@@ -8,7 +8,7 @@ from datetime import datetime
 
 from intake.adapters import invitation_statements as isql
 from intake.adapters import user_statements as sql
-from intake.adapters.sql.executor import Executor, Params, Statements
+from intake.adapters.sql.executor import Executor, Params, Statements, Transaction
 from intake.adapters.sql_rows import Row
 from intake.domain.users import (
     Invitation,
@@ -38,12 +38,14 @@ class SqlUsers:
         self._time = codec.time
 
     async def add(self, user: User, membership: Membership) -> bool:
-        async with self._ex.transaction() as tx:
+        async def steps(tx: Transaction) -> bool:
             if not await self._insert(tx, user):
                 tx.discard()
                 return False
             await tx.execute(sql.UPSERT_MEMBERSHIP, self._rows.membership_params(membership))
-        return True
+            return True
+
+        return await self._ex.transaction(steps)
 
     async def _insert(self, ex: Statements, user: User) -> bool:
         """False, nothing written: the address has a user."""
@@ -69,10 +71,13 @@ class SqlUsers:
 
     async def remove(self, user_id: str) -> bool:
         params = {"user_id": user_id}
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> bool:
             if tx.locks_rows:  # its workspaces, in order: owners removed at once take turns
                 await tx.execute(sql.LOCK_USERS_WORKSPACES, params)
             return await tx.execute(sql.DELETE_USER, params) > 0
+
+        return await self._ex.transaction(steps)
 
     async def set_password(self, user_id: str, password_hash: str) -> None:
         await self._ex.execute(sql.STORE_HASH, (password_hash, user_id))
@@ -89,10 +94,7 @@ class SqlUsers:
         return await self._keeping_an_owner(sql.DELETE_MEMBERSHIP, params)
 
     async def _keeping_an_owner(self, statement: str, params: dict[str, str]) -> bool:
-        async with self._ex.transaction() as tx:
-            if tx.locks_rows:  # the workspace's row: changes of its owners take turns
-                await tx.execute(sql.LOCK_WORKSPACE, params)
-            return await tx.execute(statement, params) > 0
+        return await self._ex.transaction(_keeping_an_owner, statement, params)
 
     async def memberships(self, user_id: str) -> list[Membership]:
         return self._memberships(await self._ex.fetch_all(sql.USER_MEMBERSHIPS, (user_id,)))
@@ -144,8 +146,11 @@ class SqlUsers:
 
     async def put_invitation(self, invitation: Invitation) -> Invitation:
         params = self._invitations.params(invitation)
-        async with self._ex.transaction() as tx:
-            row = await tx.fetch_one(isql.PUT_INVITATION, params)
+
+        async def steps(tx: Transaction) -> Row | None:
+            return await tx.fetch_one(isql.PUT_INVITATION, params)
+
+        row = await self._ex.transaction(steps)
         assert row is not None  # an insert or an update, RETURNING its row
         return self._invitations.invitation(row)
 
@@ -177,21 +182,25 @@ class SqlUsers:
         self, invitation_id: str, user_id: str, now: datetime
     ) -> Invitation | None:
         params = self._invitations.acceptance(invitation_id, user_id, now)
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> Invitation | None:
             row = await tx.fetch_one(isql.ACCEPT_INVITATION, params)
             if row is None:
                 return None
             accepted = self._invitations.invitation(row)
             membership = self._invitations.membership_of(accepted, user_id, now)
             await tx.execute(isql.ADD_MEMBERSHIP, membership)
-        return accepted
+            return accepted
+
+        return await self._ex.transaction(steps)
 
     async def join(self, invitation_id: str, user: User, now: datetime) -> Invitation | None:
         params = {
             **self._invitations.acceptance(invitation_id, user.user_id, now),
             "email": user.email,
         }
-        async with self._ex.transaction() as tx:
+
+        async def steps(tx: Transaction) -> Invitation | None:
             row = await tx.fetch_one(isql.ACCEPT_FOR_ADDRESS, params)
             if row is None or not await self._insert(tx, user):
                 tx.discard()  # the address has a user: the acceptance is undone
@@ -199,7 +208,15 @@ class SqlUsers:
             accepted = self._invitations.invitation(row)
             membership = self._invitations.membership_of(accepted, user.user_id, now)
             await tx.execute(isql.ADD_MEMBERSHIP, membership)
-        return accepted
+            return accepted
+
+        return await self._ex.transaction(steps)
 
     async def purge_invitations(self, expired_before: datetime) -> int:
         return await self._ex.execute(isql.PURGE_INVITATIONS, (self._time(expired_before),))
+
+
+async def _keeping_an_owner(tx: Transaction, statement: str, params: dict[str, str]) -> bool:
+    if tx.locks_rows:  # the workspace's row: changes of its owners take turns
+        await tx.execute(sql.LOCK_WORKSPACE, params)
+    return await tx.execute(statement, params) > 0

@@ -23,10 +23,6 @@ class Worker:
         self._executor = executor
         self._conn = conn  # touched only by functions running on the executor's thread
         self._closed = False
-        # Held by a transaction of several calls (sqlite/executor.py), from its BEGIN to
-        # its end: another caller's function would run inside it. `holder`: its task.
-        self.turn = asyncio.Lock()
-        self.holder: asyncio.Task[object] | None = None
 
     @classmethod
     async def start(cls, path: str, *, busy_timeout: float, create: bool = True) -> Worker:
@@ -59,22 +55,6 @@ class Worker:
         **kwargs: P.kwargs,
     ) -> T:
         """Runs `fn(connection, ...)` on the worker thread, driver errors translated."""
-        if self.turn.locked():  # after the transaction that holds the connection
-            if self.holder is asyncio.current_task():
-                # It would wait for its own transaction to end, for ever.
-                raise RuntimeError("inside a transaction, send statements through it")
-            async with self.turn:
-                pass
-        # Sent before this coroutine yields: no transaction can begin in between.
-        return await self.run_in_turn(fn, *args, **kwargs)
-
-    async def run_in_turn(
-        self,
-        fn: Callable[Concatenate[sqlite3.Connection, P], T],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T:
-        """As `run`, for the holder of `turn` (and `run` itself)."""
         if self._closed:
             raise StorageUnavailable("the store is closed")
         return await _hop(self._executor, _mapped(fn), self._conn, *args, **kwargs)
