@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from attrs import evolve
 
+from intake.adapters import sql_statements as sql
 from intake.adapters.delivery_rules import ERROR_LIMIT, delivery_id
 from intake.adapters.postgres import PostgresStore
+from intake.adapters.sql import claims
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
-from intake.adapters.sqlite import deliveries as lite
 from intake.adapters.sqlite import dialect as lite_dialect
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.deliveries import Delivery, DeliveryState, DestinationKind
@@ -640,9 +641,9 @@ async def test_a_purge_keeps_a_dead_delivery_for_the_retention_after_it_died(
 
 
 SQLITE_QUERIES: dict[str, tuple[str, tuple[object, ...] | dict[str, object]]] = {
-    "fan_out": (lite_dialect.FAN_OUT.unpublished, {"limit": 100}),
+    "fan_out": (lite_dialect.DELIVERIES.fan_out.unpublished, {"limit": 100}),
     "due_head": (
-        lite._DUE_HEAD,
+        claims._DUE_HEAD,
         {
             "now": "x",
             "limit": 100,
@@ -652,9 +653,9 @@ SQLITE_QUERIES: dict[str, tuple[str, tuple[object, ...] | dict[str, object]]] = 
             "chat_removed": "cr",
         },
     ),
-    "claimable": (lite._CLAIMABLE, {"now": "x", "limit": 100}),
-    "list_dead": (lite._LIST_DEAD, (100,)),
-    "retry_dead": (lite._RETRY_DEAD, ("x", "evt_1")),
+    "claimable": (claims._CLAIMABLE, {"now": "x", "limit": 100, "active": 1}),
+    "list_dead": (sql.LIST_DEAD, (100,)),
+    "retry_dead": (sql.RETRY_DEAD, ("x", "evt_1")),
 }
 
 

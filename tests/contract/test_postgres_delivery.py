@@ -13,8 +13,8 @@ import pytest
 from psycopg.abc import Params
 from psycopg.rows import dict_row
 
+from intake.adapters import sql_statements as sql
 from intake.adapters.postgres import PostgresStore
-from intake.adapters.postgres import deliveries as pg
 from intake.adapters.postgres import dialect as pg_dialect
 from intake.adapters.sql_statements import for_psycopg
 from tests.contract.builders import endpoint, form, seed
@@ -187,9 +187,9 @@ async def _listeners(url: str, expected: int) -> int:
 
 
 PG_QUERIES: dict[str, tuple[str, Params]] = {
-    "fan_out": (for_psycopg(pg_dialect.FAN_OUT.unpublished), {"limit": 100}),
+    "fan_out": (for_psycopg(pg_dialect.DELIVERIES.fan_out.unpublished), {"limit": 100}),
     "claim_due": (
-        pg._CLAIM,
+        for_psycopg(pg_dialect._CLAIM),
         {
             "now": NOW,
             "leased_until": NOW + LEASE,
@@ -200,8 +200,8 @@ PG_QUERIES: dict[str, tuple[str, Params]] = {
             "chat_removed": "cr",
         },
     ),
-    "list_dead": (pg._LIST_DEAD, (100,)),
-    "retry_dead": (pg._RETRY_DEAD, (NOW, "evt_1")),
+    "list_dead": (for_psycopg(sql.LIST_DEAD), (100,)),
+    "retry_dead": (for_psycopg(sql.RETRY_DEAD), (NOW, "evt_1")),
 }
 
 

@@ -33,6 +33,3 @@ CLAIMED_CHAT_WITH = """,
         ch.destination_id AS ch_destination_id, ch.form_id AS ch_form_id, ch.app AS ch_app,
         ch.secret AS ch_secret, ch.chat_id AS ch_chat_id,
         ch.include_flagged AS ch_include_flagged, ch.created_at AS ch_created_at"""
-JOIN_CHAT = """
-    LEFT JOIN chat_destinations AS ch
-        ON {alias}.kind = 'chat' AND ch.destination_id = {alias}.destination_id"""

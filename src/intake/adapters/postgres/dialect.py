@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
+from intake.adapters.sql.claims import CLAIMED_COLUMNS
+from intake.adapters.sql.deliveries import DeliveryStatements
 from intake.adapters.sql.executor import Params
 from intake.adapters.sql.fan_out import FanOutStatements
 from intake.adapters.sql.purge import PurgeStatements
@@ -173,12 +175,124 @@ CHARGE = """
     ON CONFLICT (workspace_id, period, shard) DO UPDATE SET count = m.count + 1
 """
 
-# The relay's fan-out: SKIP LOCKED, rows another relay is fanning out are its own; lists
-# as arrays.
-FAN_OUT = FanOutStatements(
-    taking="FOR UPDATE SKIP LOCKED",
-    one_of="= ANY (:ids)",
-    listed=as_is,
+# The relay's claim (sql/claims.py says what it does). One statement, one snapshot, one round trip:
+# - head: of the first `limit` due (the deliveries_due index, in its order; read, not
+#   locked), those that cannot be sent, locked, with the reason. Only those are looked
+#   at, so a claim never reads the whole backlog, and only those are locked, so another
+#   relay's claim skips no row this one does not take;
+# - parked: the head, dead, with the reason, no attempt counted. A row another relay
+#   parked meanwhile is re-read when locked, and is no longer pending;
+# - claimed: the first `limit` due that can be sent, leased (a suspended workspace's are
+#   held where they are, pending, no attempt counted, until it is active again). The
+#   UPDATE over a locking subquery is what makes the lease exclusive: a row another
+#   relay holds is skipped, and one it leased and committed meanwhile is re-read and no
+#   longer due.
+# The two UPDATEs touch different rows (sendable or not, in the one snapshot). Then the
+# leased rows with their event and destination, joined by kind, each with the count of
+# those parked; one row of NULLs but that count when none was leased.
+_CLAIM_CTES = """
+    WITH head AS (
+        SELECT h.delivery_id,
+            CASE
+                WHEN h.kind = 'webhook' AND e.endpoint_id IS NULL THEN :endpoint_removed
+                WHEN h.kind = 'webhook' THEN :endpoint_disabled
+                WHEN h.kind = 'email' THEN :recipient_removed
+                ELSE :chat_removed
+            END AS reason
+        FROM (
+            SELECT f.delivery_id FROM deliveries AS f
+            WHERE f.next_attempt_at <= :now
+                AND (f.leased_until IS NULL OR f.leased_until <= :now)
+            ORDER BY f.next_attempt_at, f.delivery_id
+            LIMIT :limit
+        ) AS first
+        JOIN deliveries AS h ON h.delivery_id = first.delivery_id
+        LEFT JOIN webhook_endpoints AS e
+            ON h.kind = 'webhook' AND e.endpoint_id = h.destination_id
+        LEFT JOIN notification_recipients AS r
+            ON h.kind = 'email' AND r.recipient_id = h.destination_id
+        LEFT JOIN chat_destinations AS ch
+            ON h.kind = 'chat' AND ch.destination_id = h.destination_id
+        WHERE h.next_attempt_at IS NOT NULL
+            AND NOT ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+                OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+                OR (h.kind = 'email' AND substr(h.destination_id, 1, 4) = 'ars_')
+                OR h.kind = 'akismet')
+        FOR UPDATE OF h SKIP LOCKED
+    ),
+    parked AS (
+        UPDATE deliveries AS d
+        SET state = 'dead', next_attempt_at = NULL, leased_until = NULL,
+            dead_at = :now, last_error = head.reason
+        FROM head
+        WHERE d.delivery_id = head.delivery_id
+        RETURNING d.delivery_id
+    ),
+    claimed AS (
+        UPDATE deliveries AS d
+        SET leased_until = :leased_until
+        WHERE d.delivery_id IN (
+            SELECT c.delivery_id
+            FROM deliveries AS c
+            LEFT JOIN webhook_endpoints AS e
+                ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
+            LEFT JOIN notification_recipients AS r
+                ON c.kind = 'email' AND r.recipient_id = c.destination_id
+            LEFT JOIN chat_destinations AS ch
+                ON c.kind = 'chat' AND ch.destination_id = c.destination_id
+            WHERE c.next_attempt_at <= :now
+                AND (c.leased_until IS NULL OR c.leased_until <= :now)
+                AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+                    OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+                    OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_')
+                    OR c.kind = 'akismet')
+                AND EXISTS (
+                    SELECT 1 FROM outbox AS o
+                    JOIN workspaces AS w ON w.workspace_id = o.workspace_id
+                    WHERE o.event_id = c.event_id AND w.active
+                )
+            ORDER BY c.next_attempt_at, c.delivery_id
+            LIMIT :limit
+            FOR UPDATE OF c SKIP LOCKED
+        )
+        RETURNING d.*
+    )
+    SELECT"""
+_CLAIM_FROM = """,
+        p.parked
+    FROM (SELECT count(*) AS parked FROM parked) AS p
+    LEFT JOIN (
+        claimed AS d
+        JOIN outbox AS o ON o.event_id = d.event_id
+        LEFT JOIN webhook_endpoints AS e
+            ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
+        LEFT JOIN notification_recipients AS r
+            ON d.kind = 'email' AND r.recipient_id = d.destination_id
+        LEFT JOIN chat_destinations AS ch
+            ON d.kind = 'chat' AND ch.destination_id = d.destination_id
+    ) ON true
+    ORDER BY d.next_attempt_at, d.delivery_id
+"""
+_CLAIM = _CLAIM_CTES + CLAIMED_COLUMNS + _CLAIM_FROM
+
+# The outcome's UPDATE (`{update}`), and the attempt kept only when it changed the
+# delivery: one statement, so the two are one transaction, in one round trip where the
+# transaction of two would take four. Parameters: the UPDATE's, then the attempt's time,
+# outcome, status code and error.
+_WITH_ATTEMPT = """
+    WITH done AS ({update} RETURNING delivery_id)
+    INSERT INTO delivery_attempts (delivery_id, attempted_at, outcome, status_code, error)
+    SELECT delivery_id, CAST(? AS timestamptz), CAST(? AS text), CAST(? AS integer),
+        CAST(? AS text)
+    FROM done
+"""
+
+# The relay's: SKIP LOCKED, rows another relay is fanning out or claiming are its own;
+# lists as arrays.
+DELIVERIES = DeliveryStatements(
+    fan_out=FanOutStatements(taking="FOR UPDATE SKIP LOCKED", one_of="= ANY (:ids)", listed=as_is),
+    claim=_CLAIM,
+    with_attempt=_WITH_ATTEMPT,
 )
 
 # A listing's search: the trigram index of migration 0010 serves this LIKE on the lowered

@@ -15,8 +15,7 @@ from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.channel_listener import ChannelListener
 from intake.adapters.postgres.database import Database
-from intake.adapters.postgres.deliveries import PostgresDeliveries
-from intake.adapters.postgres.dialect import ACTIVITY, SPAM
+from intake.adapters.postgres.dialect import ACTIVITY, DELIVERIES, SPAM
 from intake.adapters.postgres.executor import PostgresExecutor
 from intake.adapters.postgres.form_changes_listener import FormChangesListener
 from intake.adapters.postgres.migrations import (
@@ -28,6 +27,7 @@ from intake.adapters.postgres.migrations import (
 from intake.adapters.postgres.submissions import PostgresSubmissions
 from intake.adapters.sealing import process_sealer
 from intake.adapters.sql.activity import SqlActivity
+from intake.adapters.sql.deliveries import SqlDeliveries
 from intake.adapters.sql.destinations import SqlDestinations
 from intake.adapters.sql.forms import SqlForms
 from intake.adapters.sql.notes import SqlNotes
@@ -85,7 +85,7 @@ class PostgresStore:
         self._destinations = SqlDestinations(ex, sealer)
         # Connects on a relay's first wait for events only: serving needs none.
         self._outbox_listener = ChannelListener(db.url)
-        self._deliveries = PostgresDeliveries(db, sealer)
+        self._deliveries = SqlDeliveries(ex, sealer, DELIVERIES)
         self._secrets = SqlSecrets(ex, sealer)
         self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
@@ -118,7 +118,7 @@ class PostgresStore:
         return self._destinations
 
     @property
-    def deliveries(self) -> PostgresDeliveries:
+    def deliveries(self) -> SqlDeliveries:
         return self._deliveries
 
     @property

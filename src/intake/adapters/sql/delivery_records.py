@@ -1,7 +1,6 @@
 """A delivery's record: the owner's reads of deliveries with their attempts, a test event
 queued to one destination under its throttle, and the retry of one delivery or of every
-dead one to a destination. Recording an attempt's outcome is the relay's, in each store's
-deliveries.py."""
+dead one to a destination. Recording an attempt's outcome is the relay's (attempts.py)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
+from intake.adapters.sql.deliveries import DeliveryStatements
 from intake.adapters.sql.executor import Params
 from intake.adapters.sql.fan_out import FanOutStatements
 from intake.adapters.sql.purge import PurgeStatements
@@ -144,12 +145,15 @@ CHARGE = """
     ON CONFLICT (workspace_id, period) DO UPDATE SET count = monthly_usage.count + 1
 """
 
-# The relay's fan-out: the outbox's rows read under the write lock, so a second relay
-# waits; lists as JSON.
-FAN_OUT = FanOutStatements(
-    taking="",
-    one_of="IN (SELECT value FROM json_each(:ids))",
-    listed=json_text,
+# The relay's: the fan-out reads the outbox's rows under the write lock, so a second
+# relay waits, and is given its lists as JSON; the claim and the record of an attempt are
+# steps of a transaction (sql/claims.py, sql/attempts.py).
+DELIVERIES = DeliveryStatements(
+    fan_out=FanOutStatements(
+        taking="",
+        one_of="IN (SELECT value FROM json_each(:ids))",
+        listed=json_text,
+    )
 )
 
 # A listing's search: a scan of the form's rows in id order, the text of each looked for

@@ -31,8 +31,8 @@ from intake.ports.store_opening import MIGRATE_HINT, StoreNotPrepared
 
 if TYPE_CHECKING:
     from intake.adapters.sql.activity import SqlActivity
+    from intake.adapters.sql.deliveries import SqlDeliveries
     from intake.adapters.sql.destinations import SqlDestinations
-    from intake.adapters.sqlite.deliveries import SqliteDeliveries
 
 
 _USAGE_STATEMENTS = UsageStatements(
@@ -64,7 +64,7 @@ class SqliteStore:
         # whose modules (and the autoresponder's rules they load) then stay unloaded.
         self._sealer = sealer
         self._destinations: SqlDestinations | None = None
-        self._deliveries: SqliteDeliveries | None = None
+        self._deliveries: SqlDeliveries | None = None
         self._secrets = SqlSecrets(ex, sealer)
         self._sealed = SqlSealedValues(ex)
         self._users = SqlUsers(ex)
@@ -97,11 +97,13 @@ class SqliteStore:
         return self._destinations
 
     @property
-    def deliveries(self) -> SqliteDeliveries:
+    def deliveries(self) -> SqlDeliveries:
         if self._deliveries is None:
-            from intake.adapters.sqlite.deliveries import SqliteDeliveries  # noqa: PLC0415
+            from intake.adapters.sql.deliveries import SqlDeliveries  # noqa: PLC0415
+            from intake.adapters.sqlite.dialect import DELIVERIES  # noqa: PLC0415
 
-            self._deliveries = SqliteDeliveries(self._worker, self._sealer)
+            ex = SqliteExecutor(self._worker)
+            self._deliveries = SqlDeliveries(ex, self._sealer, DELIVERIES)
         return self._deliveries
 
     @property
