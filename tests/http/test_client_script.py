@@ -10,15 +10,9 @@ import re
 import pytest
 
 from intake.entrypoints.http.client_script import CLIENT_FOLDER, client_asset
-from tests.http.conftest import BACKENDS, Backend, Service, assert_error
+from tests.http.conftest import Service, assert_error
 
 SITE = "https://www.example.com"
-
-
-@pytest.fixture(params=["memory"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    # Static files: no store is read, so one backend says all.
-    return BACKENDS[request.param](request)
 
 
 def test_the_module_is_served_at_its_contents_address_for_good(svc: Service) -> None:

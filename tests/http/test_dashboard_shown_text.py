@@ -15,18 +15,12 @@ from markupsafe import Markup
 from intake.domain.model import Scope
 from intake.entrypoints.http.dashboard import inbox as inbox_page
 from intake.entrypoints.http.dashboard.shown_text import isolated, revealed
-from tests.http.conftest import BACKENDS, Backend, ServiceFactory
+from tests.http.conftest import ServiceFactory
 from tests.http.dashboard_support import Dashboard
 
 RLO = "\u202e"
 SPOOF = {"name": f"Invoice {RLO}gnp.exe", "note": "after"}
 ROW_LINK = re.compile(r'<td[^>]*><a href="/dashboard/submissions/[^"]+">(.*?)</a></td>', re.DOTALL)
-
-
-# Templates and filters only: the stores are not what these pages test here.
-@pytest.fixture(params=["memory"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 def marker(code: str, name: str) -> str:

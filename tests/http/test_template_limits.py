@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.http.conftest import BACKENDS, Backend, Service, ServiceFactory, assert_error
+from tests.http.conftest import Service, ServiceFactory, assert_error
 from tests.http.dashboard_support import Dashboard
 from tests.http.test_dashboard_form_messages import Messages
 from tests.http.test_management_forms import Owner
@@ -53,11 +53,6 @@ HOSTILE = {
 }
 
 FIELD = "templates.notification_text"
-
-
-@pytest.fixture(params=["memory"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    return BACKENDS[request.param](request)
 
 
 @pytest.fixture
