@@ -12,13 +12,12 @@ from attrs import frozen
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.attempts import SqlAttempts
 from intake.adapters.sql.claims import SqlClaims
-from intake.adapters.sql.delivery_records import SqlDeliveryRecords, SqlDeliveryRetries
+from intake.adapters.sql.delivery_records import SqlDeliveryRecords
 from intake.adapters.sql.executor import Executor, Transaction
 from intake.adapters.sql.fan_out import FanOutStatements, SqlFanOut
-from intake.domain.deliveries import Delivery, DeliveryPosition, DeliveryState, DestinationKind
+from intake.domain.deliveries import Delivery
 from intake.domain.form_messages import DEFAULT_AUTORESPONSE_HOURLY_LIMIT
-from intake.domain.model import OutboxEvent
-from intake.ports.deliveries import Claim, DeliveryCounts, DeliveryRecord
+from intake.ports.deliveries import Claim, DeliveryCounts
 from intake.ports.sealer import Sealer
 
 _BACKLOG = """
@@ -40,10 +39,9 @@ class DeliveryStatements:
     with_attempt: str | None = None
 
 
-class SqlDeliveries(SqlDeliveryRetries):
+class SqlDeliveries(SqlDeliveryRecords):
     def __init__(self, ex: Executor, sealer: Sealer, statements: DeliveryStatements) -> None:
-        self._ex = ex
-        self._records = SqlDeliveryRecords(ex)
+        super().__init__(ex)
         self._fan_out = SqlFanOut(ex, statements.fan_out)
         self._claims = SqlClaims(ex, sealer, statements.claim)
         self._attempts = SqlAttempts(ex, statements.with_attempt)
@@ -70,35 +68,6 @@ class SqlDeliveries(SqlDeliveryRetries):
         status_code: int | None = None,
     ) -> None:
         await self._attempts.record_failure(delivery_id, now, error, next_attempt_at, status_code)
-
-    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
-        return await self._records.get(delivery_id)
-
-    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
-        return await self._records.of_submission(submission_id)
-
-    async def endpoint_deliveries(
-        self,
-        endpoint_id: str,
-        *,
-        state: DeliveryState | None = None,
-        after: DeliveryPosition | None = None,
-        limit: int = 50,
-    ) -> list[DeliveryRecord]:
-        return await self._records.of_endpoint(endpoint_id, state, after, limit)
-
-    async def queue_direct(
-        self,
-        event: OutboxEvent,
-        kind: DestinationKind,
-        destination_id: str,
-        now: datetime,
-        *,
-        throttled: bool = False,
-    ) -> Delivery:
-        return await self._records.queue_direct(
-            event, kind, destination_id, now, throttled=throttled
-        )
 
     async def list_deliveries(self, *, dead_only: bool = False, limit: int = 100) -> list[Delivery]:
         rows = await self._ex.fetch_all(

@@ -64,6 +64,8 @@ async def _check_throttle(
 
 
 class SqlDeliveryRecords:
+    """DeliveryRepository's owner-side half, which SqlDeliveries extends."""
+
     def __init__(self, ex: Executor) -> None:
         self._ex = ex
 
@@ -78,20 +80,21 @@ class SqlDeliveryRecords:
             attempts = [sql.attempt_from_row(mapper, row) for row in found]
         return sql.records_from_rows(mapper, rows, attempts)
 
-    async def get(self, delivery_id: str) -> DeliveryRecord | None:
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         found = await self._with_attempts(await self._ex.fetch_all(sql.GET_RECORD, (delivery_id,)))
         return found[0] if found else None
 
-    async def of_submission(self, submission_id: str) -> list[DeliveryRecord]:
+    async def submission_deliveries(self, submission_id: str) -> list[DeliveryRecord]:
         rows = await self._ex.fetch_all(sql.SUBMISSION_RECORDS, (submission_id,))
         return await self._with_attempts(rows)
 
-    async def of_endpoint(
+    async def endpoint_deliveries(
         self,
         endpoint_id: str,
-        state: DeliveryState | None,
-        after: DeliveryPosition | None,
-        limit: int,
+        *,
+        state: DeliveryState | None = None,
+        after: DeliveryPosition | None = None,
+        limit: int = 50,
     ) -> list[DeliveryRecord]:
         time = self._ex.rows.codec.time
         query, params = sql.endpoint_records(endpoint_id, state, after, limit, time)
@@ -104,7 +107,7 @@ class SqlDeliveryRecords:
         destination_id: str,
         now: datetime,
         *,
-        throttled: bool,
+        throttled: bool = False,
     ) -> Delivery:
         at = self._ex.rows.codec.time(now)
         new = make_delivery_id(event.event_id, kind, destination_id)
@@ -121,7 +124,7 @@ class SqlDeliveryRecords:
         assert row is not None  # inserted in the same transaction
         return self._ex.rows.delivery_from_row(row)
 
-    async def retry_one(self, delivery_id: str, now: datetime) -> Delivery | None:
+    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
         at = self._ex.rows.codec.time(now)
 
         async def steps(tx: Transaction) -> Row | None:
@@ -135,15 +138,3 @@ class SqlDeliveryRecords:
     async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
         params = (self._ex.rows.codec.time(now), kind.value, destination_id)
         return await self._ex.execute(sql.RETRY_DEAD_TO, params)
-
-
-class SqlDeliveryRetries:
-    """The deliveries' retries: one delivery, or every dead one to one destination."""
-
-    _records: SqlDeliveryRecords
-
-    async def retry_delivery(self, delivery_id: str, now: datetime) -> Delivery | None:
-        return await self._records.retry_one(delivery_id, now)
-
-    async def retry_dead_to(self, kind: DestinationKind, destination_id: str, now: datetime) -> int:
-        return await self._records.retry_dead_to(kind, destination_id, now)
