@@ -697,7 +697,7 @@ def test_a_runtime_opens_without_the_stored_secret_and_refuses_links_until_it_re
     blobs = InMemoryBlobStore(clock=clock)
     working = DownloadSigner(b"k" * 32, "http://127.0.0.1:8000")
     with ExitStack() as stack:
-        store._secrets = _SecretsDown()  # type: ignore[assignment]
+        stack.enter_context(pytest.MonkeyPatch.context()).setattr(store, "secrets", _SecretsDown())
         client = _serve(stack, Settings(blob_url=None), store, clock, blobs=blobs)
         runtime: ServeRuntime = client.app.state.runtime  # type: ignore[attr-defined]
         with pytest.raises(StorageUnavailable):

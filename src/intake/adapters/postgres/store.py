@@ -11,6 +11,8 @@ that meets a missing table.
 
 from __future__ import annotations
 
+from typing import Final
+
 from intake.adapters.form_cache import DEFAULT_TTL as DEFAULT_FORM_CACHE_TTL
 from intake.adapters.form_cache import FormCache
 from intake.adapters.postgres.channel_listener import ChannelListener
@@ -78,72 +80,24 @@ class PostgresStore:
             cache = FormCache(form_cache_ttl, wanted=self._listen_for_form_changes)
             self._forms_listener = FormChangesListener(db, cache)
         ex = PostgresExecutor(db)
-        self._workspaces = SqlWorkspaces(ex, _USAGE_STATEMENTS, cache)
-        self._forms = SqlForms(ex, sealer, cache)
-        self._api_keys = SqlApiKeys(ex)
-        self._submissions = PostgresSubmissions(db)
-        self._destinations = SqlDestinations(ex, sealer)
+        self.workspaces: Final = SqlWorkspaces(ex, _USAGE_STATEMENTS, cache)
+        self.forms: Final = SqlForms(ex, sealer, cache)
+        self.api_keys: Final = SqlApiKeys(ex)
+        self.submissions: Final = PostgresSubmissions(db)
+        self.destinations: Final = SqlDestinations(ex, sealer)
         # Connects on a relay's first wait for events only: serving needs none.
         self._outbox_listener = ChannelListener(db.url)
-        self._deliveries = SqlDeliveries(ex, sealer, DELIVERIES)
-        self._secrets = SqlSecrets(ex, sealer)
-        self._sealed = SqlSealedValues(ex)
-        self._users = SqlUsers(ex)
-        self._notes = SqlNotes(ex, sealer)
-        self._activity = SqlActivity(ex, ACTIVITY)
-        self._spam = SqlSpamStatistics(ex, SPAM)
+        self.deliveries: Final = SqlDeliveries(ex, sealer, DELIVERIES)
+        self.secrets: Final = SqlSecrets(ex, sealer)
+        self.sealed: Final = SqlSealedValues(ex)
+        self.users: Final = SqlUsers(ex)
+        self.notes: Final = SqlNotes(ex, sealer)
+        self.activity: Final = SqlActivity(ex, ACTIVITY)
+        self.spam: Final = SqlSpamStatistics(ex, SPAM)
 
     def _listen_for_form_changes(self) -> None:
         if self._forms_listener is not None:
             self._forms_listener.start()
-
-    @property
-    def workspaces(self) -> SqlWorkspaces:
-        return self._workspaces
-
-    @property
-    def forms(self) -> SqlForms:
-        return self._forms
-
-    @property
-    def api_keys(self) -> SqlApiKeys:
-        return self._api_keys
-
-    @property
-    def submissions(self) -> PostgresSubmissions:
-        return self._submissions
-
-    @property
-    def destinations(self) -> SqlDestinations:
-        return self._destinations
-
-    @property
-    def deliveries(self) -> SqlDeliveries:
-        return self._deliveries
-
-    @property
-    def secrets(self) -> SqlSecrets:
-        return self._secrets
-
-    @property
-    def sealed(self) -> SqlSealedValues:
-        return self._sealed
-
-    @property
-    def users(self) -> SqlUsers:
-        return self._users
-
-    @property
-    def notes(self) -> SqlNotes:
-        return self._notes
-
-    @property
-    def activity(self) -> SqlActivity:
-        return self._activity
-
-    @property
-    def spam(self) -> SqlSpamStatistics:
-        return self._spam
 
     @property
     def new_events(self) -> ChannelListener:
@@ -175,7 +129,7 @@ class PostgresStore:
         try:
             if self._forms_listener is not None:
                 await self._forms_listener.close()
-            await self._submissions.close()
+            await self.submissions.close()
             await self._outbox_listener.close()
         finally:
             await self._db.close()

@@ -23,11 +23,6 @@ _DROP_SUBMISSION = """
     DELETE FROM submissions WHERE submission_id = ?
     RETURNING form_id, workspace_id, files, taught
 """
-_GIVE_BACK_STORAGE = """
-    UPDATE workspace_storage
-    SET bytes = CASE WHEN bytes > :bytes THEN bytes - :bytes ELSE 0 END
-    WHERE workspace_id = :workspace_id
-"""
 
 
 class SqlTriage:
@@ -111,7 +106,7 @@ class SqlTriage:
         freed = sum(f.size for f in files)
         if freed:
             params = {"workspace_id": gone["workspace_id"], "bytes": freed}
-            await tx.execute(_GIVE_BACK_STORAGE, params)
+            await tx.execute(triage_sql.GIVE_BACK_STORAGE, params)
         await self._insert_event(tx, order.event)
         if order.lesson is not None:  # unlearns what it taught
             await self._teaching.teach(tx, submission_id, gone, order.lesson, None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from intake.adapters.form_cache import SQLITE_TTL, FormCache
 from intake.adapters.relay_wakeup import RelayWakeup
@@ -54,39 +54,23 @@ class SqliteStore:
         forms_cache = FormCache(SQLITE_TTL)
         forms_cache.connect()
         ex = SqliteExecutor(worker)
-        self._workspaces = SqlWorkspaces(ex, _USAGE_STATEMENTS, forms_cache)
-        self._forms = SqlForms(ex, sealer, forms_cache)
-        self._api_keys = SqlApiKeys(ex)
+        self.workspaces: Final = SqlWorkspaces(ex, _USAGE_STATEMENTS, forms_cache)
+        self.forms: Final = SqlForms(ex, sealer, forms_cache)
+        self.api_keys: Final = SqlApiKeys(ex)
         # Commits ring it; a relay in this process waits on it.
         self._new_events = RelayWakeup()
-        self._submissions = SqliteSubmissions(worker, self._new_events)
+        self.submissions: Final = SqliteSubmissions(worker, self._new_events)
         # Made when first used: most `intake` commands never reach the outbox's side,
         # whose modules (and the autoresponder's rules they load) then stay unloaded.
         self._sealer = sealer
         self._destinations: SqlDestinations | None = None
         self._deliveries: SqlDeliveries | None = None
-        self._secrets = SqlSecrets(ex, sealer)
-        self._sealed = SqlSealedValues(ex)
-        self._users = SqlUsers(ex)
-        self._notes = SqlNotes(ex, sealer)
+        self.secrets: Final = SqlSecrets(ex, sealer)
+        self.sealed: Final = SqlSealedValues(ex)
+        self.users: Final = SqlUsers(ex)
+        self.notes: Final = SqlNotes(ex, sealer)
         self._activity: SqlActivity | None = None
-        self._spam = SqlSpamStatistics(ex, SPAM)
-
-    @property
-    def workspaces(self) -> SqlWorkspaces:
-        return self._workspaces
-
-    @property
-    def forms(self) -> SqlForms:
-        return self._forms
-
-    @property
-    def api_keys(self) -> SqlApiKeys:
-        return self._api_keys
-
-    @property
-    def submissions(self) -> SqliteSubmissions:
-        return self._submissions
+        self.spam: Final = SqlSpamStatistics(ex, SPAM)
 
     @property
     def destinations(self) -> SqlDestinations:
@@ -114,26 +98,6 @@ class SqliteStore:
 
             self._activity = SqlActivity(SqliteExecutor(self._worker), ACTIVITY)
         return self._activity
-
-    @property
-    def secrets(self) -> SqlSecrets:
-        return self._secrets
-
-    @property
-    def sealed(self) -> SqlSealedValues:
-        return self._sealed
-
-    @property
-    def users(self) -> SqlUsers:
-        return self._users
-
-    @property
-    def notes(self) -> SqlNotes:
-        return self._notes
-
-    @property
-    def spam(self) -> SqlSpamStatistics:
-        return self._spam
 
     @property
     def new_events(self) -> RelayWakeup:
