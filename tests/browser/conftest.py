@@ -3,9 +3,11 @@ from another origin.
 
 Debian's Chromium is driven through Playwright; no browser is ever downloaded. One
 service (SQLite in a temporary directory), one static site and one browser serve the
-whole package; every test makes forms of its own and a fresh browser context. They last
-as long as the test process (session scope): xdist deals the package's files to a worker
-among other packages' files, and a package scope would start them all again after each.
+whole package; every test makes forms of its own and a fresh browser context. The
+service, the site and their database last as long as the test process (session scope):
+xdist deals the package's files to a worker among other packages' files, and a package
+scope would start them all again after each. Playwright and Chromium keep the package
+scope: Playwright's sync API holds an asyncio loop in the thread while it runs.
 
 Origins: the service is http://127.0.0.1:P1; the site is http://localhost:P2 (the
 origin forms allow) and the same server reached as http://127.0.0.1:P2 is a third,
@@ -234,7 +236,9 @@ def chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API holds an asyncio loop in the test
+# process's thread while it runs, and the other packages' tests run their own there.
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
     driver = sync_playwright().start()
     try:
@@ -243,7 +247,7 @@ def playwright() -> Iterator[Playwright]:
         driver.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium: str, playwright: Playwright) -> Iterator[Browser]:
     # Playwright gives the browser a fresh temporary profile and removes it on close.
     launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
