@@ -3,11 +3,11 @@ from another origin.
 
 Debian's Chromium is driven through Playwright; no browser is ever downloaded. One
 service (SQLite in a temporary directory), one static site and one browser serve the
-whole package; every test makes forms of its own and a fresh browser context. The
-service, the site and their database last as long as the test process (session scope):
-xdist deals the package's files to a worker among other packages' files, and a package
-scope would start them all again after each. Playwright and Chromium keep the package
-scope: Playwright's sync API holds an asyncio loop in the thread while it runs.
+whole package; every test makes forms of its own and a fresh browser context. They keep
+the package scope: Playwright's sync API holds an asyncio loop in the thread while it
+runs, where the other packages' tests run their own, and a service kept for the whole
+test process would count every package visit's sign-ins against one rate limit. The
+static site alone, which holds nothing, lasts the test process.
 
 Origins: the service is http://127.0.0.1:P1; the site is http://localhost:P2 (the
 origin forms allow) and the same server reached as http://127.0.0.1:P2 is a third,
@@ -178,13 +178,13 @@ class Service(ServedProcess):
         return listed
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def provider() -> Iterator[FakeProvider]:
     with FakeProvider() as fake:
         yield fake
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def service(tmp_path_factory: pytest.TempPathFactory, provider: FakeProvider) -> Iterator[Service]:
     home = tmp_path_factory.mktemp("intake")
     env = clean_env(
@@ -198,7 +198,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, provider: FakeProvider) ->
     assert running.returncode == 0, running.tail()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Service]:
     """`intake serve` as production runs it: PostgreSQL (a database of its own) and the
     test Redis, for the walks that run on both."""
@@ -216,7 +216,7 @@ def postgres_service(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -
         assert running.returncode == 0, running.tail()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def workspace_id(service: Service) -> str:
     created = service.intake("workspace", "create", "--name", "Browsers", "--plan", "starter")
     workspace: str = created["workspace_id"]

@@ -165,7 +165,9 @@ def test_serve_stays_up_until_postgres_answers_then_migrates_it_and_is_ready(
     postgres_not_there_yet: tuple[str, str], tmp_path: Path
 ) -> None:
     admin, url = postgres_not_there_yet
-    env = clean_env(INTAKE_DATABASE_URL=url)
+    # The pool's own 2 s: a patient pool would hold the start for its whole wait each time
+    # it asks the database that is not there yet.
+    env = clean_env(INTAKE_DATABASE_URL=url, INTAKE_DATABASE_POOL_TIMEOUT="2")
 
     with ServedProcess(env, tmp_path / "serve.log") as server:  # up: /healthz answers
         not_ready = httpx.get(f"{server.base}/readyz", timeout=10.0)
