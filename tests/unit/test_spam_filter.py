@@ -14,13 +14,14 @@ from intake.domain.spam.classifier import (
     WORD_MEMO,
     fisher_evidence,
     judge,
+    judge_text,
     judge_words,
     log_chi2_tails,
 )
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.lessons import token_hashes
 from intake.domain.spam.model import Evidence, Label, Statistics, pack, unpack
-from intake.domain.spam.tokens import MAX_TOKENS, tokens
+from intake.domain.spam.tokens import MAX_TOKENS, token_parts, tokens
 from intake.domain.spam.verdict import INSTANCE_SHARE, spam_score
 
 KEY = b"k" * 32
@@ -185,6 +186,39 @@ def test_the_instance_layer_shows_no_word_of_what_other_workspaces_taught() -> N
 
     assert [reason for reason in got.reasons if reason.startswith("instance:")]
     assert not [reason for reason in got.reasons if "=" in reason]
+
+
+def test_a_young_workspace_s_clues_are_those_its_own_statistics_give() -> None:
+    # Under CONFIDENT_AFTER messages of each kind the instance's layer speaks too, and
+    # the tokens are listed for it: the workspace's own clues are then judged from that
+    # list, and must be what judging the text gives.
+    hasher = TokenHasher(KEY)
+    own = _taught(
+        hasher,
+        [(_variant(SPAM, i), Label.SPAM) for i in range(4)]
+        + [(_variant(HAM, i), Label.HAM) for i in range(4)],
+    )
+    others = _taught(
+        hasher,
+        [(_variant(SPAM, i), Label.SPAM) for i in range(20)]
+        + [(_variant(HAM, i), Label.HAM) for i in range(20)],
+    )
+    instance = Statistics(
+        others.spam_messages + own.spam_messages,
+        others.ham_messages + own.ham_messages,
+        {t: others.tokens.get(t, 0) + own.tokens.get(t, 0) for t in {*others.tokens, *own.tokens}},
+    )
+    reasons = score(SPAM).reasons
+    fresh = Statistics(own.spam_messages, own.ham_messages, own.tokens)
+    alone = judge_text(token_parts(SPAM, None, None, reasons), hasher, fresh)
+
+    got = spam_score(SPAM, None, None, hasher=hasher, evidence=Evidence(own, instance), threshold=5)
+
+    assert [r for r in got.reasons if r.startswith("instance:")]
+    assert [r for r in got.reasons if r.startswith("filter:")] == [f"filter:{alone.evidence:+.1f}"]
+    shown = [r for r in got.reasons if "=" in r]
+    assert shown
+    assert shown == [f"{token[:60]}={f:.2f}" for token, f in alone.clues][: len(shown)]
 
 
 @pytest.mark.parametrize("words", [20, MAX_CLUES + 40])

@@ -226,12 +226,21 @@ def reference_judge_words(
 judge_words = reference_judge_words if _native is None else _native_judge_words
 
 
+def _with_tokens(words: Sequence[str], judgement: Judgement) -> Said:
+    return Said(judgement.evidence, tuple((words[index], f) for index, f in judgement.clues))
+
+
+def judge_listed(words: Sequence[str], hasher: TokenHasher, statistics: Statistics) -> Said:
+    """judge_text() of tokens already listed (tokens.TokenParts.listed), where the caller
+    needed the list anyway: no second reading of the text."""
+    return _with_tokens(words, judge_words(words, hasher, statistics))
+
+
 def reference_judge_text(parts: TokenParts, hasher: TokenHasher, statistics: Statistics) -> Said:
     """judge_words() of the submission's tokens (tokens.token_parts), with its clues'
     tokens."""
     words = parts.listed()
-    said = reference_judge_words(words, hasher, statistics)
-    return Said(said.evidence, tuple((words[index], f) for index, f in said.clues))
+    return _with_tokens(words, reference_judge_words(words, hasher, statistics))
 
 
 def _native_judge_text(parts: TokenParts, hasher: TokenHasher, statistics: Statistics) -> Said:

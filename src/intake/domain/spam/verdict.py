@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from intake.domain.model import FieldData
 from intake.domain.scoring import Score, score
-from intake.domain.spam.classifier import Said, judge, judge_text
+from intake.domain.spam.classifier import Said, judge, judge_listed, judge_text
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Evidence, Statistics
 from intake.domain.spam.tokens import token_parts
@@ -104,8 +104,10 @@ def spam_score(
     parts = token_parts(data, subject, reply_to, heuristic.reasons)
     reasons = list(heuristic.reasons)
     points = heuristic.points
+    words: list[str] | None = None  # listed only where the instance's layer speaks
     if others_trust > 0.0:
-        hashes = hasher.hash_all(parts.listed())
+        words = parts.listed()
+        hashes = hasher.hash_all(words)
         said = judge(hashes, _Others(instance, own), others_spam, others_ham)
         shift = min((said.evidence - BOUNDARY) * POINTS_PER_EVIDENCE, INSTANCE_SHARE * threshold)
         points += others_trust * shift
@@ -113,7 +115,7 @@ def spam_score(
         # counts, would let an owner test word by word what their mail holds.
         reasons.append(f"instance:{said.evidence:+.1f}")
     if trust > 0.0:
-        told = judge_text(parts, hasher, own)
+        told = judge_text(parts, hasher, own) if words is None else judge_listed(words, hasher, own)
         points = (1.0 - trust) * points + trust * learned_points(told.evidence)
         reasons.append(f"filter:{told.evidence:+.1f}")
         reasons.extend(_clue_reasons(told))
