@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from intake.adapters import sql_statements as sql
 from intake.adapters.sql.activity import ActivityStatement
-from intake.adapters.sql.claims import CLAIMED_COLUMNS
+from intake.adapters.sql.claims import CLAIMED_COLUMNS, destination_joins, sendable
 from intake.adapters.sql.deliveries import DeliveryStatements
 from intake.adapters.sql.executor import Params
 from intake.adapters.sql.fan_out import FanOutStatements
@@ -206,18 +206,8 @@ _CLAIM_CTES = """
             ORDER BY f.next_attempt_at, f.delivery_id
             LIMIT :limit
         ) AS first
-        JOIN deliveries AS h ON h.delivery_id = first.delivery_id
-        LEFT JOIN webhook_endpoints AS e
-            ON h.kind = 'webhook' AND e.endpoint_id = h.destination_id
-        LEFT JOIN notification_recipients AS r
-            ON h.kind = 'email' AND r.recipient_id = h.destination_id
-        LEFT JOIN chat_destinations AS ch
-            ON h.kind = 'chat' AND ch.destination_id = h.destination_id
-        WHERE h.next_attempt_at IS NOT NULL
-            AND NOT ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-                OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-                OR (h.kind = 'email' AND substr(h.destination_id, 1, 4) = 'ars_')
-                OR h.kind = 'akismet')
+        JOIN deliveries AS h ON h.delivery_id = first.delivery_id {head_joins}
+        WHERE h.next_attempt_at IS NOT NULL AND NOT {head_sendable}
         FOR UPDATE OF h SKIP LOCKED
     ),
     parked AS (
@@ -233,19 +223,10 @@ _CLAIM_CTES = """
         SET leased_until = :leased_until
         WHERE d.delivery_id IN (
             SELECT c.delivery_id
-            FROM deliveries AS c
-            LEFT JOIN webhook_endpoints AS e
-                ON c.kind = 'webhook' AND e.endpoint_id = c.destination_id
-            LEFT JOIN notification_recipients AS r
-                ON c.kind = 'email' AND r.recipient_id = c.destination_id
-            LEFT JOIN chat_destinations AS ch
-                ON c.kind = 'chat' AND ch.destination_id = c.destination_id
+            FROM deliveries AS c {claimed_joins}
             WHERE c.next_attempt_at <= :now
                 AND (c.leased_until IS NULL OR c.leased_until <= :now)
-                AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-                    OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-                    OR (c.kind = 'email' AND substr(c.destination_id, 1, 4) = 'ars_')
-                    OR c.kind = 'akismet')
+                AND {claimed_sendable}
                 AND EXISTS (
                     SELECT 1 FROM outbox AS o
                     JOIN workspaces AS w ON w.workspace_id = o.workspace_id
@@ -257,22 +238,21 @@ _CLAIM_CTES = """
         )
         RETURNING d.*
     )
-    SELECT"""
+    SELECT""".format(  # noqa: S608 - constants only
+    head_joins=destination_joins("h"),
+    head_sendable=sendable("h"),
+    claimed_joins=destination_joins("c"),
+    claimed_sendable=sendable("c"),
+)
 _CLAIM_FROM = """,
         p.parked
     FROM (SELECT count(*) AS parked FROM parked) AS p
     LEFT JOIN (
         claimed AS d
-        JOIN outbox AS o ON o.event_id = d.event_id
-        LEFT JOIN webhook_endpoints AS e
-            ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
-        LEFT JOIN notification_recipients AS r
-            ON d.kind = 'email' AND r.recipient_id = d.destination_id
-        LEFT JOIN chat_destinations AS ch
-            ON d.kind = 'chat' AND ch.destination_id = d.destination_id
+        JOIN outbox AS o ON o.event_id = d.event_id {joins}
     ) ON true
     ORDER BY d.next_attempt_at, d.delivery_id
-"""
+""".format(joins=destination_joins("d"))  # noqa: S608 - constants only
 _CLAIM = _CLAIM_CTES + CLAIMED_COLUMNS + _CLAIM_FROM
 
 # The outcome's UPDATE (`{update}`), and the attempt kept only when it changed the

@@ -26,6 +26,31 @@ from intake.adapters.sql_rows import Row, RowMapper
 from intake.ports.deliveries import Claim, ClaimedDelivery
 from intake.ports.sealer import Sealer
 
+
+def destination_joins(delivery: str) -> str:
+    """The destination of the deliveries row `delivery` (its alias), joined by its kind:
+    `e` its webhook endpoint, `r` its notification recipient, `ch` its chat destination.
+    The relay's every statement that asks whether a destination is there joins it so."""
+    return f"""
+    LEFT JOIN webhook_endpoints AS e
+        ON {delivery}.kind = 'webhook' AND e.endpoint_id = {delivery}.destination_id
+    LEFT JOIN notification_recipients AS r
+        ON {delivery}.kind = 'email' AND r.recipient_id = {delivery}.destination_id
+    LEFT JOIN chat_destinations AS ch
+        ON {delivery}.kind = 'chat' AND ch.destination_id = {delivery}.destination_id
+"""
+
+
+def sendable(delivery: str) -> str:
+    """Whether the delivery `delivery` can be sent, over destination_joins: its endpoint
+    is there and enabled, its recipient or chat destination is there, or it needs none
+    (an autoresponse, addressed by its rule, and a report to Akismet)."""
+    return f"""((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
+        OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
+        OR ({delivery}.kind = 'email' AND substr({delivery}.destination_id, 1, 4) = 'ars_')
+        OR {delivery}.kind = 'akismet')"""
+
+
 # A delivery is pending exactly when it has a next_attempt_at (a CHECK says so): the
 # queries below ask that column alone, as the deliveries_due index does
 # (migrations/0003_delivery.sql says why).
@@ -41,16 +66,10 @@ _DUE_HEAD = """
                 AND NOT substr(d.destination_id, 1, 4) = 'ars_' THEN :recipient_removed
             WHEN d.kind = 'chat' AND ch.destination_id IS NULL THEN :chat_removed
         END AS reason
-    FROM deliveries AS d
-    LEFT JOIN webhook_endpoints AS e
-        ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
-    LEFT JOIN notification_recipients AS r
-        ON d.kind = 'email' AND r.recipient_id = d.destination_id
-    LEFT JOIN chat_destinations AS ch
-        ON d.kind = 'chat' AND ch.destination_id = d.destination_id
+    FROM deliveries AS d {joins}
     WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
-"""
+""".format(joins=destination_joins("d"))  # noqa: S608 - constants only
 _PARK = """
     UPDATE deliveries
     SET state = 'dead', next_attempt_at = NULL, leased_until = NULL, dead_at = :now,
@@ -67,20 +86,11 @@ CLAIMED_COLUMNS = _DELIVERY_COLUMNS + sql.CLAIMED_WITH + chat_sql.CLAIMED_CHAT_W
 _CLAIMABLE_FROM = """
     FROM deliveries AS d
     JOIN outbox AS o ON o.event_id = d.event_id
-    JOIN workspaces AS w ON w.workspace_id = o.workspace_id AND w.active = :active
-    LEFT JOIN webhook_endpoints AS e
-        ON d.kind = 'webhook' AND e.endpoint_id = d.destination_id
-    LEFT JOIN notification_recipients AS r
-        ON d.kind = 'email' AND r.recipient_id = d.destination_id
-    LEFT JOIN chat_destinations AS ch
-        ON d.kind = 'chat' AND ch.destination_id = d.destination_id
+    JOIN workspaces AS w ON w.workspace_id = o.workspace_id AND w.active = :active {joins}
     WHERE d.next_attempt_at <= :now AND (d.leased_until IS NULL OR d.leased_until <= :now)
-        AND ((e.endpoint_id IS NOT NULL AND e.disabled_at IS NULL)
-            OR r.recipient_id IS NOT NULL OR ch.destination_id IS NOT NULL
-            OR (d.kind = 'email' AND substr(d.destination_id, 1, 4) = 'ars_')
-            OR d.kind = 'akismet')
+        AND {sendable}
     ORDER BY d.next_attempt_at, d.delivery_id LIMIT :limit
-"""
+""".format(joins=destination_joins("d"), sendable=sendable("d"))
 _SELECT = "SELECT"
 _CLAIMABLE = _SELECT + CLAIMED_COLUMNS + _CLAIMABLE_FROM
 _LEASE = "UPDATE deliveries SET leased_until = :leased_until WHERE delivery_id = :delivery_id"
