@@ -108,33 +108,17 @@ judge_str(message *m, PyObject *token)
     return append_str(&m->bytes, token) < 0 ? -1 : judge_last(m, start);
 }
 
-/* word_spans.h's sink: the word as tokens.py makes it (make_token in words.c), judged. */
+/* word_spans.h's sink: the word as tokens.py makes it (append_word), judged. */
 static int
 judge_word(void *context, PyObject *text, const item *it)
 {
     message *m = context;
     size_t start = m->bytes.used;
-    char digits[32];
-    if (append_ascii(&m->bytes, m->prefix, strlen(m->prefix)) < 0) {
+    if (append_ascii(&m->bytes, m->prefix, strlen(m->prefix)) < 0
+        || append_word(&m->bytes, text, it) < 0) {
         return -1;
     }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    int failed;
-    if (it->kind == NUMBER) {
-        int n = snprintf(digits, sizeof digits, "#%zd", it->length);
-        failed = append_ascii(&m->bytes, digits, (size_t)n);
-    }
-    else if (it->kind == LONG) {
-        int n = snprintf(digits, sizeof digits, "%d", bit_length(it->length));
-        failed = append_ascii(&m->bytes, "long:", 5) < 0
-                 || append_utf8(&m->bytes, kind, data, it->start, 1) < 0
-                 || append_ascii(&m->bytes, digits, (size_t)n) < 0;
-    }
-    else {
-        failed = append_utf8(&m->bytes, kind, data, it->start, it->length);
-    }
-    return failed ? -1 : judge_last(m, start);
+    return judge_last(m, start);
 }
 
 static int

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8_buffer.h"
+
 #define MAX_WORD 24
 #define MAX_NUMBER 6
 
@@ -222,6 +224,28 @@ is_new(spans *set, item *items, Py_ssize_t index, uint32_t *numbers, const item 
         }
     }
     return 1;
+}
+
+/* Appends the kept word as tokens.py writes it after its prefix: the word itself,
+ * "#<length>" for a long number, or "long:<first><size>" for a long run. */
+static int
+append_word(byte_buffer *b, PyObject *text, const item *it)
+{
+    char digits[32];
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (it->kind == NUMBER) {
+        int n = snprintf(digits, sizeof digits, "#%zd", it->length);
+        return append_ascii(b, digits, (size_t)n);
+    }
+    if (it->kind == LONG) {
+        int n = snprintf(digits, sizeof digits, "%d", bit_length(it->length));
+        return append_ascii(b, "long:", 5) < 0 || append_utf8(b, kind, data, it->start, 1) < 0
+                       || append_ascii(b, digits, (size_t)n) < 0
+                   ? -1
+                   : 0;
+    }
+    return append_utf8(b, kind, data, it->start, it->length);
 }
 
 /* What is done with each word kept, in order: 0, or -1 on an error (raised). */

@@ -1,68 +1,27 @@
 /* The words of a text as the learning filter reads them, each as the str tokens.py makes:
- * word_spans.h finds them. */
+ * word_spans.h finds them and writes them (append_word). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include "word_spans.h"
 
-static Py_UCS4
-widest_of(PyObject *text, Py_ssize_t start, Py_ssize_t length, Py_UCS4 widest)
-{
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = start; i < start + length; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c > widest) {
-            widest = c;
-        }
-    }
-    return widest;
-}
-
-/* The kept item as the str the Python makes: the prefix and the word, "#<length>" or
- * "long:<first><size>". A str is built at its narrowest kind, as every str must be. */
-static PyObject *
-make_token(PyObject *prefix, PyObject *text, const item *it)
-{
-    if (it->kind == NUMBER) {
-        return PyUnicode_FromFormat("%U#%zd", prefix, it->length);
-    }
-    if (it->kind == LONG) {
-        Py_UCS4 first = PyUnicode_READ_CHAR(text, it->start);
-        return PyUnicode_FromFormat("%Ulong:%c%d", prefix, (int)first, bit_length(it->length));
-    }
-    Py_ssize_t prefix_length = PyUnicode_GET_LENGTH(prefix);
-    Py_UCS4 widest = widest_of(prefix, 0, prefix_length, 0);
-    widest = widest_of(text, it->start, it->length, widest);
-    PyObject *token = PyUnicode_New(prefix_length + it->length, widest);
-    if (token == NULL) {
-        return NULL;
-    }
-    /* Character by character: PyUnicode_CopyCharacters checks a narrower target against
-     * the start of its source, not the part it copies. */
-    int to_kind = PyUnicode_KIND(token);
-    void *to = PyUnicode_DATA(token);
-    for (Py_ssize_t i = 0; i < prefix_length; i++) {
-        PyUnicode_WRITE(to_kind, to, i, PyUnicode_READ_CHAR(prefix, i));
-    }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < it->length; i++) {
-        PyUnicode_WRITE(to_kind, to, prefix_length + i, PyUnicode_READ(kind, data, it->start + i));
-    }
-    return token;
-}
-
 typedef struct {
     PyObject *prefix, *sink; /* the sink: a dict, the words as keys, or a list */
+    byte_buffer word;        /* the token's UTF-8, before it becomes a str */
 } str_sink;
 
 static int
-append_word(void *context, PyObject *text, const item *it)
+append_token(void *context, PyObject *text, const item *it)
 {
     str_sink *to = context;
-    PyObject *token = make_token(to->prefix, text, it);
+    to->word.used = 0;
+    if (append_str(&to->word, to->prefix) < 0 || append_word(&to->word, text, it) < 0) {
+        return -1;
+    }
+    /* As the Python's str: decoding the UTF-8 gives each character back, surrogates too. */
+    PyObject *token = PyUnicode_DecodeUTF8((const char *)to->word.bytes,
+                                           (Py_ssize_t)to->word.used, "surrogatepass");
     int failed = token == NULL || (PyList_Check(to->sink) ? PyList_Append(to->sink, token)
                                                           : PyDict_SetItem(to->sink, token, Py_None)) < 0;
     Py_XDECREF(token);
@@ -74,8 +33,10 @@ append_word(void *context, PyObject *text, const item *it)
 static Py_ssize_t
 add_words(PyObject *text, PyObject *prefix, Py_ssize_t room, PyObject *sink)
 {
-    str_sink to = {prefix, sink};
-    return each_word(text, room, append_word, &to);
+    str_sink to = {prefix, sink, {NULL, 0, 0}};
+    Py_ssize_t kept = each_word(text, room, append_token, &to);
+    PyMem_Free(to.word.bytes);
+    return kept;
 }
 
 static PyObject *
