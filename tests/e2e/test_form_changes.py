@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.services]
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 STARTUP_DEADLINE = 60.0
+NOTIFIED_WITHIN = 1.5  # seconds: the cache's one-second backstop, and some slack
 FIELDS = {"email": "ada@example.com", "message": "Hello"}
 
 
@@ -134,7 +135,7 @@ def test_a_suspended_workspace_stores_nothing_from_the_moment_it_is_suspended(
     assert deployment.stored(form_id) == 1
 
 
-def test_an_origin_allowed_with_the_command_is_accepted_by_the_next_submission(
+def test_an_origin_allowed_with_the_command_is_accepted_as_soon_as_the_server_hears_of_it(
     deployment: Deployment,
 ) -> None:
     workspace = deployment.intake("workspace", "create", "--name", "Acme")["workspace_id"]
@@ -155,7 +156,16 @@ def test_an_origin_allowed_with_the_command_is_accepted_by_the_next_submission(
     assert _code(refused) == "origin_not_allowed"
 
     deployment.intake("form", "update", form_id, "--allowed-origin", "https://b.example")
+    # An origin is not one of the commit's own checks: the server hears of the change by
+    # its notification, a few milliseconds after the command's commit, and keeps a
+    # lookup a second at most in any case (docs/decisions.md). The command here runs in
+    # the test's own process and returns sooner than a separate one would.
+    deadline = time.monotonic() + NOTIFIED_WITHIN
     accepted = from_("https://b.example")
+    while accepted.status_code == 403 and time.monotonic() < deadline:
+        assert _code(accepted) == "origin_not_allowed"
+        time.sleep(0.01)
+        accepted = from_("https://b.example")
 
     assert accepted.status_code == 201, accepted.text
     assert deployment.stored(form_id) == 2
