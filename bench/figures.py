@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench import cli_startup, client_size, keepalive
-from bench.targets import Ceiling, Figures, Phase, RoundTrips
+from bench.targets import Ceiling, Figures, FixedRate, Phase, RoundTrips
 
 
 def _phase(document: Mapping[str, Any] | None) -> Phase | None:
@@ -42,6 +42,7 @@ def figures_of(results: Mapping[str, Any]) -> Figures:
         production=Phase.from_json(dict(results["production"])),
         production_submissions=int(results.get("production_submissions", 0)),
         two_workers=_phase(results.get("production_2_workers")),
+        fixed_rate=FixedRate.from_json(results.get("fixed_rate")),
         prefilled=_phase(prefilled),
         stored_when_prefilled=int(prefilled["stored"]) if prefilled else 0,
         embedded=_phase(results.get("embedded")),

@@ -27,35 +27,14 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
+from bench.fixed_rate import answer_status, request_bytes
 from bench.options import parse
 from bench.run import Bench
 from bench.servers import STARTUP_DEADLINE, Server, ServerError, free_port
 from bench.services import started as services_started
-from bench.wrk import FORM_BODY
 
 # Under callgrind the worker starts and answers some fifty times slower.
 SLOWDOWN = 50
-
-
-def _request(path: str, number: int) -> bytes:
-    ip = f"198.{18 + number // 65536 % 2}.{number // 256 % 256}.{number % 256}"
-    body = FORM_BODY.encode()
-    head = (
-        f"POST {path} HTTP/1.1\r\nHost: bench\r\n"
-        "Content-Type: application/x-www-form-urlencoded\r\n"
-        f"X-Forwarded-For: {ip}\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode() + body
-
-
-async def _answer_status(reader: asyncio.StreamReader) -> int:
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    length = next(
-        int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:")
-    )
-    await reader.readexactly(length)
-    return int(lines[0].split()[1])
 
 
 async def _load(port: int, path: str, first: int, requests: int, connections: int) -> Counter[int]:
@@ -67,8 +46,8 @@ async def _load(port: int, path: str, first: int, requests: int, connections: in
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             for number in numbers:
-                writer.write(_request(path, number))
-                statuses[await _answer_status(reader)] += 1
+                writer.write(request_bytes(path, number))
+                statuses[await answer_status(reader)] += 1
         finally:
             writer.close()
 

@@ -38,6 +38,9 @@ class Options:
     dashboard_only: bool = False
     # A git ref whose tree production is measured beside, or None.
     compare_ref: str | None = DEFAULT_COMPARE_REF
+    # Submissions a second offered to one worker and to two alike (bench/fixed_rate.py);
+    # None: half what one worker accepted at saturation in the same run.
+    fixed_rate: float | None = None
 
     @property
     def postgres(self) -> str:
@@ -119,6 +122,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--connections", type=_positive, default=32, help="wrk connections (default 32)")
     p.add_argument("--threads", type=_positive, default=2, help="wrk threads (default 2)")
+    p.add_argument(
+        "--fixed-rate",
+        type=_positive,
+        help="submissions a second offered to one production worker and to two alike, for"
+        " their CPU per submission below saturation (default: half what one worker"
+        " accepted at saturation in the same run)",
+    )
     p.add_argument(
         "--prefill",
         type=_not_negative,
@@ -222,4 +232,5 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         dashboard_rows=int(pick(args.dashboard_rows, 100_000, 5_000)),
         dashboard_only=args.dashboard_only,
         compare_ref=None if args.compare_ref in ("", "none") else args.compare_ref,
+        fixed_rate=None if args.fixed_rate is None else float(args.fixed_rate),
     )

@@ -85,6 +85,22 @@ def figures_table(figures: Figures) -> list[str]:
     return _table(["", *(name for name, _ in columns)], rows)
 
 
+def fixed_rate_table(figures: Figures) -> list[str]:
+    """One worker and two offered the same rate below saturation: their CPU per accepted
+    submission, process by process."""
+    fixed = figures.fixed_rate
+    if fixed is None:
+        return []
+    columns = [("1 worker", fixed.one, fixed.one_per_s), ("2 workers", fixed.two, fixed.two_per_s)]
+    rows = [["accepted submissions/s", *(f"{per_s:.0f}" for *_, per_s in columns)]]
+    rows += [
+        [label, *(f"{getattr(cpu, key):.3f} ms" for _, cpu, _ in columns)]
+        for label, key in CPU_ROWS
+    ]
+    header = [f"production at {fixed.rate:.0f}/s offered", *(name for name, *_ in columns)]
+    return ["", *_table(header, rows)]
+
+
 def checks_table(checks: list[Check]) -> list[str]:
     rows = [
         [check.name, check.measured, check.target, check.status.value, check.note]
@@ -123,4 +139,13 @@ def ceilings(figures: Figures) -> list[str]:
 
 
 def report(figures: Figures, checks: list[Check]) -> str:
-    return "\n".join([*ceilings(figures), "", *figures_table(figures), "", *checks_table(checks)])
+    return "\n".join(
+        [
+            *ceilings(figures),
+            "",
+            *figures_table(figures),
+            *fixed_rate_table(figures),
+            "",
+            *checks_table(checks),
+        ]
+    )

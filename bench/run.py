@@ -38,6 +38,7 @@ from bench import (
     cli_startup,
     client_size,
     dashboard,
+    fixed_rate,
     keepalive,
     listing,
     machine,
@@ -46,6 +47,13 @@ from bench import (
 )
 from bench.baseline import Baseline, checkout
 from bench.cpu_meter import CpuMeter
+from bench.environments import (
+    FORM_RATE,
+    ROOT,
+    ceiling_env,
+    embedded_env,
+    production_env,
+)
 from bench.figures import figures_of
 from bench.options import Options
 from bench.report import report
@@ -57,15 +65,9 @@ from bench.storage import storage_ceiling as run_storage_ceiling
 from bench.subjects import Driver, Subject, log, measure, profile, soak, warm_up
 from bench.targets import evaluate, failed
 from bench.wrk import FORM_BODY, Load, combine, find_wrk, write_script
-from intake.adapters.sealing import generate_key
 
-__all__ = ["log", "run"]
+__all__ = ["ceiling_env", "log", "run"]
 
-ROOT = Path(__file__).resolve().parent.parent
-# The per-form ceiling (600 per 10 minutes by default) would refuse a benchmark's load
-# from its first second: raised for the run, so the windows are still counted and
-# checked on every request but only the per-IP ones could refuse, and none do.
-FORM_RATE = "1000000000/600"
 # Other processes using more than this many cores on average during the measurement
 # make the report say that the machine was busy.
 BUSY_CORES = 0.25
@@ -74,45 +76,6 @@ FASTEST_STACK = {"loop": "uvloop", "http": "httptools"}
 TWO_WORKERS = 2
 # The servers whose statements are read from pg_stat_statements.
 STATEMENTS_OF = ("production", "production_baseline")
-
-
-def _base_env() -> dict[str, str]:
-    """The environment without any INTAKE_ setting of the caller's: each server gets its
-    defaults plus what the bench sets."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
-
-
-# Production (PostgreSQL) refuses to start without the key that seals stored secrets:
-# one for the whole run, as a deployment has one.
-SECRET_KEY = generate_key()
-
-
-def production_env(database_url: str, redis_url: str, workers: int = 1) -> dict[str, str]:
-    return {
-        **_base_env(),
-        "INTAKE_DATABASE_URL": database_url,
-        "INTAKE_SECRET_KEY": SECRET_KEY,
-        "INTAKE_REDIS_URL": redis_url,
-        "INTAKE_TRUSTED_PROXIES": "127.0.0.1/32",
-        "INTAKE_RATE_LIMIT_PUBLIC_FORM": FORM_RATE,
-        "INTAKE_WORKERS": str(workers),
-    }
-
-
-def embedded_env(database_path: Path) -> dict[str, str]:
-    return {
-        **_base_env(),
-        "INTAKE_DATABASE_URL": f"sqlite:///{database_path}",
-        "INTAKE_TRUSTED_PROXIES": "127.0.0.1/32",
-        "INTAKE_RATE_LIMIT_PUBLIC_FORM": FORM_RATE,
-        "INTAKE_WORKERS": "1",
-    }
-
-
-def ceiling_env() -> dict[str, str]:
-    """The bench's own package importable, ahead of whatever PYTHONPATH holds."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**_base_env(), "PYTHONPATH": path}
 
 
 def check_fastest_stack() -> None:
@@ -322,6 +285,7 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     bench.stack.callback(meter.close)
     with statements_of(options, subjects, results):
         results["machine_during_measurement"] = measure(driver, subjects, options, meter)
+    results["fixed_rate"] = fixed_rate.measure_workers(options, subjects, meter)
     seconds = max(1.0, options.duration / options.rounds)
     log(f"round trips: production's to PostgreSQL and Redis over {seconds:.0f} s of load")
     results["round_trips"] = round_trips.count(
