@@ -23,11 +23,12 @@ from typing import Any
 
 from bench import pg_statements, profiling, stage_probe
 from bench.cpu_meter import CpuMeter, Spent
+from bench.fixed_rate import RateDriver, RateResult
 from bench.options import parse
 from bench.run import Bench, ceiling_env
 from bench.services import started
 from bench.subjects import Driver
-from bench.wrk import Load, find_wrk, write_script
+from bench.wrk import Load, LoadResult, find_wrk, write_script
 
 
 def read_when_written(path: Path, seconds: float = 10.0) -> dict[str, Any]:
@@ -49,6 +50,12 @@ def main() -> None:
     parser.add_argument("--slices", type=int, default=3, help="slices measured (default 3)")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="offer this many submissions a second (bench/fixed_rate.py) instead of wrk's"
+        " load as fast as answered",
+    )
     parser.add_argument("--profile", type=Path, help="also a py-spy profile (raw) to this file")
     parser.add_argument(
         "--stages",
@@ -81,10 +88,15 @@ def main() -> None:
         if statements and database is not None:
             pg_statements.reset(options.postgres, [database])
         accepted = 0
+        rated = RateDriver(args.connections)
         for _ in range(args.slices):
             spent = Spent()
             before = meter.read(subject.server, database)
-            result = driver.run(subject.server, target.path, args.seconds)
+            result: LoadResult | RateResult = (
+                driver.run(subject.server, target.path, args.seconds)
+                if args.rate is None
+                else rated.run(subject.server, target.path, args.rate, args.seconds)
+            )
             spent.add(before, meter.read(subject.server, database))
             accepted += result.accepted
             cpu = spent.per_accepted_ms(result.accepted)
@@ -93,7 +105,7 @@ def main() -> None:
                 f" {cpu['worker']:.3f} PostgreSQL {cpu['postgres']:.3f} Redis"
                 f" {cpu['redis']:.3f} machine {cpu['machine']:.3f}"
                 f"  p50 {result.latency_ms.get('p50')} ms  p99 {result.latency_ms.get('p99')} ms"
-                f"  errors {result.errors}",
+                f"  not 201: {result.errors}",
                 flush=True,
             )
         if args.stages:

@@ -76,6 +76,10 @@ class RateResult:
         return self.statuses.get(201, 0)
 
     @property
+    def errors(self) -> int:
+        return self.sent - self.accepted
+
+    @property
     def accepted_per_s(self) -> float:
         return self.accepted / self.duration_s if self.duration_s > 0 else 0.0
 
@@ -167,7 +171,7 @@ def measure(
         measured[key] = {
             "sent": sum(part.sent for part in done),
             "accepted": accepted,
-            "errors": sum(part.sent for part in done) - accepted,
+            "errors": sum(part.errors for part in done),
             "accepted_per_s": round(accepted / sum(part.duration_s for part in done), 1),
             "p50_ms": statistics.median(part.latency_ms["p50"] for part in done),
             "p99_ms": statistics.median(part.latency_ms["p99"] for part in done),
