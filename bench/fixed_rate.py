@@ -84,7 +84,7 @@ class RateResult:
         return self.accepted / self.duration_s if self.duration_s > 0 else 0.0
 
 
-async def _drive(
+async def drive(
     port: int, path: str, rate: float, *, seconds: float, connections: int, first: int
 ) -> RateResult:
     total = max(1, round(rate * seconds))
@@ -126,7 +126,7 @@ class RateDriver:
 
     def run(self, server: Server, path: str, rate: float, seconds: float) -> RateResult:
         result = asyncio.run(
-            _drive(
+            drive(
                 server.port,
                 path,
                 rate,

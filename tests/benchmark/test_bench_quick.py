@@ -3,6 +3,8 @@ figures to their targets, and one short run of the whole thing against real serv
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gzip
 import json
 import os
@@ -14,7 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from bench import client_size, dashboard, profiling, report, storage, targets, wrk
+from bench import client_size, dashboard, fixed_rate, profiling, report, storage, targets, wrk
 from bench.figures import figures_of
 from bench.options import parse
 
@@ -626,3 +628,35 @@ def test_a_quick_run_measures_every_phase_and_leaves_nothing_behind(
     with redis.Redis.from_url(redis_url) as client:
         for form_id in (made["form_id"] for made in made):
             assert not client.keys(f"intake:rl:*{form_id}*")
+
+
+def test_the_fixed_rate_load_sends_its_rate_from_fresh_addresses() -> None:
+    addresses: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                addresses.append(head.split(b"X-Forwarded-For: ")[1].split(b"\r\n")[0])
+                writer.write(b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}")
+        writer.close()
+
+    async def drive() -> fixed_rate.RateResult:
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            return await fixed_rate.drive(
+                port, "/f/abc", 200.0, seconds=0.5, connections=4, first=wrk.IP_SPAN - 50
+            )
+
+    result = asyncio.run(drive())
+
+    assert result.sent == result.accepted == 100
+    assert result.errors == 0
+    # On its schedule: the last request goes 0.495 s after the first, not at once.
+    assert 0.45 <= result.duration_s < 2.0
+    assert len(set(addresses)) == 100
+    assert b"198.19.255.255" in addresses  # the span wraps around to its start
+    assert b"198.18.0.0" in addresses
