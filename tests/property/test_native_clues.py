@@ -4,10 +4,12 @@ the same order, and the same word memo."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from intake.domain.spam import classifier
+from intake.domain.spam import classifier, tokens
 from intake.domain.spam.classifier import MAX_CLUES, Judgement
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Statistics, pack
@@ -122,3 +124,37 @@ def test_the_word_memo_remembers_as_a_dict_does(
     memo.clear()
     assert len(memo) == 0
     assert memo.get("x") is None
+
+
+def test_judging_and_forgetting_keep_no_memory_behind() -> None:
+    """What the C allocates for a message (its tokens' bytes, fingerprints and f) is
+    freed with it, and a memo's table and words with the memo."""
+    built(clues, "clues")
+    hasher = TokenHasher(b"k" * 32)
+    taught = {hasher.hash(w): pack(3, 0) for w in ("free", "money", "subject:offer")}
+    statistics = Statistics(3, 3, {**taught, hasher.hash("meeting"): pack(0, 3)})
+    parts = tokens.token_parts(
+        {"message": "Free money, meeting http://a.example/x é日本 " * 30}, "Offer", "a@b.example"
+    )
+    listed = parts.listed()
+
+    def judge() -> None:
+        classifier._native_judge_text(parts, hasher, statistics)
+        classifier._native_judge_words(listed, hasher, statistics)
+        memo = clues.WordMemo()
+        for n in range(500):
+            memo[f"word{n}"] = 0.25
+        memo.clear()
+        memo["again"] = 0.75
+
+    judge()  # the statistics' memo learns the message's words once
+    tracemalloc.start()
+    try:
+        judge()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(300):
+            judge()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 4_096

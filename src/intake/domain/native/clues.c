@@ -260,6 +260,9 @@ judge_words(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         }
     }
+    if (judge_all(&m) < 0) {
+        goto done;
+    }
     result = combine_found(m.found, m.n);
 done:
     message_close(&m);
@@ -297,7 +300,7 @@ judge_text(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     m.prefix = "";
-    if (each_word(body, MAX_TOKENS - m.n, judge_word, &m) < 0) {
+    if (each_word(body, MAX_TOKENS - m.n, judge_word, &m) < 0 || judge_all(&m) < 0) {
         goto done;
     }
     result = judged_by_word(&m);

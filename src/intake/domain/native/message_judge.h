@@ -1,6 +1,6 @@
 /* One message's tokens judged as classifier.py's judge_words judges them: each token's f
- * read from the word memo (word_memo.h) by its UTF-8, or worked out from its keyed hash's
- * counts and remembered. A token is read either from a str or straight from the text it
+ * read from the word memo (word_memo.h) by its UTF-8's fingerprint, or worked out from
+ * its keyed hash's counts and remembered. A token is read either from a str or straight from the text it
  * was found in (word_spans.h's sink), so that a word needs no str made for it. Included
  * by clues.c, after its hashing and its choice of clues. */
 
@@ -55,45 +55,61 @@ probability_of(const counts *c, int64_t token, double *f)
     return 0;
 }
 
-/* One message's tokens, their UTF-8 end to end, and each one's f as it is judged. */
+/* One message's tokens, their UTF-8 end to end, and each one's f once judged. */
 typedef struct {
     const counts *c;
     WordMemo *memo;
     byte_buffer bytes;
     Py_ssize_t *ends; /* token i is bytes[ends[i - 1] or 0 : ends[i]] */
+    uint64_t *hashes; /* token i's fingerprint in the memo (word_memo.h) */
     double *found;
     Py_ssize_t n, room;
     const char *prefix; /* of the words being read: "subject:" or "" */
 } message;
 
-/* Judges the token just appended to the message's bytes, from `start`: its f from the
- * memo, or worked out from its counts and remembered while the memo has room. */
+/* Takes the token just appended to the message's bytes, from `start`, and asks the
+ * cache for its memo slot: the tokens are judged once all are read (judge_all), so that
+ * the memo's hundred or so reads, each a cache miss in a large table, overlap instead of
+ * waiting one after the other. */
 static int
-judge_last(message *m, size_t start)
+take_last(message *m, size_t start)
 {
     if (m->n >= m->room) {
         PyErr_SetString(PyExc_RuntimeError, "more tokens than room was made for");
         return -1;
     }
-    const uint8_t *bytes = m->bytes.bytes + start;
-    size_t n = m->bytes.used - start;
-    uint64_t slot = slot_hash(bytes, n);
-    const memo_slot *known = memo_find(m->memo, bytes, n, slot);
-    double f;
-    if (known != NULL) {
-        f = known->f;
+    uint64_t hash = slot_hash(m->bytes.bytes + start, m->bytes.used - start);
+    if (m->memo->slots != NULL) {
+        __builtin_prefetch(&m->memo->slots[(size_t)hash & m->memo->mask]);
     }
-    else {
-        int64_t token = hash_bytes(bytes, n, m->c->key, m->c->key_length);
-        if (probability_of(m->c, token, &f) < 0) {
-            return -1;
-        }
-        if (m->memo->count < WORD_MEMO && memo_add(m->memo, bytes, n, slot, f) < 0) {
-            return -1;
-        }
-    }
-    m->found[m->n] = f;
+    m->hashes[m->n] = hash;
     m->ends[m->n++] = (Py_ssize_t)m->bytes.used;
+    return 0;
+}
+
+/* Each token's f, in order: from the memo, or worked out from its counts and remembered
+ * while the memo has room. A message's tokens are distinct, so judging them after all
+ * are read gives what judging each as it is read would. */
+static int
+judge_all(message *m)
+{
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        const memo_slot *known = memo_find(m->memo, m->hashes[i]);
+        if (known != NULL) {
+            m->found[i] = known->f;
+            continue;
+        }
+        size_t start = i ? (size_t)m->ends[i - 1] : 0, n = (size_t)m->ends[i] - start;
+        const uint8_t *bytes = m->bytes.bytes + start;
+        int64_t token = hash_bytes(bytes, n, m->c->key, m->c->key_length);
+        if (probability_of(m->c, token, &m->found[i]) < 0) {
+            return -1;
+        }
+        if (m->memo->count < WORD_MEMO
+            && memo_add(m->memo, bytes, n, m->hashes[i], m->found[i]) < 0) {
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -105,10 +121,10 @@ judge_str(message *m, PyObject *token)
         return -1;
     }
     size_t start = m->bytes.used;
-    return append_str(&m->bytes, token) < 0 ? -1 : judge_last(m, start);
+    return append_str(&m->bytes, token) < 0 ? -1 : take_last(m, start);
 }
 
-/* word_spans.h's sink: the word as tokens.py makes it (append_word), judged. */
+/* word_spans.h's sink: the word as tokens.py makes it (append_word), taken. */
 static int
 judge_word(void *context, PyObject *text, const item *it)
 {
@@ -118,16 +134,17 @@ judge_word(void *context, PyObject *text, const item *it)
         || append_word(&m->bytes, text, it) < 0) {
         return -1;
     }
-    return judge_last(m, start);
+    return take_last(m, start);
 }
 
 static int
 message_open(message *m, const counts *c, WordMemo *memo, Py_ssize_t room)
 {
-    *m = (message){c, memo, {NULL, 0, 0}, NULL, NULL, 0, room, ""};
+    *m = (message){c, memo, {NULL, 0, 0}, NULL, NULL, NULL, 0, room, ""};
     m->ends = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(room ? room : 1));
+    m->hashes = PyMem_Malloc(sizeof(uint64_t) * (size_t)(room ? room : 1));
     m->found = PyMem_Malloc(sizeof(double) * (size_t)(room ? room : 1));
-    if (m->ends == NULL || m->found == NULL) {
+    if (m->ends == NULL || m->hashes == NULL || m->found == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -139,6 +156,7 @@ message_close(message *m)
 {
     PyMem_Free(m->bytes.bytes);
     PyMem_Free(m->ends);
+    PyMem_Free(m->hashes);
     PyMem_Free(m->found);
 }
 

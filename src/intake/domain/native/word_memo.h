@@ -1,8 +1,16 @@
 /* The word memo (model.Statistics.word_memo): each word's f, remembered beside the
  * statistics it was worked out from. A table of its own rather than a dict of str: a
  * word is looked up by its UTF-8 (as "surrogatepass" writes it), straight from the text
- * it was read in, with no str made for it, and it costs some 40 bytes where a dict's
- * entry, its str and its float cost over 100. Included by clues.c. */
+ * it was read in, with no str made for it.
+ *
+ * A lookup reads one slot of 16 bytes, four to a cache line: the word's fingerprint and
+ * its f. A message's hundred or so lookups land anywhere in a table of up to 50,000
+ * words, so each is a cache miss, and a second read (of the word's bytes, to compare)
+ * would be another. The fingerprint is CPython's keyed hash of the bytes (SipHash-1-3
+ * under the process's random secret, what every dict of str relies on): 64 bits, as
+ * the statistics know a token by its 64-bit keyed BLAKE2b, and no sender can make two
+ * words share one without the secret. The words' bytes are kept beside, for items(),
+ * and read by no lookup. Included by clues.c. */
 
 #ifndef INTAKE_WORD_MEMO_H
 #define INTAKE_WORD_MEMO_H
@@ -13,59 +21,58 @@
 
 #include "utf8_buffer.h"
 
-/* FNV-1a, folded: where a word sits in the table (no secret: the table holds f values
- * only a process's own scoring reads, and its size is bounded). Never 0, an empty slot. */
+/* A word's fingerprint: never 0, which marks an empty slot. */
 static uint64_t
 slot_hash(const uint8_t *bytes, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ bytes[i]) * 1099511628211ULL;
-    }
-    h ^= h >> 31;
+    uint64_t h = (uint64_t)_Py_HashBytes(bytes, (Py_ssize_t)n);
     return h ? h : 1;
 }
 
 typedef struct {
-    uint64_t hash;
-    uint32_t at, length; /* the word's bytes in the memo's buffer */
+    uint64_t hash; /* the word's fingerprint; 0: an empty slot */
     double f;
 } memo_slot;
 
 typedef struct {
+    uint32_t at, length; /* the word's bytes in the memo's buffer */
+} memo_word;
+
+typedef struct {
     PyObject_HEAD
     memo_slot *slots;
-    size_t mask; /* slots - 1, a power of two less one; 0 before the first word */
+    memo_word *spelled; /* slot i's word, read only by items() */
+    size_t mask;        /* slots - 1, a power of two less one; 0 before the first word */
     Py_ssize_t count;
     byte_buffer words;
 } WordMemo;
 
 static memo_slot *
-memo_find(const WordMemo *memo, const uint8_t *bytes, size_t n, uint64_t hash)
+memo_find(const WordMemo *memo, uint64_t hash)
 {
     if (memo->slots == NULL) {
         return NULL;
     }
     for (size_t at = (size_t)hash & memo->mask;; at = (at + 1) & memo->mask) {
         memo_slot *slot = &memo->slots[at];
+        if (slot->hash == hash) {
+            return slot;
+        }
         if (slot->hash == 0) {
             return NULL;
-        }
-        if (slot->hash == hash && slot->length == n
-            && memcmp(memo->words.bytes + slot->at, bytes, n) == 0) {
-            return slot;
         }
     }
 }
 
-static void
-place(memo_slot *slots, size_t mask, memo_slot slot)
+/* The free slot where `hash` goes. */
+static size_t
+free_slot(const memo_slot *slots, size_t mask, uint64_t hash)
 {
-    size_t at = (size_t)slot.hash & mask;
+    size_t at = (size_t)hash & mask;
     while (slots[at].hash != 0) {
         at = (at + 1) & mask;
     }
-    slots[at] = slot;
+    return at;
 }
 
 /* Room for one more word: the table stays at most half full. */
@@ -78,19 +85,26 @@ memo_grow(WordMemo *memo)
     }
     size_t grown = memo->slots == NULL ? size : size * 2;
     memo_slot *slots = PyMem_Calloc(grown, sizeof(memo_slot));
-    if (slots == NULL) {
+    memo_word *spelled = PyMem_Calloc(grown, sizeof(memo_word));
+    if (slots == NULL || spelled == NULL) {
+        PyMem_Free(slots);
+        PyMem_Free(spelled);
         PyErr_NoMemory();
         return -1;
     }
     if (memo->slots != NULL) {
         for (size_t i = 0; i <= memo->mask; i++) {
             if (memo->slots[i].hash != 0) {
-                place(slots, grown - 1, memo->slots[i]);
+                size_t at = free_slot(slots, grown - 1, memo->slots[i].hash);
+                slots[at] = memo->slots[i];
+                spelled[at] = memo->spelled[i];
             }
         }
         PyMem_Free(memo->slots);
+        PyMem_Free(memo->spelled);
     }
     memo->slots = slots;
+    memo->spelled = spelled;
     memo->mask = grown - 1;
     return 0;
 }
@@ -106,7 +120,9 @@ memo_add(WordMemo *memo, const uint8_t *bytes, size_t n, uint64_t hash, double f
         return -1;
     }
     memcpy(memo->words.bytes + memo->words.used, bytes, n);
-    place(memo->slots, memo->mask, (memo_slot){hash, (uint32_t)memo->words.used, (uint32_t)n, f});
+    size_t at = free_slot(memo->slots, memo->mask, hash);
+    memo->slots[at] = (memo_slot){hash, f};
+    memo->spelled[at] = (memo_word){(uint32_t)memo->words.used, (uint32_t)n};
     memo->words.used += n;
     memo->count++;
     return 0;
@@ -116,8 +132,10 @@ static void
 memo_clear(WordMemo *memo)
 {
     PyMem_Free(memo->slots);
+    PyMem_Free(memo->spelled);
     PyMem_Free(memo->words.bytes);
     memo->slots = NULL;
+    memo->spelled = NULL;
     memo->mask = 0;
     memo->count = 0;
     memo->words = (byte_buffer){NULL, 0, 0};
@@ -169,7 +187,7 @@ slot_of(WordMemo *memo, PyObject *word)
         PyMem_Free(b.bytes);
         return NULL;
     }
-    memo_slot *slot = memo_find(memo, b.bytes, b.used, slot_hash(b.bytes, b.used));
+    memo_slot *slot = memo_find(memo, slot_hash(b.bytes, b.used));
     PyMem_Free(b.bytes);
     return slot;
 }
@@ -202,7 +220,7 @@ WordMemo_assign(WordMemo *memo, PyObject *word, PyObject *value)
     int result = word_bytes(&b, word);
     if (result == 0) {
         uint64_t hash = slot_hash(b.bytes, b.used);
-        memo_slot *slot = memo_find(memo, b.bytes, b.used, hash);
+        memo_slot *slot = memo_find(memo, hash);
         if (slot != NULL) {
             slot->f = f;
         }
@@ -247,10 +265,11 @@ WordMemo_items(WordMemo *memo, PyObject *Py_UNUSED(ignored))
         if (slot->hash == 0) {
             continue;
         }
+        const memo_word *word = &memo->spelled[i];
         PyObject *item = Py_BuildValue(
             "(Nd)",
-            PyUnicode_DecodeUTF8((const char *)memo->words.bytes + slot->at,
-                                 (Py_ssize_t)slot->length, "surrogatepass"),
+            PyUnicode_DecodeUTF8((const char *)memo->words.bytes + word->at,
+                                 (Py_ssize_t)word->length, "surrogatepass"),
             slot->f);
         if (item == NULL || PyList_Append(items, item) < 0) {
             Py_CLEAR(items);
