@@ -40,7 +40,8 @@ def scoring(timed: Timed, how: str) -> str:
     return (
         f"scoring µs per submission: {spread(timed.cpu_us)} (wall clock: "
         f"{spread(timed.wall_us)}); {how}: {trained.spam_messages} spam, "
-        f"{trained.ham_messages} ham, {len(trained.tokens)} tokens"
+        f"{trained.ham_messages} ham, {len(trained.tokens)} tokens ({timed.taught_tokens} "
+        "taught, the rest added to reach the target's workspace)"
     )
 
 

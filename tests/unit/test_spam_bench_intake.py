@@ -8,6 +8,11 @@ import anyio
 from bench.spam.corpus import Mail
 from bench.spam.intake_run import IntakeRun, run
 from bench.spam.modes import Mode
+from bench.spam.timing import LEARNED_TOKENS, with_learned_tokens
+
+from intake.domain.spam.hashing import TokenHasher
+from intake.domain.spam.model import Evidence, Statistics, pack
+from intake.domain.spam.verdict import spam_score
 
 SPAM = "Cheap pills online, best casino bonus, click here to win money now"
 HAM = "Hello, could we meet on Tuesday to talk about the garden project?"
@@ -45,6 +50,8 @@ def test_every_label_taught_reaches_the_statistics_the_scoring_is_timed_on() -> 
     trained = result.timed.evidence.own
     assert (trained.spam_messages, trained.ham_messages) == (12, 12)
     assert len(result.timed.cpu_us) == len(result.timed.wall_us) == 24
+    # The corpus's few tokens, filled up to the target's workspace.
+    assert 0 < result.timed.taught_tokens < LEARNED_TOKENS == len(trained.tokens)
     # Taught both kinds, the filter takes over: the last spam is flagged, the last ham not.
     assert result.results[-2].flagged
     assert not result.results[-1].flagged
@@ -58,3 +65,25 @@ def test_with_mistakes_corrected_the_rule_settles_what_nobody_touched() -> None:
     assert result.settled > 0
     wrong = sum(r.flagged != r.spam for r in result.results)
     assert result.corrections == wrong
+
+
+def test_tokens_added_to_reach_the_target_s_workspace_change_no_score() -> None:
+    hasher = TokenHasher(b"k" * 32)
+    spam = {hasher.hash(word): pack(9, 1) for word in SPAM.lower().split()}
+    ham = {hasher.hash(word): pack(1, 9) for word in HAM.lower().split()}
+    own = Statistics(10, 10, {**spam, **ham})
+    instance = Statistics(12, 10, {**own.tokens, hasher.hash("garden"): pack(3, 9)})
+    taught = Evidence(own=own, instance=instance)
+    filled = with_learned_tokens(taught, 5_000)
+    assert len(filled.own.tokens) == 5_000
+    assert filled.own.tokens.items() >= own.tokens.items()
+    assert filled.instance.tokens.items() >= instance.tokens.items()
+    added = filled.own.tokens.keys() - own.tokens.keys()
+    assert {filled.instance.tokens[token] for token in added} <= {pack(1, 0), pack(0, 1)}
+    assert (filled.own.spam_messages, filled.instance.spam_messages) == (10, 12)
+    assert with_learned_tokens(filled, 5_000) is filled  # full already
+    for text in (SPAM, HAM, "a new text altogether"):
+        data = {"message": text}
+        before = spam_score(data, "hi", None, hasher=hasher, evidence=taught, threshold=5.0)
+        after = spam_score(data, "hi", None, hasher=hasher, evidence=filled, threshold=5.0)
+        assert after == before
