@@ -10,6 +10,7 @@ from bench.spam.intake_run import IntakeRun, run
 from bench.spam.modes import Mode
 from bench.spam.timing import LEARNED_TOKENS, with_learned_tokens
 
+from intake.domain.model import FieldData
 from intake.domain.spam.hashing import TokenHasher
 from intake.domain.spam.model import Evidence, Statistics, pack
 from intake.domain.spam.verdict import spam_score
@@ -83,7 +84,7 @@ def test_tokens_added_to_reach_the_target_s_workspace_change_no_score() -> None:
     assert (filled.own.spam_messages, filled.instance.spam_messages) == (10, 12)
     assert with_learned_tokens(filled, 5_000) is filled  # full already
     for text in (SPAM, HAM, "a new text altogether"):
-        data = {"message": text}
+        data: FieldData = {"message": text}
         before = spam_score(data, "hi", None, hasher=hasher, evidence=taught, threshold=5.0)
         after = spam_score(data, "hi", None, hasher=hasher, evidence=filled, threshold=5.0)
         assert after == before
