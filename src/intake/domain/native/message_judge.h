@@ -1,8 +1,8 @@
 /* One message's tokens judged as classifier.py's judge_words judges them: each token's f
  * read from the word memo (word_memo.h) by its UTF-8's fingerprint, or worked out from
- * its keyed hash's counts and remembered. A token is read either from a str or straight from the text it
- * was found in (word_spans.h's sink), so that a word needs no str made for it. Included
- * by clues.c, after its hashing and its choice of clues. */
+ * its keyed hash's counts and remembered. A token is read either from a str or straight
+ * from the text it was found in (word_spans.h's sink), so that a word needs no str made
+ * for it. Included by clues.c, after its hashing and its choice of clues. */
 
 #ifndef INTAKE_MESSAGE_JUDGE_H
 #define INTAKE_MESSAGE_JUDGE_H
@@ -79,17 +79,15 @@ take_last(message *m, size_t start)
         return -1;
     }
     uint64_t hash = slot_hash(m->bytes.bytes + start, m->bytes.used - start);
-    if (m->memo->slots != NULL) {
-        __builtin_prefetch(&m->memo->slots[(size_t)hash & m->memo->mask]);
-    }
+    memo_prefetch(m->memo, hash);
     m->hashes[m->n] = hash;
     m->ends[m->n++] = (Py_ssize_t)m->bytes.used;
     return 0;
 }
 
 /* Each token's f, in order: from the memo, or worked out from its counts and remembered
- * while the memo has room. A message's tokens are distinct, so judging them after all
- * are read gives what judging each as it is read would. */
+ * while the memo has room. Reading a token changes nothing in the memo, and this judges
+ * them in their order: what judging each as it is read would give, repeats included. */
 static int
 judge_all(message *m)
 {

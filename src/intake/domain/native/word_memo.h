@@ -7,10 +7,10 @@
  * its f. A message's hundred or so lookups land anywhere in a table of up to 50,000
  * words, so each is a cache miss, and a second read (of the word's bytes, to compare)
  * would be another. The fingerprint is CPython's keyed hash of the bytes (SipHash-1-3
- * under the process's random secret, what every dict of str relies on): 64 bits, as
- * the statistics know a token by its 64-bit keyed BLAKE2b, and no sender can make two
- * words share one without the secret. The words' bytes are kept beside, for items(),
- * and read by no lookup. Included by clues.c. */
+ * under the process's secret, what every dict of str relies on): 64 bits, as the
+ * statistics know a token by its 64-bit keyed BLAKE2b, and no sender can make two words
+ * share one without the secret (random unless PYTHONHASHSEED sets it). The words' bytes
+ * are kept beside, for items(), and read by no lookup. Included by clues.c. */
 
 #ifndef INTAKE_WORD_MEMO_H
 #define INTAKE_WORD_MEMO_H
@@ -62,6 +62,20 @@ memo_find(const WordMemo *memo, uint64_t hash)
             return NULL;
         }
     }
+}
+
+/* Asks the cache for the slot where the search for `hash` starts, not waiting for it. */
+static inline void
+memo_prefetch(const WordMemo *memo, uint64_t hash)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (memo->slots != NULL) {
+        __builtin_prefetch(&memo->slots[(size_t)hash & memo->mask]);
+    }
+#else
+    (void)memo;
+    (void)hash;
+#endif
 }
 
 /* The free slot where `hash` goes. */
