@@ -21,11 +21,19 @@
 
 #include "utf8_buffer.h"
 
+/* CPython's keyed hash of bytes (SipHash under the process's secret): public from
+   3.14, before that only by its older, underscored name. */
+#if PY_VERSION_HEX >= 0x030E0000
+#define INTAKE_HASH_BYTES Py_HashBuffer
+#else
+#define INTAKE_HASH_BYTES _Py_HashBytes
+#endif
+
 /* A word's fingerprint: never 0, which marks an empty slot. */
 static uint64_t
 slot_hash(const uint8_t *bytes, size_t n)
 {
-    uint64_t h = (uint64_t)_Py_HashBytes(bytes, (Py_ssize_t)n);
+    uint64_t h = (uint64_t)INTAKE_HASH_BYTES(bytes, (Py_ssize_t)n);
     return h ? h : 1;
 }
 
