@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Literal
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page
+from playwright.sync_api import Locator, Page
 
 from tests.browser.axe import axe_violations, describe
-from tests.browser.conftest import BROWSER_TIMEOUT_MS, Service, assert_real_png
-from tests.browser.dashboard_steps import sign_in, sign_in_with_the_link, submit
+from tests.browser.conftest import Service, assert_real_png
+from tests.browser.dashboard_steps import sign_in_with_the_link, submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SPOOF = {"name": "Invoice \u202egnp.exe", "note": "after"}
 WIDTHS = (1280, 390)
-SCHEMES = ("light", "dark")
+SCHEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 
 # Where a piece of text is drawn: the rectangle of the first occurrence of `needle` in
 # the element's text nodes, found through a Range over its logical characters.
@@ -72,44 +73,44 @@ def _accessible(page: Page) -> None:
 
 
 @pytest.fixture
-def signed_in(service: Service, workspace_id: str, browser: Browser, page: Page) -> tuple[str, str]:
-    """A form with the spoofing submission, and its owner with a password; the form's
-    and the submission's ids."""
+def signed_in(service: Service, workspace_id: str, page: Page) -> tuple[str, str]:
+    """A form with the spoofing submission, and its owner signed in on `page`; the
+    form's and the submission's ids."""
     form = service.create_form(workspace_id, "--name", "Invoices")
     submission_id = submit(service, form["public_form_key"], SPOOF)
     sign_in_with_the_link(service, page, workspace_id, "bidi@example.com")
     return form["form_id"], submission_id
 
 
-def _page(browser: Browser, service: Service, width: int, scheme: str) -> Page:
-    context = browser.new_context(
-        viewport={"width": width, "height": 800},
-        color_scheme="dark" if scheme == "dark" else "light",
-    )
-    context.set_default_timeout(BROWSER_TIMEOUT_MS)
-    page = context.new_page()
-    assert sign_in(service, page, "bidi@example.com") == 303
-    return page
+def _accessible_and_shown(page: Page, shot: Path) -> None:
+    """No accessibility violation, and a screenshot that shows something."""
+    _accessible(page)
+    page.screenshot(path=str(shot))
+    size = page.viewport_size
+    assert size is not None
+    assert_real_png(shot, (size["width"], size["height"]))
 
 
 def test_an_override_reorders_nothing_in_the_inbox_or_on_the_submission_page(
-    service: Service, browser: Browser, signed_in: tuple[str, str], tmp_path: Path
+    service: Service, page: Page, signed_in: tuple[str, str], tmp_path: Path
 ) -> None:
+    """Each page is loaded once at each width, and seen in either scheme as the system's
+    setting switches it."""
     form_id, submission_id = signed_in
     for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 800})
+        page.goto(f"{service.base}/dashboard/forms/{form_id}")
         for scheme in SCHEMES:
-            page = _page(browser, service, width, scheme)
-            page.goto(f"{service.base}/dashboard/forms/{form_id}")
+            page.emulate_media(color_scheme=scheme)
             row = page.locator("table.inbox tbody tr a").first
             assert row.inner_text() == "name: Invoice ⟨U+202E⟩gnp.exe · note: after"
             _isolated(row.locator("bdi"))
             _reads_in_order(row, "name", "Invoice", "⟨U+202E⟩", "gnp.exe", "note", "after")
-            _accessible(page)
-            shot = tmp_path / f"inbox-{width}-{scheme}.png"
-            page.screenshot(path=str(shot))
-            assert_real_png(shot, (width, 800))
+            _accessible_and_shown(page, tmp_path / f"inbox-{width}-{scheme}.png")
 
-            page.goto(f"{service.base}/dashboard/submissions/{submission_id}")
+        page.goto(f"{service.base}/dashboard/submissions/{submission_id}")
+        for scheme in SCHEMES:
+            page.emulate_media(color_scheme=scheme)
             fields = page.locator("dl.fields")
             marker = fields.locator(".invisible-char")
             assert marker.inner_text() == "⟨U+202E⟩"
@@ -120,8 +121,4 @@ def test_an_override_reorders_nothing_in_the_inbox_or_on_the_submission_page(
             _reads_in_order(fields.locator("dd").first, "Invoice", "⟨U+202E⟩", "gnp.exe")
             _reads_in_order(fields, "name", "note")
             _reads_in_order(fields, "gnp.exe", "after")
-            _accessible(page)
-            shot = tmp_path / f"submission-{width}-{scheme}.png"
-            page.screenshot(path=str(shot))
-            assert_real_png(shot, (width, 800))
-            page.context.close()
+            _accessible_and_shown(page, tmp_path / f"submission-{width}-{scheme}.png")
