@@ -4,28 +4,14 @@ suspended, and nothing is added."""
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page
 
 from tests.browser.axe import assert_accessible
-from tests.browser.conftest import LOG_TAIL, Service
+from tests.browser.conftest import Service
 from tests.browser.test_dashboard_destinations import _owner_signs_in
-from tests.support.processes import clean_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    home = tmp_path_factory.mktemp("suspended")
-    env = clean_env(INTAKE_DATABASE_URL=f"sqlite:///{home / 'intake.db'}")
-    running = Service(env, home / "serve.log", stop_signal=signal.SIGINT, log_tail=LOG_TAIL)
-    with running:
-        yield running
-    assert running.returncode == 0, running.tail()
 
 
 def test_a_suspended_workspaces_owner_reads_but_is_told_a_change_is_refused(
