@@ -12,21 +12,31 @@ keeps the workers' ends close together.
 The controller reads the times once and hands the same ones to every worker, whose
 orders must agree; it records this run's times for the next. A run without xdist keeps
 the collection order (a package's fixtures are then set up once).
+
+A worker sets a package's fixtures up again each time it comes back to the package after
+another package's file. The browser package's are a browser, its driver and the services
+it visits, seconds of CPU each time: when a run holds other tests too, the package is
+one unit, dealt to one worker whole, its files in the same order. A run of the package
+alone deals its files.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+from xdist.scheduler import LoadFileScheduling
 
 DURATIONS = "intake/test-seconds"  # the cache's key: {node id: seconds}
 # What a test not timed yet is taken to last: a test marked `slow` starts servers or
 # processes, and the others take some hundredths of a second.
 SLOW_GUESS = 10.0
 GUESS = 0.05
+# Packages whose fixtures cost a worker seconds each time they are set up.
+WHOLE_PACKAGES = ("tests/browser/",)
 
 
 def _file(nodeid: str) -> str:
@@ -47,6 +57,13 @@ class LongestFilesFirst:
         # xdist would sort the files by their number of tests again, over this order.
         if hasattr(config.option, "loadscopereorder"):
             config.option.loadscopereorder = False
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """On the controller: `--dist loadfile`, with the packages above dealt whole."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        return _FilesAndWholePackages(config, log)
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist has none
     def pytest_configure_node(self, node: Any) -> None:
@@ -80,3 +97,19 @@ class LongestFilesFirst:
         }
         kept.update((nodeid, round(seconds, 3)) for nodeid, seconds in self._timed.items())
         cache.set(DURATIONS, kept)
+
+
+class _FilesAndWholePackages(LoadFileScheduling):  # type: ignore[misc]  # xdist is untyped
+    """xdist's unit is a file, or one of WHOLE_PACKAGES when the run holds other tests."""
+
+    @functools.cached_property
+    def _whole(self) -> tuple[str, ...]:
+        collected: list[str] = self.collection
+        return tuple(
+            package
+            for package in WHOLE_PACKAGES
+            if not all(nodeid.startswith(package) for nodeid in collected)
+        )
+
+    def _split_scope(self, nodeid: str) -> str:
+        return next((p for p in self._whole if nodeid.startswith(p)), _file(nodeid))
