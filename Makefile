@@ -69,7 +69,8 @@ checks: install
 
 # Parallel workers (pytest-xdist): much of the suite waits on servers it starts, so three
 # keep two cores busy. Each test file stays on one worker, as its tests share servers and,
-# for two of them, a Redis database of the file's own; the files are dealt longest first,
+# for two of them, a Redis database of the file's own; the browser package stays on one
+# worker whole, as its files share a browser and services. They are dealt longest first,
 # by their times in earlier runs (tests/support/file_order.py). The HTTP suite runs on
 # SQLite, and its PostgreSQL smoke set on PostgreSQL too (tests/README.md). Branch
 # coverage of src/intake is measured across the workers, and the run fails under the floor
