@@ -26,7 +26,7 @@ from bench.commit_parts import cluster_cpu, fresh_commit
 from bench.options import parse
 from bench.run import Bench
 from bench.services import started
-from bench.storage import commit_arguments
+from bench.storage_ceiling import commit_arguments
 from bench.wrk import FORM_BODY
 from intake.adapters.postgres import commit_batch
 from intake.adapters.sql_rows import Params

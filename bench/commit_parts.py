@@ -27,9 +27,10 @@ from attrs import frozen
 
 from bench import proc_cpu
 from bench.options import parse
+from bench.prefill import fast_time_sorted_id
 from bench.run import Bench
 from bench.services import started
-from bench.storage import commit_arguments, fast_time_sorted_id
+from bench.storage_ceiling import commit_arguments
 from bench.wrk import FORM_BODY
 from intake.adapters.postgres.submissions import _COMMIT as COMMIT_STATEMENT
 

@@ -56,12 +56,12 @@ from bench.environments import (
 )
 from bench.figures import figures_of
 from bench.options import Options
+from bench.prefill import prefill as bulk_prefill
 from bench.report import report
 from bench.servers import MemorySampler, Server, ServerError, console_script, free_port, stack_name
 from bench.services import started
 from bench.storage import BenchDatabase, Target, check_redis, clear_rate_limits, provision
-from bench.storage import prefill as bulk_prefill
-from bench.storage import storage_ceiling as run_storage_ceiling
+from bench.storage_ceiling import storage_ceiling as run_storage_ceiling
 from bench.subjects import Driver, Subject, log, measure, profile, soak, warm_up
 from bench.targets import evaluate, failed
 from bench.wrk import FORM_BODY, Load, combine, find_wrk, write_script

@@ -16,7 +16,18 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from bench import client_size, dashboard, fixed_rate, profiling, report, storage, targets, wrk
+from bench import (
+    client_size,
+    dashboard,
+    fixed_rate,
+    prefill,
+    profiling,
+    report,
+    storage,
+    storage_ceiling,
+    targets,
+    wrk,
+)
 from bench.figures import figures_of
 from bench.options import parse
 
@@ -425,7 +436,7 @@ tps = 3000.123456 (without initial connection time)
 
 
 def test_pgbench_output_gives_the_commit_rate() -> None:
-    result = storage.parse_pgbench(PGBENCH_OUTPUT, [1.0, 2.0, 3.0, 100.0], clients=32)
+    result = storage_ceiling.parse_pgbench(PGBENCH_OUTPUT, [1.0, 2.0, 3.0, 100.0], clients=32)
 
     assert result.commits_per_s == pytest.approx(3000.123456)
     assert result.transactions == 90000
@@ -437,7 +448,7 @@ def test_pgbench_output_gives_the_commit_rate() -> None:
 def test_the_pgbench_script_runs_the_services_own_commit_statement() -> None:
     target = storage.Target("ws_1", "frm_1", "key1")
 
-    script = storage.pgbench_script(storage.commit_arguments(target, wrk.FORM_BODY))
+    script = storage_ceiling.pgbench_script(storage_ceiling.commit_arguments(target, wrk.FORM_BODY))
 
     assert script.startswith("\\set r random(")
     statement = script.splitlines()[1]
@@ -453,19 +464,19 @@ def test_the_pgbench_script_runs_the_services_own_commit_statement() -> None:
 
 
 def test_a_pgbench_literal_has_no_colon_and_keeps_quotes_and_backslashes() -> None:
-    literal = storage.pgbench_literal("it's 12:30 \\ ok")
+    literal = storage_ceiling.pgbench_literal("it's 12:30 \\ ok")
 
     assert literal == "E'it''s 12\\x3a30 \\\\ ok'"
-    assert storage.pgbench_literal(None) == "NULL"
-    assert storage.pgbench_literal(20) == "20"
+    assert storage_ceiling.pgbench_literal(None) == "NULL"
+    assert storage_ceiling.pgbench_literal(20) == "20"
 
 
 def test_prefill_ids_are_the_services_id_format() -> None:
     ms = int(datetime(2026, 5, 1, tzinfo=UTC).timestamp() * 1000)
     for random in (bytes(12), b"\xff" * 12, os.urandom(12)):
-        assert storage.fast_time_sorted_id("sub", ms, random) == ids.submission_id(ms, random)
+        assert prefill.fast_time_sorted_id("sub", ms, random) == ids.submission_id(ms, random)
     for random in (bytes(16), b"\xff" * 16, os.urandom(16)):
-        fast = storage.fast_time_sorted_id("evt", ms, random)
+        fast = prefill.fast_time_sorted_id("evt", ms, random)
         assert fast == ids.time_sorted_id("evt", ms, random)
 
 
@@ -473,7 +484,7 @@ def test_prefill_rows_are_time_ordered_and_spread_over_the_month_before() -> Non
     target = storage.Target("ws_1", "frm_1", "key1")
     until = datetime(2026, 5, 31, tzinfo=UTC)
 
-    batches = list(storage.prefill_rows(target, wrk.FORM_BODY, 3, until))
+    batches = list(prefill.prefill_rows(target, wrk.FORM_BODY, 3, until))
 
     assert len(batches) == 1
     submissions, events, records = batches[0]
