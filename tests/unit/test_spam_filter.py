@@ -45,6 +45,15 @@ def _variant(data: FieldData, n: int) -> FieldData:
     return {"message": f"{data['message']} ref{n}"}
 
 
+def _instance_of(own: Statistics, others: Statistics) -> Statistics:
+    """The instance's layer: every workspace's counts added up (packed counts add)."""
+    return Statistics(
+        others.spam_messages + own.spam_messages,
+        others.ham_messages + own.ham_messages,
+        {t: others.tokens.get(t, 0) + own.tokens.get(t, 0) for t in {*others.tokens, *own.tokens}},
+    )
+
+
 def test_tokens_are_the_same_whatever_the_order_of_the_fields() -> None:
     one = tokens({"b": "second words", "a": "first words"}, "Hi there", "x@mail.example")
     two = tokens({"a": "first words", "b": "second words"}, "Hi there", "x@mail.example")
@@ -145,11 +154,7 @@ def test_a_workspaces_own_evidence_wins_over_the_instance() -> None:
         [(_variant(plain, i), Label.HAM) for i in range(12)]
         + [(_variant(SPAM, i), Label.SPAM) for i in range(12)],
     )
-    instance = Statistics(
-        others.spam_messages + own.spam_messages,
-        others.ham_messages + own.ham_messages,
-        {t: others.tokens.get(t, 0) + own.tokens.get(t, 0) for t in {*others.tokens, *own.tokens}},
-    )
+    instance = _instance_of(own, others)
     got = spam_score(
         plain, None, None, hasher=hasher, evidence=Evidence(own, instance), threshold=5.0
     )
@@ -203,11 +208,7 @@ def test_a_young_workspace_s_clues_are_those_its_own_statistics_give() -> None:
         [(_variant(SPAM, i), Label.SPAM) for i in range(20)]
         + [(_variant(HAM, i), Label.HAM) for i in range(20)],
     )
-    instance = Statistics(
-        others.spam_messages + own.spam_messages,
-        others.ham_messages + own.ham_messages,
-        {t: others.tokens.get(t, 0) + own.tokens.get(t, 0) for t in {*others.tokens, *own.tokens}},
-    )
+    instance = _instance_of(own, others)
     reasons = score(SPAM).reasons
     fresh = Statistics(own.spam_messages, own.ham_messages, own.tokens)
     alone = judge_text(token_parts(SPAM, None, None, reasons), hasher, fresh)
