@@ -1,14 +1,14 @@
 """The `intake` command's startup: the wall time of `intake form show` on a SQLite store,
 from the process starting to its exit, the median of several runs. It is what every
 management command costs before it does anything: the imports and the opening of what
-the command uses.
+the command uses. It is run from intake's deployed install (bench/deployed.py), from the
+bytecode the install compiled, as a deployment runs it.
 
 `python -m bench.cli_startup` measures this figure alone.
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.servers import console_script
+from bench.deployed import installed
+from bench.environments import embedded_env
 from bench.storage import provision
 
 RUNS = 10
@@ -54,31 +55,14 @@ def _run(argv: list[str], env: Mapping[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def sqlite_env(database_path: Path) -> dict[str, str]:
-    # The caller's INTAKE_ settings left out: the command runs on its defaults. It runs
-    # as an installed package does, from bytecode (pip writes it at install): the first
-    # run writes it beside the database, even where PYTHONDONTWRITEBYTECODE would have
-    # every run compile every module again.
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("INTAKE_") and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    return {
-        **base,
-        "INTAKE_DATABASE_URL": f"sqlite:///{database_path}",
-        "PYTHONPYCACHEPREFIX": str(database_path.parent / "bytecode"),
-    }
-
-
 def main() -> int:
     from bench.targets import CLI_STARTUP_S  # noqa: PLC0415 - the run's targets, not its data
 
-    intake = console_script("intake")
+    install = installed()
     with tempfile.TemporaryDirectory(prefix="intake-bench-cli-") as temp:
-        env = sqlite_env(Path(temp) / "intake.db")
-        target = provision(intake, env)
-        figure = measure(intake, env, target.form_id)
+        env = install.env(embedded_env(Path(temp) / "intake.db"))
+        target = provision(install.intake, env)
+        figure = measure(install.intake, env, target.form_id)
     p50 = figure["wall_s"]["p50"]
     verdict = "PASS" if p50 < CLI_STARTUP_S else "FAIL"
     print(

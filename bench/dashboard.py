@@ -31,8 +31,9 @@ import httpx
 
 from bench import machine
 from bench.dashboard_seed import COMMON, OTHER_FORMS, OTHER_ROWS, RARE, copies, seed
+from bench.deployed import installed
 from bench.options import Options
-from bench.servers import Server, console_script, free_port
+from bench.servers import Server, free_port
 from bench.storage import BenchDatabase, intake, provision
 
 TARGET_MS = 150.0  # p95 of each page
@@ -124,8 +125,9 @@ def run(
         database = BenchDatabase(admin_url)
         database.create()
         stack.callback(database.drop)
-        env = {**env_of(database.url), "INTAKE_DASHBOARD_TIMEZONE": ZONE}
-        script = console_script("intake")
+        install = installed()
+        env = install.env({**env_of(database.url), "INTAKE_DASHBOARD_TIMEZONE": ZONE})
+        script = install.intake
         target = provision(script, env)
         forms = [target.form_id, *copies(database.url, target.form_id)]
         log(f"seeding {rows:,} submissions in one form, {OTHER_ROWS:,} in {OTHER_FORMS} more")

@@ -17,8 +17,11 @@ FORM_RATE = "1000000000/600"
 
 def _base_env() -> dict[str, str]:
     """The environment without any INTAKE_ setting of the caller's: each server gets its
-    defaults plus what the bench sets."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
+    defaults plus what the bench sets. Nor the caller's PYTHONPATH: a server runs the
+    code of its install (bench/deployed.py), or the compared tree's (bench/baseline.py)."""
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith("INTAKE_") and k != "PYTHONPATH"
+    }
 
 
 # Production (PostgreSQL) refuses to start without the key that seals stored secrets:
@@ -51,4 +54,5 @@ def embedded_env(database_path: Path) -> dict[str, str]:
 def ceiling_env() -> dict[str, str]:
     """The bench's own package importable, ahead of whatever PYTHONPATH holds."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**_base_env(), "PYTHONPATH": path}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("INTAKE_")}
+    return {**base, "PYTHONPATH": path}

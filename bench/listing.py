@@ -27,8 +27,9 @@ from typing import Any
 import httpx
 import psycopg
 
+from bench.deployed import installed
 from bench.options import Options
-from bench.servers import MemorySampler, Server, console_script, free_port
+from bench.servers import MemorySampler, Server, free_port
 from bench.storage import BenchDatabase, intake, provision
 from intake.adapters.postgres import open_postgres_store
 from intake.domain.listing import SubmissionFilter, SubmissionQuery
@@ -139,12 +140,18 @@ async def latencies(url: str, form_id: str, rows: int) -> dict[str, dict[str, fl
 
 
 def export(
-    env: Mapping[str, str], form_id: str, api_key: str, workdir: Path, stack: ExitStack
+    script: str,
+    env: Mapping[str, str],
+    form_id: str,
+    api_key: str,
+    *,
+    workdir: Path,
+    stack: ExitStack,
 ) -> dict[str, float]:
     """The CSV export of the whole form over HTTP; the worker's memory before and at its
     peak while streaming."""
     port = free_port()
-    argv = [console_script("intake"), "serve", "--workers", "1", "--port", str(port)]
+    argv = [script, "serve", "--workers", "1", "--port", str(port)]
     server = Server("listing export", argv, env, port, workdir / "listing-export.log")
     stack.callback(server.stop)
     server.wait_ready()
@@ -182,8 +189,9 @@ def run(
         database = BenchDatabase(admin_url)
         database.create()
         stack.callback(database.drop)
-        env = env_of(database.url)
-        script = console_script("intake")
+        install = installed()
+        env = install.env(env_of(database.url))
+        script = install.intake
         target = provision(script, env)
         key = intake(
             script, env, "key", "create", "--workspace", target.workspace_id, "--scope", "read"
@@ -195,7 +203,9 @@ def run(
         log(f"seeded in {results['seed_seconds']} s")
         results.update(asyncio.run(latencies(database.url, target.form_id, rows)))
         log("export: every row as CSV over HTTP")
-        results["export_csv"] = export(env, target.form_id, str(key["api_key"]), workdir, stack)
+        results["export_csv"] = export(
+            script, env, target.form_id, str(key["api_key"]), workdir=workdir, stack=stack
+        )
         log(f"export: {results['export_csv']}")
     return results
 

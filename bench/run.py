@@ -47,6 +47,7 @@ from bench import (
 )
 from bench.baseline import Baseline, checkout
 from bench.cpu_meter import CpuMeter
+from bench.deployed import Install, development, installed
 from bench.environments import (
     FORM_RATE,
     ROOT,
@@ -90,11 +91,16 @@ def check_fastest_stack() -> None:
 class Bench:
     """The run's resources, opened in order and closed in reverse by one ExitStack."""
 
-    def __init__(self, options: Options, stack: ExitStack, workdir: Path) -> None:
+    def __init__(
+        self, options: Options, stack: ExitStack, workdir: Path, install: Install | None = None
+    ) -> None:
+        """`install`: the `intake` the run measures; the development install's unless
+        given (the quick tools, which run beside the sources being changed)."""
         self.options = options
         self.stack = stack
         self.workdir = workdir
-        self.intake = console_script("intake")
+        self.install = install or development(console_script("intake"))
+        self.intake = self.install.intake
 
     def database(
         self, results: dict[str, Any], key: str, code: Baseline | None = None
@@ -103,7 +109,7 @@ class Bench:
         database = BenchDatabase(self.options.postgres)
         database.create()
         self.stack.callback(database.drop)
-        env = production_env(database.url, self.options.redis)
+        env = self.install.env(production_env(database.url, self.options.redis))
         target = provision(self.intake, code.env(env) if code else env)
         self.stack.callback(clear_rate_limits, self.options.redis, target.form_id)
         results.setdefault("databases", {})[key] = {
@@ -118,11 +124,11 @@ class Bench:
         """The environment, form and database of one server measured alone (the quick
         tools): a fresh SQLite file, or a database of its own beside the bench's Redis."""
         if embedded:
-            env = embedded_env(self.workdir / "intake.db")
+            env = self.install.env(embedded_env(self.workdir / "intake.db"))
             return env, provision(self.intake, env), None
         check_redis(self.options.redis)
         database, target = self.database({}, "production")
-        env = production_env(database.url, self.options.redis, workers)
+        env = self.install.env(production_env(database.url, self.options.redis, workers))
         return env, target, database.name
 
     def start(
@@ -145,7 +151,7 @@ class Bench:
         database: BenchDatabase | None = None,
     ) -> Subject:
         argv = [self.intake, "serve", "--workers", str(workers)]
-        subject = self.start(key, label, argv, env, path)
+        subject = self.start(key, label, argv, self.install.env(env), path)
         subject.database = None if database is None else database.name
         return subject
 
@@ -232,7 +238,7 @@ def start_all(
     subjects, empty_db, empty_target = production_subjects(options, bench, results)
     if not options.skip_embedded:
         (bench.workdir / "embedded").mkdir()
-        env = embedded_env(bench.workdir / "embedded" / "intake.db")
+        env = bench.install.env(embedded_env(bench.workdir / "embedded" / "intake.db"))
         target = provision(bench.intake, env)
         log("cli startup: intake form show on the embedded store")
         results["cli_startup"] = cli_startup.measure(bench.intake, env, target.form_id)
@@ -312,7 +318,7 @@ def execute(options: Options, bench: Bench, load: Load, results: dict[str, Any])
     results["storage_ceiling"] = storage.as_json()
     log(f"storage ceiling: {storage.commits_per_s:.0f} commits/s ({storage.tool})")
     log(f"keep-alive: one connection to {keepalive.WORKERS} workers")
-    env = production_env(empty_db.url, options.redis)
+    env = bench.install.env(production_env(empty_db.url, options.redis))
     results["keepalive"] = keepalive.run(bench.intake, env, bench.workdir / "keepalive.log")
     for subject in subjects:
         results[subject.key] = subject.as_json()
@@ -336,9 +342,11 @@ def run_on(options: Options, say: Callable[[str], None] = print) -> int:
         return dashboard.alone(options, production_env, say)
     started = time.monotonic()
     wrk = find_wrk()
+    install = installed()
     results: dict[str, Any] = {
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "revision": _revision(),
+        "intake_install": install.description,
         "machine_before": machine.describe(),
         "settings": {
             "duration_s": options.duration,
@@ -359,7 +367,7 @@ def run_on(options: Options, say: Callable[[str], None] = print) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="intake-bench-") as temp, ExitStack() as stack:
         workdir = Path(temp)
-        bench = Bench(options, stack, workdir)
+        bench = Bench(options, stack, workdir, install)
         load = Load(wrk, write_script(workdir), options.connections, options.threads)
         execute(options, bench, load, results)
     results["machine_after"] = machine.describe()
@@ -386,6 +394,7 @@ def run_on(options: Options, say: Callable[[str], None] = print) -> int:
         )
     else:
         say(f"the machine was quiet: other processes used {others:.2f} cores")
+    say(f"intake measured: {install.description}")
     say(f"results: {options.output}; {results['elapsed_s']:.0f} s in all")
     if "profile" in results:
         say(f"profile: {results['profile']['directory']}")
