@@ -19,7 +19,7 @@ from intake.adapters.delivery_rules import ERROR_LIMIT, delivery_id
 from intake.adapters.postgres import PostgresStore
 from intake.adapters.sql import claims
 from intake.adapters.sqlite import SqliteStore, open_sqlite_store
-from intake.adapters.sqlite import dialect as lite_dialect
+from intake.adapters.sqlite import dialect_on_use as lite_dialect
 from intake.adapters.sqlite.mapping import time_text
 from intake.domain.deliveries import Delivery, DeliveryState, DestinationKind
 from intake.domain.model import OutboxEvent, SubmissionStatus

@@ -84,7 +84,7 @@ class SqliteStore:
     def deliveries(self) -> SqlDeliveries:
         if self._deliveries is None:
             from intake.adapters.sql.deliveries import SqlDeliveries  # noqa: PLC0415
-            from intake.adapters.sqlite.dialect import DELIVERIES  # noqa: PLC0415
+            from intake.adapters.sqlite.dialect_on_use import DELIVERIES  # noqa: PLC0415
 
             ex = SqliteExecutor(self._worker)
             self._deliveries = SqlDeliveries(ex, self._sealer, DELIVERIES)
@@ -94,7 +94,7 @@ class SqliteStore:
     def activity(self) -> SqlActivity:
         if self._activity is None:
             from intake.adapters.sql.activity import SqlActivity  # noqa: PLC0415
-            from intake.adapters.sqlite.dialect import ACTIVITY  # noqa: PLC0415
+            from intake.adapters.sqlite.dialect_on_use import ACTIVITY  # noqa: PLC0415
 
             self._activity = SqlActivity(SqliteExecutor(self._worker), ACTIVITY)
         return self._activity
