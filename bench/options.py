@@ -36,6 +36,7 @@ class Options:
     listing_only: bool = False
     dashboard_rows: int = 100_000
     dashboard_only: bool = False
+    embedded_only: bool = False
     # A git ref whose tree production is measured beside, or None.
     compare_ref: str | None = DEFAULT_COMPARE_REF
     # Submissions a second offered to one worker and to two alike (bench/fixed_rate.py);
@@ -167,6 +168,11 @@ def parser() -> argparse.ArgumentParser:
         help="measure only the dashboard's pages with a large form",
     )
     p.add_argument(
+        "--embedded-only",
+        action="store_true",
+        help="measure only the embedded default's memory under load and intake form show",
+    )
+    p.add_argument(
         "--profile",
         action="store_true",
         help="also sample the production worker with py-spy under load",
@@ -231,6 +237,7 @@ def parse(argv: Sequence[str] | None = None) -> Options:
         listing_only=args.listing_only,
         dashboard_rows=int(pick(args.dashboard_rows, 100_000, 5_000)),
         dashboard_only=args.dashboard_only,
+        embedded_only=args.embedded_only,
         compare_ref=None if args.compare_ref in ("", "none") else args.compare_ref,
         fixed_rate=None if args.fixed_rate is None else float(args.fixed_rate),
     )

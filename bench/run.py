@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import (
-    cli_startup,
     client_size,
     dashboard,
+    embedded,
     fixed_rate,
     keepalive,
     listing,
@@ -237,12 +237,7 @@ def start_all(
     worker was found running on."""
     subjects, empty_db, empty_target = production_subjects(options, bench, results)
     if not options.skip_embedded:
-        (bench.workdir / "embedded").mkdir()
-        env = bench.install.env(embedded_env(bench.workdir / "embedded" / "intake.db"))
-        target = provision(bench.intake, env)
-        log("cli startup: intake form show on the embedded store")
-        results["cli_startup"] = cli_startup.measure(bench.intake, env, target.form_id)
-        subjects.append(bench.intake_server("embedded", "embedded", env, target.path))
+        subjects.append(embedded.start(bench, results))
     production = subjects[0].server
     production.wait_ready()
     serving = production.stack()
@@ -340,6 +335,8 @@ def run_on(options: Options, say: Callable[[str], None] = print) -> int:
         return listing.alone(options, production_env, say)
     if options.dashboard_only:
         return dashboard.alone(options, production_env, say)
+    if options.embedded_only:
+        return embedded.alone(options, say)
     started = time.monotonic()
     wrk = find_wrk()
     install = installed()
