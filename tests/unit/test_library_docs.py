@@ -6,10 +6,9 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
-from typing import get_type_hints
 
 from intake.entrypoints.library import Intake, SyncIntake
-from intake.service.admin import OwnerServices
+from tests.support.owner_services import service_types
 
 LIBRARY_MD = Path(__file__).resolve().parents[2] / "docs" / "library.md"
 
@@ -32,7 +31,7 @@ def _section(text: str, service: str) -> str:
 def test_every_service_member_has_a_docstring() -> None:
     missing = [
         f"{service}.{name}"
-        for service, kind in get_type_hints(OwnerServices).items()
+        for service, kind in service_types().items()
         for name in _members(kind)
         if not _doc(kind, name)
     ]
@@ -40,7 +39,7 @@ def test_every_service_member_has_a_docstring() -> None:
 
 
 def test_every_service_is_a_documented_property_of_the_library() -> None:
-    for service in get_type_hints(OwnerServices):
+    for service in service_types():
         prop = inspect.getattr_static(Intake, service)
         assert isinstance(prop, property)
         assert prop.fget is not None
@@ -50,7 +49,7 @@ def test_every_service_is_a_documented_property_of_the_library() -> None:
 def test_the_library_page_lists_every_member_under_its_service() -> None:
     text = LIBRARY_MD.read_text(encoding="utf-8")
     missing = []
-    for service, kind in get_type_hints(OwnerServices).items():
+    for service, kind in service_types().items():
         section = _section(text, service)
         listed = set(re.findall(r"^\| `([a-z_]+)[(`]", section, flags=re.MULTILINE))
         missing += [f"{service}.{name}" for name in _members(kind) if name not in listed]

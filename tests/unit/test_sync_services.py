@@ -10,7 +10,7 @@ import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import timedelta
-from typing import Any, get_type_hints
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -28,11 +28,11 @@ from intake.service.admin import (
     AdminError,
     ChatRequest,
     FormChanges,
-    OwnerServices,
     UploadChanges,
     WorkspaceChanges,
     WorkspaceSuspended,
 )
+from tests.support.owner_services import service_types
 
 BOUNDARY = "b0undary"
 PDF = b"%PDF-1.7\n" + b"0123456789abcdef" * 64
@@ -329,7 +329,7 @@ CASES: dict[str, tuple[Callable[[World], Any], str]] = {
 
 def _public_members() -> set[str]:
     """Every public member, as `service.member`."""
-    services = get_type_hints(OwnerServices)
+    services = service_types()
     return {
         f"{service}.{name}"
         for service, kind in services.items()
@@ -353,7 +353,7 @@ def test_every_public_member_of_a_service_has_a_case() -> None:
 def test_the_wrapper_lists_every_public_member_of_each_service(world: World) -> None:
     listed = {
         f"{service}.{name}"
-        for service in get_type_hints(OwnerServices)
+        for service in service_types()
         for name in dir(getattr(world.services, service))
     }
     assert listed >= _public_members()

@@ -14,16 +14,18 @@ from intake.domain.deliveries import (
 from intake.domain.model import ApiKey, Form, Submission, Workspace, scopes_in_order
 from intake.ports.deliveries import DeliveryRecord
 from intake.ports.submissions import OutboxRow
-from intake.service.admin import (
-    CreatedEndpoint,
-    CreatedKey,
-    Outbox,
-    SubmissionDetail,
-    WorkspaceUsage,
-)
 
 if TYPE_CHECKING:
     from intake.domain.notifications import MailParts
+
+    # Named in annotations only: a command imports the services it calls, and no other.
+    from intake.service.admin import (
+        CreatedEndpoint,
+        CreatedKey,
+        Outbox,
+        SubmissionDetail,
+        WorkspaceUsage,
+    )
 
 
 def _time(moment: datetime | None) -> str | None:
