@@ -74,12 +74,18 @@ bit_length(Py_ssize_t n)
     return bits;
 }
 
+/* The words and pairs kept so far, found again by their characters: at most MAX_TOKENS of
+ * them (each_word's callers give it what is left of MAX_TOKENS), so the table is small
+ * and lives on the stack, with no allocation that grows with the text. */
+#define SET_SLOTS 1024 /* a power of two, at least twice MAX_TOKENS */
+
 typedef struct {
     int kind;
     const void *data;
-    /* Open addressing over spans, by content: slot holds index + 1 into the items. */
-    Py_ssize_t *slots;
-    size_t mask;
+    item kept[MAX_TOKENS];
+    Py_ssize_t n_kept;
+    uint16_t slots[SET_SLOTS]; /* index + 1 into kept; 0: an empty slot */
+    size_t mask;               /* the slots in use, less one: fewer for a short text */
 } spans;
 
 static uint64_t
@@ -103,19 +109,20 @@ span_equal(const spans *set, const item *a, const item *b)
                   (const char *)set->data + b->start * width, (size_t)a->length * width) == 0;
 }
 
-/* 1 when the span at items[index] is new (and now known), 0 when seen before. */
+/* 1 when the span is new (and now known), 0 when seen before. The caller keeps fewer
+ * than MAX_TOKENS, so there is room for it. */
 static int
-span_add(spans *set, item *items, Py_ssize_t index)
+span_add(spans *set, const item *it)
 {
-    const item *it = &items[index];
     size_t slot = (size_t)span_hash(set, it->start, it->length) & set->mask;
     while (set->slots[slot]) {
-        if (span_equal(set, &items[set->slots[slot] - 1], it)) {
+        if (span_equal(set, &set->kept[set->slots[slot] - 1], it)) {
             return 0;
         }
         slot = (slot + 1) & set->mask;
     }
-    set->slots[slot] = index + 1;
+    set->kept[set->n_kept++] = *it;
+    set->slots[slot] = (uint16_t)set->n_kept;
     return 1;
 }
 
@@ -130,19 +137,93 @@ all_digits(int kind, const void *data, Py_ssize_t start, Py_ssize_t length)
     return 1;
 }
 
-/* The text's words, stripped, sorted into the three kinds' lists in the text's order. */
+/* Items put aside while the text is read: a short list on the stack that grows. */
 typedef struct {
-    item *items;      /* the words and numbers, then the long ones, then the pairs */
-    Py_ssize_t words; /* items[0:words] */
-    item *longs, *pairs;
-    Py_ssize_t n_longs, n_pairs;
-} split_words;
+    item *items;
+    Py_ssize_t n, size;
+    item local[16];
+} item_list;
 
-/* The word that ends at `end` (its separator or the text's end), from `start`, stripped
- * and sorted into its kind's list. */
-static void
-keep_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, split_words *out)
+static int
+put_aside(item_list *list, item it)
 {
+    if (list->n == list->size) {
+        Py_ssize_t size = list->size * 2;
+        item *items = PyMem_Malloc(sizeof(item) * (size_t)size);
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(items, list->items, sizeof(item) * (size_t)list->n);
+        if (list->items != list->local) {
+            PyMem_Free(list->items);
+        }
+        list->items = items;
+        list->size = size;
+    }
+    list->items[list->n++] = it;
+    return 0;
+}
+
+/* What is done with each word kept, in order: 0, or -1 on an error (raised). */
+typedef int (*word_sink)(void *context, PyObject *text, const item *it);
+
+/* One reading of a text: the words handed on as they are found (they come first, in the
+ * text's order), the long ones and the pairs put aside for after them. */
+typedef struct {
+    PyObject *text;
+    Py_ssize_t room, kept;
+    word_sink sink;
+    void *context;
+    spans set;
+    uint32_t numbers; /* the lengths of long numbers kept, as bits */
+    item_list longs, pairs;
+    Py_ssize_t kept_longs[MAX_TOKENS]; /* into longs.items */
+    Py_ssize_t n_kept_longs;
+} reader;
+
+/* Hands the item on if it is new among those kept: a word by its characters, a number by
+ * its length, a long word by its first character and size. 0, or -1 on an error. */
+static int
+take(reader *r, const item *it, Py_ssize_t long_index)
+{
+    spans *set = &r->set;
+    int fresh;
+    if (it->kind == WORD) {
+        fresh = span_add(set, it);
+    }
+    else if (it->kind == NUMBER) {
+        uint32_t bit = (uint32_t)1 << it->length;
+        fresh = !(r->numbers & bit);
+        r->numbers |= bit;
+    }
+    else {
+        Py_UCS4 first = PyUnicode_READ(set->kind, set->data, it->start);
+        int size = bit_length(it->length);
+        fresh = 1;
+        for (Py_ssize_t k = 0; fresh && k < r->n_kept_longs; k++) {
+            const item *other = &r->longs.items[r->kept_longs[k]];
+            fresh = !(PyUnicode_READ(set->kind, set->data, other->start) == first
+                      && bit_length(other->length) == size);
+        }
+        if (fresh) {
+            r->kept_longs[r->n_kept_longs++] = long_index;
+        }
+    }
+    if (!fresh) {
+        return 0;
+    }
+    r->kept++;
+    return r->sink(r->context, r->text, it);
+}
+
+/* The word that ends at `end` (its separator or the text's end), from `start`, stripped:
+ * a word or a number handed on, a long word or a pair put aside. 0, or -1 on an error. */
+static int
+keep_word(reader *r, Py_ssize_t start, Py_ssize_t end)
+{
+    int kind = r->set.kind;
+    const void *data = r->set.data;
     while (start < end && is_edge(PyUnicode_READ(kind, data, start))) {
         start++;
     }
@@ -152,22 +233,25 @@ keep_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, split_wo
     Py_ssize_t length = end - start;
     if (length > 2 && length <= MAX_WORD) {
         int number = length > MAX_NUMBER && all_digits(kind, data, start, length);
-        out->items[out->words++] = (item){start, length, number ? NUMBER : WORD};
+        item it = {start, length, number ? NUMBER : WORD};
+        return take(r, &it, 0);
     }
-    else if (length > MAX_WORD) {
-        out->longs[out->n_longs++] = (item){start, length, LONG};
+    if (length > MAX_WORD) {
+        return put_aside(&r->longs, (item){start, length, LONG});
     }
-    else if (length == 2 && (PyUnicode_READ(kind, data, start) > 0x7f
-                             || PyUnicode_READ(kind, data, start + 1) > 0x7f)) {
-        out->pairs[out->n_pairs++] = (item){start, length, WORD};
+    if (length == 2 && (PyUnicode_READ(kind, data, start) > 0x7f
+                        || PyUnicode_READ(kind, data, start + 1) > 0x7f)) {
+        return put_aside(&r->pairs, (item){start, length, WORD});
     }
+    return 0;
 }
 
-/* The scan for words, one loop per width of character, so that each reads its own. */
-#define SPLIT(TYPE, KIND)                                                                   \
+/* The scan for words, one loop per width of character, so that each reads its own. It
+ * ends once `room` are kept: nothing read after could be kept. */
+#define SPLIT(TYPE)                                                                         \
     {                                                                                       \
         const TYPE *chars = data;                                                           \
-        while (i < n) {                                                                     \
+        while (i < n && r->kept < r->room) {                                                \
             while (i < n && is_separator(chars[i])) {                                       \
                 i++;                                                                        \
             }                                                                               \
@@ -175,55 +259,28 @@ keep_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, split_wo
             while (i < n && !is_separator(chars[i])) {                                      \
                 i++;                                                                        \
             }                                                                               \
-            if (i > start) {                                                                \
-                keep_word(KIND, data, start, i, out);                                       \
+            if (i > start && keep_word(r, start, i) < 0) {                                  \
+                return -1;                                                                  \
             }                                                                               \
         }                                                                                   \
     }
 
-static void
-split(PyObject *text, split_words *out)
+static int
+split(reader *r)
 {
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
+    int kind = r->set.kind;
+    const void *data = r->set.data;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(r->text), i = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
-        SPLIT(Py_UCS1, PyUnicode_1BYTE_KIND)
+        SPLIT(Py_UCS1)
     }
     else if (kind == PyUnicode_2BYTE_KIND) {
-        SPLIT(Py_UCS2, PyUnicode_2BYTE_KIND)
+        SPLIT(Py_UCS2)
     }
     else {
-        SPLIT(Py_UCS4, PyUnicode_4BYTE_KIND)
+        SPLIT(Py_UCS4)
     }
-}
-
-/* Whether the item is new among those kept: a word by its characters, a number by its
- * length, a long word by its first character and size. */
-static int
-is_new(spans *set, item *items, Py_ssize_t index, uint32_t *numbers, const item *longs,
-       const Py_ssize_t *kept_longs, Py_ssize_t n_kept_longs)
-{
-    const item *it = &items[index];
-    if (it->kind == WORD) {
-        return span_add(set, items, index);
-    }
-    if (it->kind == NUMBER) {
-        uint32_t bit = (uint32_t)1 << it->length;
-        int fresh = !(*numbers & bit);
-        *numbers |= bit;
-        return fresh;
-    }
-    Py_UCS4 first = PyUnicode_READ(set->kind, set->data, it->start);
-    int size = bit_length(it->length);
-    for (Py_ssize_t k = 0; k < n_kept_longs; k++) {
-        const item *other = &longs[kept_longs[k]];
-        if (PyUnicode_READ(set->kind, set->data, other->start) == first
-            && bit_length(other->length) == size) {
-            return 0;
-        }
-    }
-    return 1;
+    return 0;
 }
 
 /* Appends the kept word as tokens.py writes it after its prefix: the word itself,
@@ -248,65 +305,71 @@ append_word(byte_buffer *b, PyObject *text, const item *it)
     return append_utf8(b, kind, data, it->start, it->length);
 }
 
-/* What is done with each word kept, in order: 0, or -1 on an error (raised). */
-typedef int (*word_sink)(void *context, PyObject *text, const item *it);
+/* Reads the words, then hands on the long ones and the pairs put aside, in the order the
+ * Python appends them, while there is room. 0, or -1 on an error. */
+static int
+read_words(reader *r)
+{
+    if (split(r) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < r->longs.n && r->kept < r->room; i++) {
+        if (take(r, &r->longs.items[i], i) < 0) {
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < r->pairs.n && r->kept < r->room; i++) {
+        if (take(r, &r->pairs.items[i], 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
 
-/* Hands the text's words, up to `room` of them, to `sink`: how many, or -1 on an error. */
+/* Hands the text's words, up to `room` of them (at most MAX_TOKENS), to `sink`: how
+ * many, or -1 on an error. */
 static Py_ssize_t
 each_word(PyObject *text, Py_ssize_t room, word_sink sink, void *context)
 {
     if (room <= 0) {
         return 0;
     }
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    /* Bounds: a kept word takes 3 characters and a separator, a pair 2, a long word 25. */
-    Py_ssize_t word_room = n / 4 + 1, long_room = n / 26 + 1, pair_room = n / 3 + 1;
-    item *items = PyMem_Malloc(sizeof(item) * (size_t)(word_room + long_room + pair_room));
-    Py_ssize_t *kept_longs = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)long_room);
-    Py_ssize_t *slots = NULL;
-    Py_ssize_t kept = -1;
-    if (items == NULL || kept_longs == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    if (room > MAX_TOKENS) {
+        PyErr_SetString(PyExc_ValueError, "room for more words than MAX_TOKENS");
+        return -1;
     }
-    split_words f = {items, 0, items + word_room, items + word_room + long_room, 0, 0};
-    split(text, &f);
+    reader reading, *r = &reading; /* some 12 KB: hot on the stack, where a heap block
+                                       grown with the text was new memory each time */
+    r->text = text;
+    r->room = room;
+    r->kept = 0;
+    r->sink = sink;
+    r->context = context;
+    r->set.kind = PyUnicode_KIND(text);
+    r->set.data = PyUnicode_DATA(text);
+    r->set.n_kept = 0;
+    /* Twice the words and pairs the text can hold or the room, whichever is fewer: a
+     * kept one takes two characters and a separator at least. */
+    Py_ssize_t most = PyUnicode_GET_LENGTH(text) / 3 + 1;
     size_t size = 8;
-    while (size < (size_t)(f.words + f.n_pairs) * 2) {
+    while (size < (size_t)(most < room ? most : room) * 2) {
         size <<= 1;
     }
-    slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    r->set.mask = size - 1;
+    memset(r->set.slots, 0, sizeof(uint16_t) * size);
+    r->numbers = 0;
+    r->longs.items = r->longs.local;
+    r->pairs.items = r->pairs.local;
+    r->longs.n = r->pairs.n = 0;
+    r->longs.size = r->pairs.size = (Py_ssize_t)(sizeof r->longs.local / sizeof(item));
+    r->n_kept_longs = 0;
+    Py_ssize_t kept = read_words(r) < 0 ? -1 : r->kept;
+    if (r->longs.items != r->longs.local) {
+        PyMem_Free(r->longs.items);
     }
-    spans set = {PyUnicode_KIND(text), PyUnicode_DATA(text), slots, size - 1};
-    uint32_t numbers = 0;
-    Py_ssize_t n_kept_longs = 0;
-    kept = 0;
-    /* The order the Python appends them in: words, then long ones, then pairs. */
-    Py_ssize_t order[3][2] = {{0, f.words},
-                              {word_room, word_room + f.n_longs},
-                              {word_room + long_room, word_room + long_room + f.n_pairs}};
-    for (int part = 0; part < 3 && kept < room; part++) {
-        for (Py_ssize_t i = order[part][0]; i < order[part][1] && kept < room; i++) {
-            if (!is_new(&set, items, i, &numbers, f.longs, kept_longs, n_kept_longs)) {
-                continue;
-            }
-            if (items[i].kind == LONG) {
-                kept_longs[n_kept_longs++] = i - word_room;
-            }
-            if (sink(context, text, &items[i]) < 0) {
-                kept = -1;
-                goto done;
-            }
-            kept++;
-        }
+    if (r->pairs.items != r->pairs.local) {
+        PyMem_Free(r->pairs.items);
     }
-done:
-    PyMem_Free(items);
-    PyMem_Free(kept_longs);
-    PyMem_Free(slots);
     return kept;
 }
 
