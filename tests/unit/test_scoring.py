@@ -148,6 +148,8 @@ def test_the_same_value_in_three_places_adds_its_weight() -> None:
         ["abc", "abcd", "abcde", "xyz"],  # as many lengths as values, nothing repeated
         ["İİİ", "i̇i̇i̇", "İİİ", "x"],  # lowering changes the length outside ASCII
         ["Straße", "STRASSE", "strasse", "y"],
+        ["Grüße " * 200, "ann@example.com", "Grüße"],  # a long text beside short ones
+        ["İİİ", "i̇i̇i̇", "İİİ", "Grüße " * 200],
     ],
 )
 def test_repeated_values_are_told_by_lowering_them(values: list[str]) -> None:
@@ -296,5 +298,19 @@ def test_ascii_text_scores_as_it_does_beside_other_scripts(text: str) -> None:
 def test_repeated_values_are_one_of_three_characters_or_more_given_three_times(
     texts: list[str],
 ) -> None:
+    counts = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
+    assert _repeated(texts) == (max(counts.values(), default=0) >= 3)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    texts=st.lists(
+        st.text(alphabet="İi\u0307Ii ßSs\u03a3\u03c3é", max_size=12).map(lambda t: t * 3),
+        min_size=3,
+        max_size=6,
+    )
+)
+def test_values_whose_lowering_grows_are_compared_lowered(texts: list[str]) -> None:
+    # "İ" lowers to two characters: values of lengths apart may still lower alike.
     counts = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
     assert _repeated(texts) == (max(counts.values(), default=0) >= 3)

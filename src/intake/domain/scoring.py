@@ -168,6 +168,12 @@ def _repeated(texts: list[str]) -> bool:
     stripped = list(map(str.strip, texts))
     if len(set(map(len, stripped))) > len(texts) - 2 and all(map(str.isascii, stripped)):
         return False
+    # str.lower maps each character to one to three: values that lower alike lie within
+    # a factor of three in length, so a message's long text, beside a name and an
+    # address, is never lowered (for a text outside ASCII, the costliest part of scoring).
+    lengths = sorted(map(len, stripped))
+    if not any(lengths[i + 2] <= 3 * lengths[i] for i in range(len(lengths) - 2)):
+        return False
     if len(set(map(str.lower, stripped))) > len(texts) - 2:
         return False
     repeated = Counter(t.strip().lower() for t in texts if len(t.strip()) >= 3)
