@@ -29,7 +29,7 @@ from attrs import define
 
 from intake.domain.errors import StorageUnavailable
 from intake.domain.spam.hashing import KEY_BYTES, KEY_NAME, TokenHasher
-from intake.domain.spam.model import EMPTY, INSTANCE, Evidence, Statistics
+from intake.domain.spam.model import EMPTY, INSTANCE, Evidence, Statistics, counts_dict
 from intake.ports.clock import Clock
 from intake.ports.secrets import SecretRepository
 from intake.ports.spam_statistics import SpamStatisticsRepository
@@ -204,7 +204,7 @@ class SpamKnowledge:
         held.checked_at = now
         if latest.generation <= held.statistics.generation:  # nothing new, or known already
             return
-        tokens = dict(held.statistics.tokens)
+        tokens = counts_dict(held.statistics.tokens)
         for token, packed in latest.tokens.items():
             if not packed:
                 tokens.pop(token, None)

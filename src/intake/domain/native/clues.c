@@ -11,6 +11,7 @@
 
 #include "blake2b.h"
 #include "fisher.h"
+#include "token_counts.h"
 #include "word_memo.h"
 #include "word_spans.h"
 
@@ -312,7 +313,8 @@ done:
 static int
 add_types(PyObject *module)
 {
-    if (PyType_Ready(&WordMemo_type) < 0) {
+    if (PyType_Ready(&WordMemo_type) < 0 || PyType_Ready(&TokenCounts_type) < 0
+        || PyModule_AddObjectRef(module, "TokenCounts", (PyObject *)&TokenCounts_type) < 0) {
         return -1;
     }
     return PyModule_AddObjectRef(module, "WordMemo", (PyObject *)&WordMemo_type);

@@ -8,16 +8,39 @@
 #define INTAKE_MESSAGE_JUDGE_H
 
 typedef struct {
-    PyObject *tokens; /* hash to packed counts: a dict, or any object with .get */
+    PyObject *tokens; /* hash to packed counts: TokenCounts, a dict, or any with .get */
     const uint8_t *key;
     size_t key_length;
     double spam_messages, ham_messages;
 } counts;
 
-/* A token's f from its hash's counts, or 0.0 when it is no clue: _probability and _clue. */
+/* The f of a token's packed counts, or 0.0 when it is no clue: _probability and _clue. */
+static int
+f_of(const counts *c, unsigned long long both, double *f)
+{
+    *f = 0.0;
+    if (both == 0) {
+        return 0;
+    }
+    unsigned long long spam = both >> 32, ham = both & 0xFFFFFFFFULL;
+    double spam_ratio = (double)spam / c->spam_messages;
+    double n = (double)(spam + ham);
+    double p = spam_ratio / (spam_ratio + (double)ham / c->ham_messages);
+    double value = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n);
+    *f = hammy < value && value < spammy ? 0.0 : value;
+    return 0;
+}
+
+/* A token's f from its hash's counts, or 0.0 when it is no clue: read in C from packed
+ * counts (token_counts.h), with no int made for the hash. */
 static int
 probability_of(const counts *c, int64_t token, double *f)
 {
+    if (PyObject_TypeCheck(c->tokens, &TokenCounts_type)) {
+        uint64_t both;
+        *f = 0.0;
+        return counts_find((TokenCounts *)c->tokens, token, &both) ? f_of(c, both, f) : 0;
+    }
     PyObject *hash = PyLong_FromLongLong(token);
     if (hash == NULL) {
         return -1;
@@ -43,16 +66,7 @@ probability_of(const counts *c, int64_t token, double *f)
     if (both == (unsigned long long)-1 && PyErr_Occurred()) {
         return -1;
     }
-    if (both == 0) {
-        return 0;
-    }
-    unsigned long long spam = both >> 32, ham = both & 0xFFFFFFFFULL;
-    double spam_ratio = (double)spam / c->spam_messages;
-    double n = (double)(spam + ham);
-    double p = spam_ratio / (spam_ratio + (double)ham / c->ham_messages);
-    double value = (STRENGTH * UNKNOWN + n * p) / (STRENGTH + n);
-    *f = hammy < value && value < spammy ? 0.0 : value;
-    return 0;
+    return f_of(c, both, f);
 }
 
 /* One message's tokens, their UTF-8 end to end, and each one's f once judged. */

@@ -8,10 +8,11 @@ from typing import Protocol
 
 from attrs import field, frozen
 
-try:  # the memo in C, when it was built (domain/native); a dict otherwise
+try:  # the memo and the counts in C, when they were built (domain/native); dicts otherwise
+    from intake.domain.native.clues import TokenCounts as _NativeTokenCounts
     from intake.domain.native.clues import WordMemo as _NativeWordMemo
 except ImportError:  # pragma: no cover - an install without a C compiler
-    _NativeWordMemo = None  # type: ignore[assignment,misc]
+    _NativeWordMemo = _NativeTokenCounts = None  # type: ignore[assignment,misc]
 
 # The instance-wide layer's scope: every workspace's teaching summed (docs/scoring.md,
 # "The instance layer"). No workspace id is empty.
@@ -66,6 +67,34 @@ def new_word_memo() -> WordMemo:
     return {} if _NativeWordMemo is None else _NativeWordMemo()
 
 
+if _NativeTokenCounts is not None:
+
+    class PackedCounts(_NativeTokenCounts, Mapping[int, int]):
+        """A dict's counts packed in C (native/token_counts.h), read as a Mapping: a
+        token's counts are one read of 16 bytes, where a dict's are four reads of objects
+        spread over the heap. Its views, `==` and the rest come from Mapping."""
+
+        __slots__ = ()
+
+
+def packed_counts(tokens: Mapping[int, int]) -> Mapping[int, int]:
+    """The counts as scoring reads them fastest: a dict packed in C where it was built,
+    else (or with a count that a pack cannot hold) as they are."""
+    if _NativeTokenCounts is None or type(tokens) is not dict:
+        return tokens
+    try:
+        return PackedCounts(tokens)
+    except (OverflowError, TypeError):  # a key or count past 64 bits, or not an int
+        return tokens
+
+
+def counts_dict(tokens: Mapping[int, int]) -> dict[int, int]:
+    """A dict of the counts, in their order, to merge a change into."""
+    if _NativeTokenCounts is not None and isinstance(tokens, _NativeTokenCounts):
+        return tokens.to_dict()
+    return dict(tokens)
+
+
 @frozen
 class Statistics:
     """One scope's statistics (a workspace's, or the instance's): how many messages were
@@ -74,7 +103,7 @@ class Statistics:
 
     spam_messages: int = 0
     ham_messages: int = 0
-    tokens: Mapping[int, int] = field(factory=dict)
+    tokens: Mapping[int, int] = field(factory=dict, converter=packed_counts)
     generation: int = 0
     # Each word's probability for these counts, worked out once (classifier.judge_words):
     # right for as long as this object lives, so a change makes a new Statistics. Words
