@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from intake.domain.spam import classifier, tokens
 from intake.domain.spam.hashing import TokenHasher
-from intake.domain.spam.model import Statistics, counts_dict, pack, packed_counts
+from intake.domain.spam.model import Statistics, merged_counts, pack, packed_counts
 from tests.conftest import built, examples
 
 try:
@@ -38,14 +38,27 @@ def test_packed_counts_hold_what_the_dict_holds(held: dict[int, int], asked: lis
     assert list(counts) == list(held)  # the order given: the store's most used first
     assert counts == held
     assert dict(counts.items()) == held
-    assert counts_dict(counts) == held
-    assert list(counts_dict(counts)) == list(held)
     for token in [*asked, *held]:
         assert counts.get(token) == held.get(token)
         assert counts.get(token, -1) == held.get(token, -1)
         assert (token in counts) is (token in held)
     assert counts.get(2**64) is None
     assert "x" not in counts  # type: ignore[comparison-overlap]
+
+
+_CHANGE = st.dictionaries(st.integers(-3, 30), st.sampled_from([0, 1, pack(2, 0)]), max_size=12)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(held=_CHANGE, change=_CHANGE, limit=st.integers(0, 40))
+def test_a_change_is_merged_into_packed_counts_as_into_a_dict(
+    held: dict[int, int], change: dict[int, int], limit: int
+) -> None:
+    built(clues, "clues")
+    expected = merged_counts(held, change, limit)  # dicts: the Python
+    merged = merged_counts(packed_counts(held), packed_counts(change), limit)
+    assert type(merged) is type(packed_counts(held))
+    assert list(merged.items()) == list(expected.items())
 
 
 def test_counts_a_pack_cannot_hold_stay_a_dict() -> None:
@@ -81,7 +94,8 @@ def test_packed_counts_keep_no_memory_behind() -> None:
     def use() -> None:
         counts = packed_counts(held)
         assert counts.get(-5000) == pack(0, 0)
-        assert len(list(counts)) == len(counts_dict(counts)) == len(held)
+        assert len(list(counts)) == len(held)
+        assert len(merged_counts(counts, packed_counts({-5000: 0, 1: 1}), 10_000)) == len(held)
 
     use()
     tracemalloc.start()

@@ -29,7 +29,7 @@ from attrs import define
 
 from intake.domain.errors import StorageUnavailable
 from intake.domain.spam.hashing import KEY_BYTES, KEY_NAME, TokenHasher
-from intake.domain.spam.model import EMPTY, INSTANCE, Evidence, Statistics, counts_dict
+from intake.domain.spam.model import EMPTY, INSTANCE, Evidence, Statistics, merged_counts
 from intake.ports.clock import Clock
 from intake.ports.secrets import SecretRepository
 from intake.ports.spam_statistics import SpamStatisticsRepository
@@ -204,13 +204,7 @@ class SpamKnowledge:
         held.checked_at = now
         if latest.generation <= held.statistics.generation:  # nothing new, or known already
             return
-        tokens = counts_dict(held.statistics.tokens)
-        for token, packed in latest.tokens.items():
-            if not packed:
-                tokens.pop(token, None)
-        for token, packed in latest.tokens.items():  # the most used first
-            if packed and (token in tokens or len(tokens) < self._scope_limit):
-                tokens[token] = packed
+        tokens = merged_counts(held.statistics.tokens, latest.tokens, self._scope_limit)
         merged = Statistics(latest.spam_messages, latest.ham_messages, tokens, latest.generation)
         self._keep(scope, _Held(merged, loaded_at=held.loaded_at, checked_at=now))
 

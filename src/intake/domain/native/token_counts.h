@@ -21,6 +21,8 @@ typedef struct {
 
 #define ZERO_TOKEN UINT32_MAX /* in `order`: the token 0, kept apart */
 
+static PyTypeObject TokenCounts_type;
+
 typedef struct {
     PyObject_HEAD
     count_slot *slots;
@@ -85,25 +87,35 @@ counts_put(TokenCounts *counts, int64_t token, uint64_t packed)
 
 /* -- the counts as Python sees them: a read-only mapping of int to int ---------------- */
 
+/* An empty table with room for `most` tokens, at most half full. */
 static int
-counts_fill(TokenCounts *counts, PyObject *tokens)
+counts_make(TokenCounts *counts, Py_ssize_t most)
 {
-    Py_ssize_t n = PyDict_GET_SIZE(tokens), at = 0;
-    if (n >= (Py_ssize_t)(UINT32_MAX / 4)) {
+    if (most >= (Py_ssize_t)(UINT32_MAX / 4)) {
         PyErr_SetString(PyExc_OverflowError, "too many tokens for packed counts");
         return -1;
     }
     size_t size = 8;
-    while (size < (size_t)n * 2) {
+    while (size < (size_t)most * 2) {
         size <<= 1;
     }
     counts->slots = PyMem_Calloc(size, sizeof(count_slot));
-    counts->order = PyMem_Malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    counts->order = PyMem_Malloc(sizeof(uint32_t) * (size_t)(most ? most : 1));
     if (counts->slots == NULL || counts->order == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     counts->mask = size - 1;
+    return 0;
+}
+
+static int
+counts_fill(TokenCounts *counts, PyObject *tokens)
+{
+    Py_ssize_t at = 0;
+    if (counts_make(counts, PyDict_GET_SIZE(tokens)) < 0) {
+        return -1;
+    }
     PyObject *key, *value;
     while (PyDict_Next(tokens, &at, &key, &value)) {
         if (!PyLong_Check(key) || !PyLong_Check(value)) {
@@ -254,24 +266,126 @@ TokenCounts_iter(TokenCounts *counts)
     return iterator;
 }
 
-/* A dict of the same counts, in the same order: what a change is merged into. */
-static PyObject *
-TokenCounts_to_dict(TokenCounts *counts, PyObject *Py_UNUSED(ignored))
+/* The slot holding a token other than 0, or NULL. */
+static count_slot *
+counts_slot(const TokenCounts *counts, int64_t token)
 {
-    PyObject *tokens = PyDict_New();
-    for (Py_ssize_t i = 0; tokens != NULL && i < counts->count; i++) {
+    for (size_t at = count_home(counts, token);; at = (at + 1) & counts->mask) {
+        count_slot *slot = &counts->slots[at];
+        if (slot->token == token) {
+            return slot;
+        }
+        if (slot->token == 0) {
+            return NULL;
+        }
+    }
+}
+
+/* A copy of the counts, with room for `more` tokens in its order. */
+static TokenCounts *
+counts_copy(TokenCounts *counts, Py_ssize_t more)
+{
+    TokenCounts *copy = (TokenCounts *)Py_TYPE(counts)->tp_alloc(Py_TYPE(counts), 0);
+    if (copy == NULL) {
+        return NULL;
+    }
+    size_t size = counts->mask + 1;
+    copy->slots = PyMem_Malloc(sizeof(count_slot) * size);
+    copy->order = PyMem_Malloc(sizeof(uint32_t) * (size_t)(counts->count + more + 1));
+    if (copy->slots == NULL || copy->order == NULL) {
+        Py_DECREF(copy);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(copy->slots, counts->slots, sizeof(count_slot) * size);
+    memcpy(copy->order, counts->order, sizeof(uint32_t) * (size_t)counts->count);
+    copy->mask = counts->mask;
+    copy->count = counts->count;
+    copy->has_zero = counts->has_zero;
+    copy->zero_packed = counts->zero_packed;
+    return copy;
+}
+
+/* The counts with the change, made anew: where a token is dropped, or the table is
+ * too small for the new ones. */
+static TokenCounts *
+counts_rebuilt(TokenCounts *counts, TokenCounts *change, Py_ssize_t limit)
+{
+    TokenCounts *merged = (TokenCounts *)Py_TYPE(counts)->tp_alloc(Py_TYPE(counts), 0);
+    if (merged == NULL || counts_make(merged, counts->count + change->count) < 0) {
+        Py_XDECREF(merged);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < counts->count; i++) {
+        int64_t token;
+        uint64_t packed, changed;
+        counts_at(counts, i, &token, &packed);
+        if (counts_find(change, token, &changed)) {
+            if (changed == 0) {
+                continue;
+            }
+            packed = changed;
+        }
+        counts_put(merged, token, packed);
+    }
+    for (Py_ssize_t i = 0; i < change->count && merged->count < limit; i++) {
+        int64_t token;
+        uint64_t packed, held;
+        counts_at(change, i, &token, &packed);
+        if (packed != 0 && !counts_find(counts, token, &held)) {
+            counts_put(merged, token, packed);
+        }
+    }
+    return merged;
+}
+
+/* These counts with a change read since (spam_knowledge's merge, as a dict would take
+ * it): a token whose counts went to 0 is dropped, one held takes its new counts in its
+ * place, and a new one is added after the others, in the change's order, while fewer
+ * than `limit` are held. A change is most often a few tokens' new counts: the table is
+ * copied whole, as a dict is, and changed in place. */
+static PyObject *
+TokenCounts_merged(TokenCounts *counts, PyObject *args)
+{
+    TokenCounts *change;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!n:merged", &TokenCounts_type, &change, &limit)) {
+        return NULL;
+    }
+    Py_ssize_t fresh = 0;
+    for (Py_ssize_t i = 0; i < change->count; i++) {
+        int64_t token;
+        uint64_t packed, held;
+        counts_at(change, i, &token, &packed);
+        int is_held = counts_find(counts, token, &held);
+        if (packed == 0 && is_held) {
+            return (PyObject *)counts_rebuilt(counts, change, limit);
+        }
+        fresh += packed != 0 && !is_held;
+    }
+    if ((size_t)(counts->count + fresh) * 2 > counts->mask + 1) {
+        return (PyObject *)counts_rebuilt(counts, change, limit);
+    }
+    TokenCounts *merged = counts_copy(counts, fresh);
+    for (Py_ssize_t i = 0; merged != NULL && i < change->count; i++) {
         int64_t token;
         uint64_t packed;
-        counts_at(counts, i, &token, &packed);
-        PyObject *key = PyLong_FromLongLong(token);
-        PyObject *value = PyLong_FromUnsignedLongLong(packed);
-        if (key == NULL || value == NULL || PyDict_SetItem(tokens, key, value) < 0) {
-            Py_CLEAR(tokens);
+        counts_at(change, i, &token, &packed);
+        count_slot *slot = token == 0 ? NULL : counts_slot(merged, token);
+        if (packed == 0) {
+            continue;
         }
-        Py_XDECREF(key);
-        Py_XDECREF(value);
+        if (token == 0 && merged->has_zero) {
+            merged->zero_packed = packed;
+        }
+        else if (slot != NULL) {
+            slot->packed = packed;
+        }
+        else if (merged->count < limit) {
+            counts_put(merged, token, packed);
+        }
     }
-    return tokens;
+    return (PyObject *)merged;
 }
 
 static PyMappingMethods TokenCounts_mapping = {
@@ -287,8 +401,8 @@ static PySequenceMethods TokenCounts_sequence = {
 static PyMethodDef TokenCounts_methods[] = {
     {"get", (PyCFunction)(void (*)(void))TokenCounts_get, METH_FASTCALL,
      "The token's packed counts, or `default` when it has none."},
-    {"to_dict", (PyCFunction)TokenCounts_to_dict, METH_NOARGS,
-     "A dict of the same counts, in the same order."},
+    {"merged", (PyCFunction)TokenCounts_merged, METH_VARARGS,
+     "merged(change, limit): these counts with a change read since, as a dict would take it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -88,11 +88,26 @@ def packed_counts(tokens: Mapping[int, int]) -> Mapping[int, int]:
         return tokens
 
 
-def counts_dict(tokens: Mapping[int, int]) -> dict[int, int]:
-    """A dict of the counts, in their order, to merge a change into."""
-    if _NativeTokenCounts is not None and isinstance(tokens, _NativeTokenCounts):
-        return tokens.to_dict()
-    return dict(tokens)
+def merged_counts(
+    held: Mapping[int, int], change: Mapping[int, int], limit: int
+) -> Mapping[int, int]:
+    """`held` with a change read since (a count of 0: the token is gone), new tokens
+    added in the change's order (the most used first) while fewer than `limit` are held.
+    Packed counts are merged in C, as the dicts are here."""
+    if (
+        _NativeTokenCounts is not None
+        and isinstance(held, _NativeTokenCounts)
+        and isinstance(change, _NativeTokenCounts)
+    ):
+        return held.merged(change, limit)  # type: ignore[return-value]  # a PackedCounts
+    tokens = dict(held)
+    for token, packed in change.items():
+        if not packed:
+            tokens.pop(token, None)
+    for token, packed in change.items():
+        if packed and (token in tokens or len(tokens) < limit):
+            tokens[token] = packed
+    return tokens
 
 
 @frozen
