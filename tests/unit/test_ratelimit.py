@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from intake.adapters import ratelimit_memory
@@ -318,3 +318,64 @@ def test_retry_after_never_exceeds_the_window_when_the_oldest_hit_is_stamped_lat
     # With several workers a hit stamped a moment after this request's `now` can reach
     # the shared windows first; it still leaves the window within one window.
     assert retry_after(oldest=100.4, window_seconds=30, now=100.0) == 30
+
+
+class _ReferenceLimiter:
+    """Exact sliding windows as the rule reads: every admitted hit kept, counted while it
+    is younger than the window."""
+
+    def __init__(self) -> None:
+        self._hits: dict[str, list[float]] = {}
+
+    def hit(self, windows: list[Window], now: float) -> RateDecision:
+        wait = 0
+        for window in windows:
+            alive = [
+                t for t in self._hits.get(window.key, []) if t > now - window.rule.window_seconds
+            ]
+            self._hits[window.key] = alive
+            if len(alive) >= window.rule.limit:
+                wait = max(
+                    wait, retry_after(alive[-window.rule.limit], window.rule.window_seconds, now)
+                )
+        if wait:
+            return RateDecision(allowed=False, retry_after=wait)
+        for window in windows:
+            self._hits[window.key].append(now)
+        return RateDecision(allowed=True)
+
+
+_RULES = {
+    "one": RateRule(1, 3),
+    "two": RateRule(2, 4),
+    "three": RateRule(3, 5),  # over the short log's size below: held in a deque
+}
+
+
+@given(
+    hits=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(sorted(_RULES)), min_size=1, max_size=3, unique=True),
+            st.integers(min_value=0, max_value=4),  # whole seconds: hits meet the edges
+        ),
+        max_size=200,
+    ),
+    sweep_every=st.integers(min_value=1, max_value=20),
+)
+@example(hits=[(["one"], 0), (["one"], 3)], sweep_every=20)  # a bare hit leaving its window
+@example(hits=[(["two"], 0)] * 2 + [(["two"], 4)], sweep_every=20)  # a list's
+@example(hits=[(["three"], 0)] * 3 + [(["three"], 5)], sweep_every=20)  # a deque's
+def test_the_limiter_decides_as_exact_sliding_windows_whatever_it_keeps(
+    hits: list[tuple[list[str], int]], sweep_every: int
+) -> None:
+    # A single hit kept bare, then a list or a deque, and sweeps in between: none of how
+    # the hits are held may change a decision.
+    limiter, reference = InProcessRateLimiter(), _ReferenceLimiter()
+    now = T0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ratelimit_memory, "_SWEEP_EVERY", sweep_every)
+        patch.setattr(ratelimit_memory, "_SHORT_LOG", 2)
+        for names, step in hits:
+            now += step
+            windows = [Window(name, _RULES[name]) for name in names]
+            assert limiter.hit_now(windows, now) == reference.hit(windows, now)
