@@ -16,7 +16,9 @@ from tests.support import time_limits
 
 # Fixtures shared by every directory: the local webhook receiver and SMTP server.
 from tests.support.destination_servers import chat_apps, receiver, smtp  # noqa: F401
-from tests.support.file_order import LongestFilesFirst
+
+# The option that records what each file's tests take (tests/support/file_order.py).
+from tests.support.file_order import LongestFilesFirst, pytest_addoption  # noqa: F401
 from tests.support.postgres_template import create_migrated_database, drop_templates
 
 # Hooks: each test's time limit, and the watchdog behind it.
