@@ -731,55 +731,72 @@ async def _exchange(
 ServiceFactory = Callable[..., Service]
 
 
+def start_service(
+    stack: ExitStack,
+    backend: Backend,
+    settings: Settings | None = None,
+    *,
+    challenge: ChallengeVerifier | None = None,
+    real_challenge: bool = False,
+    blobs: BlobStore | None = None,
+) -> Service:
+    """A running service on `backend`, stopped as `stack` closes; `settings` and
+    `challenge` replace the defaults, and `challenge=None` with `real_challenge=True`
+    keeps the container's own verifier."""
+    clock, ids = FakeClock(), SeededIdSource()
+    verifier = None if real_challenge else (challenge or FakeChallengeVerifier())
+    # Uploads go to memory unless a test brings its own store: never to the
+    # default directory beside the working directory's database.
+    blobs = blobs or InMemoryBlobStore(clock=clock)
+    app = OnBackend(
+        backend,
+        settings or Settings(),
+        clock=clock,
+        id_source=ids,
+        challenge=verifier,
+        blobs=blobs,
+    )
+    client = TestClient(PeerFromHeader(app), client=(PEER, 1234), follow_redirects=False)
+    stack.enter_context(client)
+    check = SpecCheck.of(client.get("/openapi.json"))
+
+    def hook(response: httpx2.Response) -> None:
+        response.read()
+        check.check(response)
+
+    client.event_hooks = {"request": [], "response": [hook]}
+    runtime = app.app.state.runtime
+    return Service(
+        app=app.app,
+        client=client,
+        store=app.store,
+        clock=clock,
+        ids=ids,
+        challenge=verifier or runtime.challenge,
+        spec=check,
+        blobs=blobs,
+    )
+
+
 @pytest.fixture
 def make_service(backend: Backend) -> Iterator[ServiceFactory]:
-    """Builds a running service on the test's backend; `settings` and `challenge` replace
-    the defaults, and `challenge=None` with `real_challenge=True` keeps the container's
-    own verifier."""
+    """Builds running services on the test's backend (`start_service`)."""
     with ExitStack() as stack:
+        yield functools.partial(start_service, stack, backend)
 
-        def make(
-            settings: Settings | None = None,
-            *,
-            challenge: ChallengeVerifier | None = None,
-            real_challenge: bool = False,
-            blobs: BlobStore | None = None,
-        ) -> Service:
-            clock, ids = FakeClock(), SeededIdSource()
-            verifier = None if real_challenge else (challenge or FakeChallengeVerifier())
-            # Uploads go to memory unless a test brings its own store: never to the
-            # default directory beside the working directory's database.
-            blobs = blobs or InMemoryBlobStore(clock=clock)
-            app = OnBackend(
-                backend,
-                settings or Settings(),
-                clock=clock,
-                id_source=ids,
-                challenge=verifier,
-                blobs=blobs,
-            )
-            client = TestClient(PeerFromHeader(app), client=(PEER, 1234), follow_redirects=False)
-            stack.enter_context(client)
-            check = SpecCheck.of(client.get("/openapi.json"))
 
-            def hook(response: httpx2.Response) -> None:
-                response.read()
-                check.check(response)
-
-            client.event_hooks = {"request": [], "response": [hook]}
-            runtime = app.app.state.runtime
-            return Service(
-                app=app.app,
-                client=client,
-                store=app.store,
-                clock=clock,
-                ids=ids,
-                challenge=verifier or runtime.challenge,
-                spec=check,
-                blobs=blobs,
-            )
-
-        yield make
+@pytest.fixture(scope="module")
+def module_service(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """One service for a module's tests that only read: what a module fixture seeds in it
+    once, each such test would otherwise build and seed again, on a service of its own.
+    On SQLite, the suite's backend (HTTP_BACKEND). A test that changes what the service
+    holds keeps a service of its own (`svc`)."""
+    template = request.getfixturevalue("sqlite_template")
+    backend = SqliteBackend(template, tmp_path_factory.mktemp("module-service"))
+    with ExitStack() as stack:
+        yield start_service(stack, backend)
 
 
 class Seeded:
