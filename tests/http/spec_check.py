@@ -73,6 +73,21 @@ class PublishedDocument:
         validator.validate(value)
 
 
+def validate(value: Any, schema: Mapping[str, Any]) -> None:
+    """As `jsonschema.validate`: raises jsonschema.ValidationError unless `value` is valid
+    under `schema`, which must itself be a valid schema. Each distinct schema is checked
+    once per process, the check being what costs, tens of times what the value's does."""
+    _validator(json.dumps(schema, sort_keys=True)).validate(value)
+
+
+@functools.cache
+def _validator(schema_text: str) -> Validator:
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 @functools.cache
 def published(body: bytes) -> PublishedDocument:
     return PublishedDocument(json.loads(body))

@@ -21,7 +21,6 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx2
-import jsonschema
 import pytest
 from starlette.testclient import TestClient
 from starlette.types import Message, Scope
@@ -47,6 +46,7 @@ from tests.http.conftest import (
     LINK_MESSAGES,
     assert_link_refused,
 )
+from tests.http.spec_check import validate
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -155,12 +155,12 @@ class Downloads:
             if value is None:
                 assert not header.get("required"), f"{response.status_code} lacks {name}"
                 continue
-            jsonschema.validate(value, header["schema"])
+            validate(value, header["schema"])
         media = response.headers["content-type"].split(";")[0].strip()
         content = spec["content"]
         assert media in content or "*/*" in content, media
         if media == "application/json" and response.request.method == "GET":
-            jsonschema.validate(response.json(), content[media]["schema"])
+            validate(response.json(), content[media]["schema"])
 
 
 def _serve(
