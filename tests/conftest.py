@@ -4,6 +4,7 @@ server) every directory may ask for."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
     time_limits.pytest_configure(config)
     # xdist's workers are dealt the longest test files first (tests/support/file_order.py).
     config.pluginmanager.register(LongestFilesFirst(config), "intake-file-order")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What the imports and the collection made lives as long as the process: frozen, the
+    # cyclic collector no longer walks it in each full collection (a third of the time it
+    # spent in a worker).
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
