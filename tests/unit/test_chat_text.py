@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from intake.adapters.chat.discord import discord_payload
@@ -69,6 +69,7 @@ def test_teams_escapes_markdown_and_mentions() -> None:
 
 @pytest.mark.parametrize("escape", [slack_mrkdwn, discord_markdown, telegram_html, teams_markdown])
 @given(text=st.text(max_size=300), limit=st.integers(min_value=1, max_value=120))
+@example(text="0\\00", limit=3)  # a cut right after a backslash the escape leaves single
 def test_fit_never_exceeds_the_limit_nor_splits_an_escape(escape, text: str, limit: int) -> None:  # type: ignore[no-untyped-def]
     fitted = fit(text, escape, limit)
 
@@ -76,8 +77,11 @@ def test_fit_never_exceeds_the_limit_nor_splits_an_escape(escape, text: str, lim
     body = fitted.removesuffix(ELLIPSIS)
     if fitted != escape(text):
         assert escape(text).startswith(body)  # a whole escaped beginning, cut nowhere inside
-        trailing = len(body) - len(body.rstrip("\\"))
-        assert trailing % 2 == 0
+        if escape("\\") == "\\\\":
+            # Where a backslash is written doubled, the cut never falls between the two;
+            # where it stays as it is (Slack, Telegram), any backslash may end the body.
+            trailing = len(body) - len(body.rstrip("\\"))
+            assert trailing % 2 == 0
 
 
 def _message(fields: int, value: str) -> ChatMessage:
