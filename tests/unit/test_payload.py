@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote_plus, urlencode
 
 import pytest
 from hypothesis import given
@@ -401,6 +401,30 @@ def test_a_json_body_that_is_not_a_utf8_object_is_malformed(body: bytes) -> None
 
 def test_json_surrogate_pairs_written_as_escapes_are_one_character() -> None:
     assert parse_json(b'{"a": "\\ud83d\\ude00"}', JSON, LIMITS).data == {"a": "\U0001f600"}
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="ab+%=2E\u00e9", max_size=8),
+            st.text(alphabet="ab +%&=2E\u00e9", max_size=12),
+        ),
+        max_size=4,
+    )
+)
+def test_urlencoded_names_and_values_read_as_unquote_plus_reads_them(pairs: Pairs) -> None:
+    # Raw pairs, escapes (whole, broken or none) and `+` as they come.
+    body = "&".join(f"{quote(n, safe='+%')}={quote(v, safe='+%')}" for n, v in pairs)
+    expected: dict[str, list[str]] = {}
+    for pair in body.split("&"):
+        if pair:
+            raw_name, _, raw_value = pair.partition("=")
+            expected.setdefault(unquote_plus(raw_name), []).append(unquote_plus(raw_value))
+    try:
+        data = parse_urlencoded(body.encode(), FORM, LIMITS).data
+    except IntakeError:
+        return  # a broken escape that is no UTF-8, or a limit
+    assert {name: value if isinstance(value, list) else [value] for name, value in data.items()} == expected
 
 
 @pytest.mark.parametrize(

@@ -102,9 +102,9 @@ def commit_params(plan: CommitPlan) -> Params:
     check = plan.check
     event_created_at = moment(event.created_at)
     record_created_at = None if record is None else moment(record.created_at)
-    return checked(
+    # The submission's part is checked as it is made; the rest here.
+    return ROW_MAPPER.submission_params(sub) | checked(
         {
-            **ROW_MAPPER.submission_params(sub),
             "event_id": event.event_id,
             "event_type": event.event_type.value,
             "event_submission_id": event.submission_id,
