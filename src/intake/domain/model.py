@@ -24,11 +24,18 @@ def texts_of(value: FieldValue) -> Iterator[str]:
     what scoring, the spam filter, Akismet and erasure read of submitted data."""
     if isinstance(value, str):
         yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from texts_of(item)
+        return
+    if isinstance(value, list):
+        items: Iterable[FieldValue] = value
     elif isinstance(value, dict):
-        for item in value.values():
+        items = value.values()
+    else:
+        return
+    for item in items:
+        # A text read here, not by a generator of its own: most values are texts.
+        if isinstance(item, str):
+            yield item
+        else:
             yield from texts_of(item)
 
 

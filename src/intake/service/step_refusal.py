@@ -44,6 +44,8 @@ class _StepBlock:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, *_: object
     ) -> None:
+        if error is None:  # the step went through, as most do
+            return
         if isinstance(error, IntakeError):
             raise StepRefusal(self._current, error.rejection) from error
         if isinstance(error, StorageUnavailable):
