@@ -95,11 +95,7 @@ class RequestContext:
         """`app` answers the request, within everything this module promises."""
         request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
-        cors = (
-            _raw(cors_headers(_first_header(scope, b"origin")))
-            if is_public_path(scope.get("path", ""))
-            else []
-        )
+        cors = _public_cors(scope) if is_public_path(scope.get("path", "")) else []
         answer = _Answer(send, request_id, cors)
         started = time.perf_counter()
         try:
@@ -173,3 +169,13 @@ class RequestContextMiddleware:
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+# Without an Origin (a plain form's post, a server's call) the headers are always the
+# same: made once, read by every answer, changed by none.
+_NO_ORIGIN_CORS = _raw(cors_headers(None))
+
+
+def _public_cors(scope: Scope) -> list[tuple[bytes, bytes]]:
+    origin = _first_header(scope, b"origin")
+    return _raw(cors_headers(origin)) if origin else _NO_ORIGIN_CORS
