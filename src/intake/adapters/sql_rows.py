@@ -77,7 +77,7 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def json_text(value: object) -> str:
     # A submission's files and spam reasons are most often none: the encoder's set-up
     # costs more than the answer.
-    if value == [] or value == ():
+    if value in ([], ()):
         return "[]"
     return _JSON.encode(value)
 
