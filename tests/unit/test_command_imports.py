@@ -36,14 +36,7 @@ print("cryptography" in sys.modules)
 
 
 def test_a_command_loads_no_library_it_has_not_used_yet(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(tmp_path), *LATE],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    loaded_early, loaded_by_seal = done.stdout.splitlines()
+    loaded_early, loaded_by_seal = _probe(_PROBE, str(tmp_path), *LATE)
 
     assert loaded_early == ""
     assert loaded_by_seal == "True"
@@ -83,17 +76,24 @@ asyncio.run(main())
 
 
 def test_a_form_command_loads_the_services_and_store_parts_it_uses_alone(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _FORMS_PROBE, str(tmp_path / "intake.db"), *NOT_FOR_FORMS],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
+    loaded_by_forms, missing_once_asked = _probe(
+        _FORMS_PROBE, str(tmp_path / "intake.db"), *NOT_FOR_FORMS
     )
-    loaded_by_forms, missing_once_asked = done.stdout.splitlines()
 
     assert loaded_by_forms == ""
     # Asked for, the deliveries bring the webhooks and the store's outbox side with them.
     missing = missing_once_asked.split(",")
     assert "intake.service.admin.webhooks" not in missing
     assert "intake.adapters.sql.deliveries" not in missing
+
+
+def _probe(script: str, *arguments: str) -> list[str]:
+    """The lines `script` prints, run in a fresh interpreter: what a new process imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.splitlines()
