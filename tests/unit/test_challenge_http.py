@@ -44,7 +44,10 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture
 def verifier(fake: FakeProvider, client: httpx.AsyncClient) -> HttpChallengeVerifier:
-    return HttpChallengeVerifier(client, fake.urls)
+    # These tests are about verdicts: a patient timeout, so that a loaded machine's slow
+    # answer from the fake (a thread of this process) is not taken for a provider down.
+    # The tests of the timeout build verifiers of their own.
+    return HttpChallengeVerifier(client, fake.urls, timeout=30.0)
 
 
 def challenge(secret: str, provider: ChallengeProvider = ChallengeProvider.TURNSTILE) -> Challenge:
