@@ -61,6 +61,15 @@ def test_a_change_is_merged_into_packed_counts_as_into_a_dict(
     assert list(merged.items()) == list(expected.items())
 
 
+def test_statistics_made_from_a_dict_hold_its_counts_packed() -> None:
+    # What scoring reads: the store's dicts become packed counts as Statistics are made.
+    built(clues, "clues")
+    statistics = Statistics(1, 1, {7: pack(1, 0), 9: pack(0, 2)})
+
+    assert isinstance(statistics.tokens, clues.TokenCounts)
+    assert dict(statistics.tokens) == {7: pack(1, 0), 9: pack(0, 2)}
+
+
 def test_counts_a_pack_cannot_hold_stay_a_dict() -> None:
     for held in ({1: -1}, {1: 2**64}, {2**63: 1}, {1: 1.0}):
         assert packed_counts(held) is held  # type: ignore[arg-type]
