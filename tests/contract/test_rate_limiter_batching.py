@@ -213,3 +213,18 @@ async def test_hits_queued_behind_a_failed_round_trip_fail_with_it(
     assert len(failures) == 11
     assert await script_calls(control) == calls_before
     assert await limiter.hit([window("ip", 5)], T0) == RateDecision(allowed=True)
+
+
+async def test_a_hung_redis_times_out_and_the_next_hit_reads_its_own_reply(
+    server: RedisInstance, control: Redis
+) -> None:
+    async with open_redis_rate_limiter(server.url, prefix=PREFIX, socket_timeout=0.3) as limiter:
+        assert await limiter.hit([window("ip", 1)], T0) == RateDecision(allowed=True)
+        await control.client_pause(60_000, all=False)  # scripts wait; INFO still answers
+
+        with pytest.raises(RateLimiterUnavailable, match="TimeoutError"):
+            await limiter.hit([window("ip", 1)], T0)  # would be refused
+        await control.client_unpause()
+
+        # The connection left with that reply unread was dropped, not read from again.
+        assert await limiter.hit([window("other-ip", 1)], T0) == RateDecision(allowed=True)

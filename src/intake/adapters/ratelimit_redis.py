@@ -87,8 +87,7 @@ def _map_redis_errors() -> Iterator[None]:
 @dataclass(frozen=True, slots=True)
 class _Hit:
     ticket: int  # the order the limiter was called in
-    keys: list[bytes]
-    args: list[bytes]
+    command: bytes  # the script call, packed
 
 
 class RedisRateLimiter:
@@ -102,6 +101,9 @@ class RedisRateLimiter:
         self._script = ScriptBatches(client, _HIT_SCRIPT)
         self._batches: Coalescer[_Hit, object] = Coalescer(self._send, max_batch)
         self._tickets = 0
+        # Random per limiter, then the ticket: unique among every worker's hits, at the
+        # cost of one random draw per process rather than one per hit.
+        self._member_prefix = secrets.token_hex(12).encode()
         self._failed_before = 0  # hits with a lower ticket waited on a failed round trip
         self._failure: RateLimiterUnavailable | None = None
 
@@ -114,12 +116,11 @@ class RedisRateLimiter:
     async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
         if not windows:
             return RateDecision(allowed=True)
-        # Bytes already: the client passes them on as they are, where it would test and
-        # encode each text and number of every call (a good part of its work on a hit).
         keys = [(self._prefix + window.key).encode() for window in windows]
-        # A random member: two hits at the same instant are two entries, not one.
+        # A member of its own: two hits at the same instant are two entries, not one.
+        ticket = self._tickets
         stamp = repr(now).encode()
-        args = [stamp, stamp + b":" + secrets.token_hex(12).encode()]
+        args = [stamp, b"%s:%s%x" % (stamp, self._member_prefix, ticket)]
         for window in windows:
             seconds = window.rule.window_seconds
             # Computed here, as the in-process limiter does, so the edge is the same float.
@@ -128,8 +129,8 @@ class RedisRateLimiter:
                 b"%d" % window.rule.limit,
                 b"%d" % (seconds * 1000),
             ]
-        self._tickets += 1
-        reply = await self._batches.call(_Hit(self._tickets - 1, keys, args))
+        self._tickets = ticket + 1
+        reply = await self._batches.call(_Hit(ticket, self._script.command(keys, args)))
         if isinstance(reply, RedisError):  # Redis refused this call alone
             raise RateLimiterUnavailable(f"redis: {type(reply).__name__}: {reply}") from reply
         oldest = cast(list[bytes], reply)
@@ -151,7 +152,7 @@ class RedisRateLimiter:
             raise RateLimiterUnavailable(str(failure)) from failure.__cause__
         try:
             with _map_redis_errors():
-                return await self._script.run([(hit.keys, hit.args) for hit in hits])
+                return await self._script.run([hit.command for hit in hits])
         except RateLimiterUnavailable as error:
             self._failure, self._failed_before = error, self._tickets
             raise
@@ -168,11 +169,11 @@ async def open_redis_rate_limiter(
     """A limiter on its own connection pool, closed on exit. Nothing is sent on opening:
     a service behind FallbackRateLimiter starts while Redis is down.
 
-    `socket_timeout` bounds each answer, so a hung Redis delays a request by at most that
-    before the fallback answers. Connecting gets longer (`connect_timeout`): a burst of
-    requests opens many connections at once, and on a busy host a loopback connect can
-    take more than half a second; a refused connection fails at once either way, and
-    while Redis is down only one request at a time probes it.
+    `socket_timeout` bounds each round trip (a batch's calls and all their answers), so a
+    hung Redis delays a request by at most that before the fallback answers. Connecting
+    gets longer (`connect_timeout`): on a busy host a loopback connect can take more than
+    half a second; a refused connection fails at once either way, and while Redis is
+    down only one request at a time probes it.
 
     A broken connection is retried once, at once, since pooled connections go stale when
     Redis restarts. The retry sends the whole round trip again: should the break come
