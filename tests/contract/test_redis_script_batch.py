@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -17,7 +18,11 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, OutOfMemoryError, ReadOnlyError, ResponseError
 
+from intake.adapters.ratelimit_memory import InProcessRateLimiter
+from intake.adapters.ratelimit_redis import RedisRateLimiter
 from intake.adapters.redis_script_batch import ScriptBatches
+from intake.domain.ratelimit import RateDecision, RateRule, Window
+from intake.ports.rate_limiter import RateLimiter
 from tests.support.instances import RedisInstance, private_redis
 
 pytestmark = pytest.mark.slow
@@ -153,3 +158,40 @@ def test_a_connection_holding_bytes_no_call_asked_for_is_connected_again(
             await client.aclose()
 
     assert asyncio.run(scenario()) == [2]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.floats(1_500_000_000, 2_500_000_000).map(lambda t: round(t, 6)),
+    st.sampled_from([1, 30, 600, 86_400]),
+)
+def test_a_hit_leaves_its_window_at_the_very_float_the_in_process_limiter_says(
+    server: RedisInstance, first: float, seconds: int
+) -> None:
+    """The script computes the window's edge itself (now minus the window): at the
+    instants whose edge falls on the first hit, or one step of the float either side,
+    Redis decides as the in-process limiter does."""
+    edge = first + seconds
+    instants = [math.nextafter(edge, 0), edge, math.nextafter(edge, math.inf)]
+    one = [Window("{form}:ip", RateRule(1, seconds))]
+
+    async def decisions(limiter: RateLimiter) -> list[RateDecision]:
+        answers = []
+        for instant in instants:
+            await limiter.hit(one, first)
+            answers.append(await limiter.hit(one, instant))
+        return answers
+
+    async def scenario() -> tuple[list[RateDecision], list[RateDecision]]:
+        client = Redis.from_url(server.url, socket_timeout=5)
+        try:
+            await client.flushall()
+            shared = await decisions(RedisRateLimiter(client, "edge:"))
+        finally:
+            await client.aclose()
+        return shared, await decisions(InProcessRateLimiter())
+
+    shared, in_process = asyncio.run(scenario())
+    assert shared == in_process

@@ -32,17 +32,21 @@ from intake.domain.ratelimit import RateDecision, Window, retry_after
 DEFAULT_PREFIX = "intake:rl:"
 
 # KEYS[i]: the sorted set of window i. ARGV[1]: now; ARGV[2]: a member unique to this
-# call; then per window: the cutoff (hits at or before it have left), the limit, and the
-# window in milliseconds. Timestamps travel as Python's repr and come back as Redis's
-# shortest round-trip form, so no float is rounded on the way. For a refused request the
-# script returns, per window, the score of the hit that must leave before one more fits
-# ('' when the window has room), and adds nothing; for an admitted one, an empty array.
+# call; then per window: the limit and the window in seconds. Timestamps travel as
+# Python's repr and come back as Redis's shortest round-trip form, so no float is rounded
+# on the way. The cutoff (hits at or before it have left) is now minus the window: the
+# same double subtraction as in the in-process limiter, so the same edge, and redis.call
+# passes a number on as %.17g, which Redis reads back as that double exactly. For a
+# refused request the script returns, per window, the score of the hit that must leave
+# before one more fits ('' when the window has room), and adds nothing; for an admitted
+# one, an empty array.
 _HIT_SCRIPT = """
+local now = tonumber(ARGV[1])
 local refused = false
 local oldest = {}
 for i, key in ipairs(KEYS) do
-    local limit = tonumber(ARGV[3 * i + 1])
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[3 * i])
+    local limit = tonumber(ARGV[2 * i + 1])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - tonumber(ARGV[2 * i + 2]))
     local count = redis.call('ZCARD', key)
     if count >= limit then
         local leaving = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
@@ -57,7 +61,7 @@ if refused then
 end
 for i, key in ipairs(KEYS) do
     redis.call('ZADD', key, ARGV[1], ARGV[2])
-    redis.call('PEXPIRE', key, ARGV[3 * i + 2])
+    redis.call('PEXPIRE', key, ARGV[2 * i + 2] * 1000)
 end
 return {}
 """
@@ -122,13 +126,8 @@ class RedisRateLimiter:
         stamp = repr(now).encode()
         args = [stamp, b"%s:%s%x" % (stamp, self._member_prefix, ticket)]
         for window in windows:
-            seconds = window.rule.window_seconds
-            # Computed here, as the in-process limiter does, so the edge is the same float.
-            args += [
-                repr(now - seconds).encode(),
-                b"%d" % window.rule.limit,
-                b"%d" % (seconds * 1000),
-            ]
+            rule = window.rule
+            args += [b"%d" % rule.limit, b"%d" % rule.window_seconds]
         self._tickets = ticket + 1
         reply = await self._batches.call(_Hit(ticket, self._script.command(keys, args)))
         if isinstance(reply, RedisError):  # Redis refused this call alone
