@@ -67,6 +67,10 @@ return {}
 """
 
 
+# Frozen, so one for every admitted hit.
+_ADMITTED = RateDecision(allowed=True)
+
+
 class RateLimiterUnavailable(StorageUnavailable):
     """Redis cannot answer now. A StorageUnavailable, so a limiter used without the
     fallback turns a down Redis into a 503 with Retry-After rather than a 500."""
@@ -119,7 +123,7 @@ class RedisRateLimiter:
 
     async def hit(self, windows: Sequence[Window], now: float) -> RateDecision:
         if not windows:
-            return RateDecision(allowed=True)
+            return _ADMITTED
         keys = [(self._prefix + window.key).encode() for window in windows]
         # A member of its own: two hits at the same instant are two entries, not one.
         ticket = self._tickets
@@ -134,7 +138,7 @@ class RedisRateLimiter:
             raise RateLimiterUnavailable(f"redis: {type(reply).__name__}: {reply}") from reply
         oldest = cast(list[bytes], reply)
         if not oldest:
-            return RateDecision(allowed=True)
+            return _ADMITTED
         wait = max(
             retry_after(float(score), window.rule.window_seconds, now)
             for window, score in zip(windows, oldest, strict=True)
