@@ -121,7 +121,7 @@ async def _exchange(connection: AbstractConnection, data: bytes, count: int) -> 
     would read them as its own."""
     if not connection.is_connected:  # disconnected by the Retry
         await connection.connect()  # type: ignore[no-untyped-call]
-    # Private to redis-py, but kept by every version since 4.2: the connected streams.
+    # Private to redis-py (its own parser reads them too): the connected streams.
     reader, writer = connection._reader, connection._writer
     if reader is None or writer is None:
         raise RedisConnectionError(f"not connected to {connection}")
