@@ -1,7 +1,7 @@
 """The processing order of a submission (spec part 4.3), top to bottom, in one place.
 
-Each step runs in a `step` block, which answers a refusal raised inside it as that
-step's (see `intake.service.step_refusal`).
+The step under way is kept in `at`; what it raises is answered as that step's refusal
+(`intake.service.step_refusal`): one `try` for all costs nothing until one refuses.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from intake.service.messages import (
 )
 from intake.service.second_opinion import second_opinion
 from intake.service.spam_scoring import SpamScoring
-from intake.service.step_refusal import StepRefusal, step
+from intake.service.step_refusal import STEP_ERRORS, StepRefusal, refusal
 from intake.service.uploads import UploadSink
 
 
@@ -79,8 +79,7 @@ class PipelineSettings:
 
 
 class _RequestFiles:
-    """The files a request has written so far, which stay only when its submission is
-    stored (`keep`)."""
+    """The files a request has written, which stay only if its submission is (`keep`)."""
 
     __slots__ = ("keep", "sink")
 
@@ -167,11 +166,13 @@ class SubmissionPipeline:
         files = _RequestFiles()
         context: FormContext | None = None
         try:
-            with step(Step.RESOLVE_FORM):
+            try:
                 context, key = await self._resolve(request)
+            except STEP_ERRORS as error:
+                raise refusal(Step.RESOLVE_FORM, error) from error
             return await self._process(request, context, key, files)
-        except StepRefusal as refusal:
-            return Refused(refusal.rejection, refusal.step, context.form if context else None)
+        except StepRefusal as refused:
+            return Refused(refused.rejection, refused.step, context.form if context else None)
         finally:
             await files.settle()
 
@@ -188,16 +189,16 @@ class SubmissionPipeline:
         # Who the client is, for its rate limits and its idempotency keys alike.
         network = client_network(request.client_ip, self._settings.rate_limits.ipv6_prefix)
         key_scope = scope(Route.PUBLIC if public else Route.SERVER, form.form_id, network)
-
-        with step(Step.CHECK_ENABLED):
+        at = Step.CHECK_ENABLED
+        try:
             _check_enabled(context)
-        with step(Step.RATE_LIMIT):
+            at = Step.RATE_LIMIT
             await self._rate_limit(form, key, network, now)
-        with step(Step.ORIGIN_POLICY):
+            at = Step.ORIGIN_POLICY
             _check_origin(request, form, public=public)
-        with step(Step.CONTENT_TYPE_AND_SIZE):
+            at = Step.CONTENT_TYPE_AND_SIZE
             content_type = self._check_declared(request.body, form)
-        with step(Step.PARSE):
+            at = Step.PARSE
             parsed = await self._parse(request.body, content_type, form, files, now)
             claim = IdempotencyClaim.of(
                 request.idempotency_key, key_scope, parsed.data, files.stored, files.refused
@@ -206,20 +207,19 @@ class SubmissionPipeline:
             earlier = await self._find_earlier(claim, now)
             if earlier is not None:
                 return claim.replay(earlier, form, controls)
-        with step(Step.HONEYPOT):
-            # A filled honeypot is answered as a success and keeps no submission. It goes
-            # on through the same steps and a commit of the same cost (HoneypotHit), only
-            # their refusals ignored and nothing stored: a bot must not tell it by the
-            # answer's time any more than by its content. The challenge alone is not
-            # asked: that would spend the provider's calls on a bot already caught.
+            at = Step.HONEYPOT
+            # A filled honeypot is answered as a success and keeps no submission. It goes on
+            # through the same steps and a commit of the same cost (HoneypotHit), refusals
+            # ignored and nothing stored: a bot must not tell it by the answer's time. Only
+            # the challenge is not asked: no provider's call is spent on a bot caught.
             decoy = controls.honeypot_filled
-        with step(Step.CHALLENGE):
+            at = Step.CHALLENGE
             status = await self._verify_challenge(
                 request, form, controls, asked=public and not decoy
             )
-        with step(Step.VALIDATE):
+            at = Step.VALIDATE
             _validate(form, data, controls, parsed, files, decoy=decoy)
-        with step(Step.SCORE):
+            at = Step.SCORE
             spam = await self._spam_scoring.score(form, data, controls)
             if public and not decoy:  # never a bot already caught: no call spent on it
                 spam = await second_opinion(
@@ -227,17 +227,18 @@ class SubmissionPipeline:
                 )
             if status is SubmissionStatus.ACCEPTED and spam.is_spam(form.spam_threshold):
                 status = SubmissionStatus.SPAM
-        with step(Step.QUOTA):
+            at = Step.QUOTA
             submission = self._submission(
                 request, form, files, now, data=data, controls=controls, status=status, spam=spam
             )
             plan = self._plan(submission, context, request, claim, now)
-        # Steps 11 and 12 are one transaction (see commit_plan): the quota refusal comes
-        # from the commit. A storage failure is the commit's, so the commit is the step
-        # until it answers.
-        with step(Step.COMMIT):
+            # Steps 11 and 12 are one transaction (see commit_plan): the quota refusal comes
+            # from the commit, and a storage failure is the commit's until it answers.
+            at = Step.COMMIT
             result = await self._commit(plan, files, decoy=decoy, now=now)
             return answer(result, plan, claim, form, controls)
+        except STEP_ERRORS as error:
+            raise refusal(at, error) from error
 
     # Step 1: resolve the form (and, on the server route, the key that may reach it).
     async def _resolve(self, request: SubmitRequest) -> tuple[FormContext, ApiKey | None]:
@@ -250,8 +251,7 @@ class SubmissionPipeline:
                 raise IntakeError.of(ErrorCode.UNAUTHORIZED)
             return context, None
         key = await live_key(self._store.api_keys, target.authorization)
-        # A key that may not submit is refused as an unknown one is: the submission
-        # endpoint's key refusals are all alike (docs/api.md, "Keys and scopes").
+        # A key that may not submit is refused as an unknown one (docs/api.md, "Keys and scopes").
         if not key.allows(Scope.SUBMIT):
             raise IntakeError.of(ErrorCode.UNAUTHORIZED)
         context = await self._store.forms.resolve_id(target.form_id)
@@ -273,8 +273,7 @@ class SubmissionPipeline:
             raise IntakeError.of(ErrorCode.RATE_LIMITED, retry_after=decision.retry_after)
 
     def _check_declared(self, body: RawBody | FieldsBody, form: Form) -> ContentType | None:
-        """Step 5, before any byte is read. Fields handed over in-process meet their
-        limits as they are parsed."""
+        """Step 5, before any byte is read (in-process fields meet their limits as parsed)."""
         if isinstance(body, FieldsBody):
             return None
         return check_declared(body, self._settings.limits, form.uploads)
