@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,7 @@ MESSAGES: Mapping[RuleKind, str] = {
 }
 FILE_NOT_ACCEPTED = "File uploads are not accepted."
 DEFAULT_EMAIL_FIELD = "email"
+_DEFAULT_EMAIL_RULE = FieldRule(DEFAULT_EMAIL_FIELD, RuleKind.EMAIL)
 
 
 # The addresses most people type, which the validator below accepts every one of (a
@@ -54,13 +56,21 @@ def _is_plain(address: str) -> bool:
     local, _, domain = address.partition("@")
     if len(local) > _PLAIN_LOCAL_MAX or "--" in domain:
         return False
-    # Reserved names (localhost, .test, .invalid, ...) are the validator's to refuse, by
-    # its own list (imported here, as the validator is: see _validator_accepts).
+    # Reserved names (localhost, .test, .invalid, ...) are the validator's to refuse.
+    names, suffixes = _special_use()
+    return domain not in names and not domain.endswith(suffixes)
+
+
+@functools.cache
+def _special_use() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The validator's reserved domain names, and the suffixes they give subdomains, read
+    from its list once (imported on first use, as the validator is: see
+    _validator_accepts). An import in the path costs a call into the import system on
+    every address, and a suffix made for each name six strings."""
     from email_validator import SPECIAL_USE_DOMAIN_NAMES  # noqa: PLC0415
 
-    return not any(
-        domain == name or domain.endswith("." + name) for name in SPECIAL_USE_DOMAIN_NAMES
-    )
+    names = tuple(SPECIAL_USE_DOMAIN_NAMES)
+    return frozenset(names), tuple("." + name for name in names)
 
 
 def _validator_accepts(address: str) -> bool:
@@ -209,7 +219,7 @@ def validate(
     # The default rule: an address a reply will be sent to must be one.
     email = data.get(DEFAULT_EMAIL_FIELD)
     if DEFAULT_EMAIL_FIELD not in errors and email is not None:
-        message = _check(FieldRule(DEFAULT_EMAIL_FIELD, RuleKind.EMAIL), email)
+        message = _check(_DEFAULT_EMAIL_RULE, email)
         if message is not None:
             errors[DEFAULT_EMAIL_FIELD] = message
     if reply_to is not None and not is_email(reply_to):
