@@ -35,9 +35,27 @@ class ParsedBody:
     file_fields: tuple[str, ...] = ()
 
 
+# The types already read, by their header: a client sends the same one every time. A
+# multipart type's boundary differs from one request to the next: those are not kept.
+_KNOWN_TYPES: dict[str, ContentType] = {}
+_KNOWN_TYPES_MAX = 64
+
+
 def parse_content_type(header: str | None) -> ContentType:
     if not header:
         raise IntakeError.of(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
+    known = _KNOWN_TYPES.get(header)
+    if known is not None:
+        return known
+    content_type = _parse_content_type(header)
+    if content_type.kind is not ContentKind.MULTIPART:
+        if len(_KNOWN_TYPES) >= _KNOWN_TYPES_MAX:
+            _KNOWN_TYPES.clear()
+        _KNOWN_TYPES[header] = content_type
+    return content_type
+
+
+def _parse_content_type(header: str) -> ContentType:
     try:
         mime, options = parse_options_header(header)
     except UnicodeEncodeError:
