@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote_plus
+from urllib.parse import unquote_plus, unquote_to_bytes
 
 from intake.domain.limits import PayloadLimits
 from intake.domain.model import FieldData
@@ -32,6 +32,10 @@ def _unquoted(text: str, charset: str) -> str:
     if "%" not in text:
         return text.replace("+", " ")
     try:
+        if text.isascii():
+            # What unquote_plus does with ASCII text, without the layers it goes through
+            # to find the ASCII runs: the whole text is one.
+            return unquote_to_bytes(text.replace("+", " ")).decode(charset)
         return unquote_plus(text, encoding=charset, errors="strict")
     except UnicodeError:
         raise malformed() from None
