@@ -91,8 +91,15 @@ class SpamKnowledge:
         return self._hasher
 
     async def evidence(self, workspace_id: str) -> Evidence:
-        own = await self._scope(workspace_id)
-        instance = await self._scope(INSTANCE)
+        # Both scopes held and fresh, as in the steady state: no coroutine for either.
+        now = self._clock.now()
+        own = self._held_now(workspace_id, now)
+        if own is None:
+            own = await self._scope(workspace_id)
+            now = self._clock.now()
+        instance = self._held_now(INSTANCE, now)
+        if instance is None:
+            instance = await self._scope(INSTANCE)
         return Evidence(own, instance)
 
     def invalidate(self, workspace_id: str) -> None:
@@ -126,18 +133,26 @@ class SpamKnowledge:
         if held is None:
             held = await self._first_load(scope)
             return EMPTY if held is None else held.statistics
+        fresh = self._held_now(scope, self._clock.now())
+        if fresh is not None:
+            return fresh
         self._held.move_to_end(scope)
         self._count_words(scope, held)
-        now = self._clock.now()
-        if held.stale:
-            held.stale = False
-            try:
-                await self._refresh(scope, full=False)
-            except StorageUnavailable:
-                log.warning(
-                    "spam statistics unavailable", extra={"spam_scope": scope or "instance"}
-                )
-            return self._statistics_of(scope)
+        held.stale = False
+        try:
+            await self._refresh(scope, full=False)
+        except StorageUnavailable:
+            log.warning("spam statistics unavailable", extra={"spam_scope": scope or "instance"})
+        return self._statistics_of(scope)
+
+    def _held_now(self, scope: str, now: datetime) -> Statistics | None:
+        """A held scope's statistics when they need no waiting (not stale), its refresh
+        started beside when due; None for a scope `_scope` must load or refresh first."""
+        held = self._held.get(scope)
+        if held is None or held.stale:
+            return None
+        self._held.move_to_end(scope)
+        self._count_words(scope, held)
         if (now - held.loaded_at).total_seconds() >= self._reload_every:
             self._in_background(scope, full=True)
         elif (now - held.checked_at).total_seconds() >= self._refresh_every:
