@@ -72,3 +72,25 @@ def test_reserved_domains_are_left_to_the_validator_which_refuses_them(address: 
 
 def test_a_common_address_is_taken_as_plain() -> None:
     assert validation._is_plain("ada.lovelace+forms@mail.example.co.uk")
+
+
+def _reserved_as_before(domain: str) -> bool:
+    """The reserved-name check as it read the validator's list on every address."""
+    from email_validator import SPECIAL_USE_DOMAIN_NAMES
+
+    return any(domain == name or domain.endswith("." + name) for name in SPECIAL_USE_DOMAIN_NAMES)
+
+
+labels = st.sampled_from(
+    ["localhost", "test", "invalid", "local", "onion", "arpa", "example", "com", "xtest", "a"]
+)
+
+
+@settings(max_examples=examples(400))
+@given(st.lists(labels, min_size=1, max_size=4))
+def test_reserved_names_and_their_subdomains_are_told_as_before(domain_labels: list[str]) -> None:
+    domain = ".".join(domain_labels)
+    assert validation._is_plain(f"ada@{domain}") == (
+        validation._PLAIN_ADDRESS.fullmatch(f"ada@{domain}") is not None
+        and not _reserved_as_before(domain)
+    )

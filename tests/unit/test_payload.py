@@ -20,10 +20,12 @@ from intake.domain.payload import (
     MultipartReader,
     ParsedBody,
     check_fields,
+    content,
     parse_complete,
     parse_content_type,
     parse_json,
     parse_urlencoded,
+    urlencoded,
 )
 
 LIMITS = PayloadLimits()
@@ -428,6 +430,24 @@ def test_urlencoded_names_and_values_read_as_unquote_plus_reads_them(pairs: Pair
     assert read == expected
 
 
+@given(
+    st.text(alphabet="ab+%2EeFf9\u00e9\u20ac", max_size=16),
+    st.sampled_from(["utf-8", "iso8859-1", "ascii", "cp1252", "utf-16-le"]),
+)
+def test_a_urlencoded_name_or_value_reads_as_unquote_plus_reads_it_strictly(
+    text: str, charset: str
+) -> None:
+    try:
+        expected: str | None = unquote_plus(text, encoding=charset, errors="strict")
+    except UnicodeError:
+        expected = None  # refused as malformed
+    if expected is None:
+        with refused_with(ErrorCode.MALFORMED_REQUEST):
+            urlencoded._unquoted(text, charset)
+    else:
+        assert urlencoded._unquoted(text, charset) == expected
+
+
 @pytest.mark.parametrize(
     "body", [b"a=\xff", b"\xff=1", b"a=%ff", b"%C3=1", b"a=%ED%A0%80", b"a=ok&b=%e2%82"]
 )
@@ -741,3 +761,40 @@ def test_a_nul_character_in_a_name_or_value_is_malformed(content_type: str, body
         parse_complete(body, parse_content_type(content_type), PayloadLimits())
 
     assert caught.value.rejection.code is ErrorCode.MALFORMED_REQUEST
+
+
+def _read_type(parse: Callable[[str], ContentType], header: str) -> ContentType | ErrorCode:
+    try:
+        return parse(header)
+    except IntakeError as error:
+        return error.rejection.code
+
+
+@given(
+    st.one_of(
+        st.sampled_from(
+            [
+                "application/x-www-form-urlencoded",
+                "Application/JSON; charset=latin-1",
+                "application/json; charset=base64",
+                "text/plain",
+                "multipart/form-data; boundary=abc",
+            ]
+        ),
+        st.text(max_size=40),
+    )
+)
+def test_a_content_type_read_again_is_read_as_it_was_the_first_time(header: str) -> None:
+    expected = (
+        _read_type(content._parse_content_type, header)
+        if header
+        else ErrorCode.UNSUPPORTED_CONTENT_TYPE
+    )
+    for _ in range(2):
+        assert _read_type(parse_content_type, header) == expected
+
+
+def test_multipart_types_are_not_kept_their_boundary_differs_each_time() -> None:
+    for n in range(100):
+        parse_content_type(f"multipart/form-data; boundary=b{n}")
+    assert not any(header.startswith("multipart/") for header in content._KNOWN_TYPES)
