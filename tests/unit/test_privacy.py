@@ -113,3 +113,27 @@ def test_a_submission_holds_an_address_in_a_whole_value_or_its_reply_to(
     data: dict[str, object], reply_to: str | None, held: bool
 ) -> None:
     assert holds_address(_submission(data, reply_to), "ada@example.com") is held
+
+
+def _network_as_before(address: str) -> str:
+    """client_network_address as it read every IPv4 address: masked, then printed."""
+    plain = plain_address(address)
+    if plain is None:
+        return address
+    if isinstance(plain, ipaddress.IPv4Address):
+        return str(ipaddress.IPv4Address(int(plain) & 0xFFFFFF00))
+    return str(ipaddress.IPv6Address(int(plain) & (((1 << 48) - 1) << 80)))
+
+
+@given(
+    st.one_of(
+        st.ip_addresses(v=4).map(str),
+        st.ip_addresses().map(str),
+        st.ip_addresses(v=4).map(lambda a: f"::ffff:{a}"),
+        st.text(alphabet="0123456789.:af ", max_size=20),
+        st.lists(st.integers(0, 300).map(str), min_size=3, max_size=5).map(".".join),
+        st.lists(st.text("0123456789", max_size=4), min_size=4, max_size=4).map(".".join),
+    )
+)
+def test_what_truncated_keeps_of_any_text_is_what_it_kept_before(address: str) -> None:
+    assert client_network_address(address) == _network_as_before(address)

@@ -54,6 +54,10 @@ def client_network_address(address: str) -> str:
     # The network's first address, by masking: making the network object costs a
     # submission more than the rest of this step.
     if isinstance(plain, ipaddress.IPv4Address):
+        if ":" not in address:
+            # IPv4 text that ipaddress reads is spelled as it prints it (four decimal
+            # parts, no leading zero): its network is its first three parts and a 0.
+            return address[: address.rindex(".")] + ".0"
         return str(ipaddress.IPv4Address(int(plain) & _IPV4_KEPT_MASK))
     return str(ipaddress.IPv6Address(int(plain) & _IPV6_KEPT_MASK))
 
