@@ -107,7 +107,7 @@ def _endpoint_app(endpoint: Callable[[Request], Any]) -> ASGIApp:
     handling of HTTPException, which the submission endpoints do not raise."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        response: Response = await endpoint(Request(scope, receive, send))
+        response: ASGIApp = await endpoint(Request(scope, receive, send))
         await response(scope, receive, send)
 
     return app

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from attrs import frozen
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from intake.domain.errors import ErrorCode, Rejection
 from intake.domain.model import Form
@@ -157,6 +158,37 @@ def success_json(submission_id: str) -> bytes:
     return _SUCCESS_START + encode_basestring(submission_id).encode("utf-8") + _SUCCESS_END
 
 
+# An accepted submission's JSON answer's headers, as `_json` would set them through a
+# Starlette Response, in its order; the length follows, then the type.
+_ACCEPTED_HEADERS = ((b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"))
+_REPLAYED_HEADERS = ((b"idempotent-replayed", b"true"), *_ACCEPTED_HEADERS)
+_JSON_TYPE_HEADER = (b"content-type", JSON_TYPE.encode("latin-1"))
+
+
+class AcceptedJson:
+    """An accepted submission's JSON answer, sent as its two ASGI messages: the same
+    bytes a Starlette Response with `_json`'s headers sends, less the making of that
+    Response (its headers' encoding and checks), which every accepted submission paid."""
+
+    __slots__ = ("_body", "_headers", "_status")
+
+    def __init__(self, submission_id: str, status: int, *, replayed: bool) -> None:
+        self._body = success_json(submission_id)
+        self._status = status
+        self._headers = _REPLAYED_HEADERS if replayed else _ACCEPTED_HEADERS
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        length = (b"content-length", str(len(self._body)).encode("latin-1"))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": self._status,
+                "headers": [*self._headers, length, _JSON_TYPE_HEADER],
+            }
+        )
+        await send({"type": "http.response.body", "body": self._body})
+
+
 def outcome_response(
     outcome: Outcome,
     request_id: str,
@@ -165,7 +197,11 @@ def outcome_response(
     origin: str | None,
     referer: str | None = None,
     headers: Mapping[str, str] | None = None,
-) -> Response:
+) -> ASGIApp:
+    """The answer to a submission; a Starlette Response but for an accepted
+    submission's JSON answer (AcceptedJson) when no other headers are asked for."""
+    if isinstance(outcome, Accepted) and not browser and not headers:
+        return AcceptedJson(outcome.submission_id, outcome.status, replayed=outcome.replayed)
     extra = dict(headers or {})
     if isinstance(outcome, Refused):
         came_from = form_page(referer, origin, outcome.form) if browser else None

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Scope
+from starlette.types import ASGIApp, Scope
 
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.entrypoints.http.client_ip import client_ip
@@ -132,7 +132,7 @@ async def _submit(
     request: Request,
     target: PublicTarget | ServerTarget,
     headers_for: Callable[[Outcome], Mapping[str, str] | None] | None = None,
-) -> Response:
+) -> ASGIApp:
     """Runs one submission through the pipeline and answers it as the client prefers."""
     heads = _Heads(request.scope)
     outcome = await _runtime(request).pipeline.submit(_request(request, heads, target))
@@ -154,11 +154,11 @@ def _bearer_challenge(outcome: Outcome) -> Mapping[str, str] | None:
     return None
 
 
-async def submit_public(request: Request) -> Response:
+async def submit_public(request: Request) -> ASGIApp:
     return await _submit(request, PublicTarget(request.path_params["public_form_key"]))
 
 
-async def submit_server(request: Request) -> Response:
+async def submit_server(request: Request) -> ASGIApp:
     target = ServerTarget(
         form_id=request.path_params["form_id"],
         authorization=request.headers.get("authorization"),
@@ -170,7 +170,7 @@ async def preflight(request: Request) -> Response:
     return Response(status_code=204, headers=preflight_headers(request.headers.get("origin")))
 
 
-async def public_form(request: Request) -> Response:
+async def public_form(request: Request) -> ASGIApp:
     """`/f/{key}`: one route for both methods, so a wrong method's Allow names both."""
     if request.method == "OPTIONS":
         return await preflight(request)
