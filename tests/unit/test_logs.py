@@ -4,7 +4,10 @@ import asyncio
 import json
 import logging
 import logging.config
+import math
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 from starlette.testclient import TestClient
@@ -39,6 +42,62 @@ def test_the_standard_record_attributes_are_not_repeated() -> None:
     entry = json.loads(JsonFormatter().format(_record()))
 
     assert set(entry) == {"time", "level", "logger", "message"}
+
+
+def _as_json_dumps_writes(record: logging.LogRecord, fields: dict[str, object]) -> str:
+    """The line as a dict of its fields, written by json.dumps: what the formatter's
+    own writing stands for."""
+    created = datetime.fromtimestamp(record.created, UTC)
+    entry: dict[str, object] = {
+        "time": created.isoformat(timespec="milliseconds"),
+        "level": record.levelname.lower(),
+        "logger": record.name,
+        "message": record.getMessage(),
+    }
+    entry.update(fields)
+    return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+class _Named(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, 0, -7, 2**70, 1.5, 0.1 + 0.2, math.nan, -math.inf, "é\u2028\"\\\n\x00",
+     _Named("s"), [1, "a", None], {"k": (1, 2.5)}, b"raw", Decimal("1.10")],
+)  # fmt: skip
+def test_a_field_is_written_as_json_dumps_writes_it(value: object) -> None:
+    record = _record(request_id="req_1", value=value, status=201)
+
+    line = JsonFormatter().format(record)
+
+    assert line == _as_json_dumps_writes(
+        record, {"request_id": "req_1", "value": value, "status": 201}
+    )
+
+
+@pytest.mark.parametrize("name", ["time", "level", "logger"])
+def test_a_field_named_as_the_lines_own_takes_its_place(name: str) -> None:
+    record = _record(**{name: "theirs", "status": 201})
+
+    line = JsonFormatter().format(record)
+
+    assert line == _as_json_dumps_writes(record, {name: "theirs", "status": 201})
+
+
+@pytest.mark.parametrize(
+    "created", [1764420000.0, 1764420000.0005, 1764420000.9994999, 1764420000.9999996, 1.25]
+)
+def test_the_time_is_the_records_to_the_millisecond_as_datetime_writes_it(created: float) -> None:
+    formatter = JsonFormatter()
+    for moment in (created, created + 0.5, created):  # a second's text made, then kept
+        record = _record()
+        record.created = moment
+
+        written = json.loads(formatter.format(record))["time"]
+
+        assert written == datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
 
 
 def test_no_log_record_carries_submission_contents_or_secrets(
