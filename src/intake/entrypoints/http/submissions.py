@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+import types
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Scope
+from starlette.types import ASGIApp, Message, Receive, Scope
 
 from intake.domain.errors import ErrorCode, IntakeError
 from intake.entrypoints.http.client_ip import client_ip
@@ -66,6 +68,39 @@ class _Heads:
         return int(raw)
 
 
+@types.coroutine
+def _resumed(steps: Generator[Any, None, Message], pending: Any) -> Generator[Any, Any, Message]:
+    """The rest of an awaitable whose first step was taken and gave `pending` (what it
+    waits on), run as `await` runs it: what the task sends or throws goes on to it."""
+    while True:
+        try:
+            try:
+                sent = yield pending
+            except BaseException as exc:  # a cancel (the deadline's, among others) goes on
+                pending = steps.throw(exc)
+            else:
+                pending = steps.send(sent)
+        except StopIteration as done:
+            message: Message = done.value
+            return message
+
+
+async def _receive_within(receive: Receive, deadline: BodyDeadline) -> Message:
+    """The next message, within the deadline. A small body most often came with its head
+    and is in already: then receive returns without waiting, and arming the deadline's
+    timer and disarming it would cost six times that receive. So the first step is taken
+    without it, and the timer armed only once the receive has to wait (asyncio's
+    timeout, which a past deadline also lets through a receive that needs no wait)."""
+    steps = receive().__await__()
+    try:
+        pending = steps.send(None)
+    except StopIteration as done:
+        message: Message = done.value
+        return message
+    async with asyncio.timeout_at(deadline.at):
+        return await _resumed(steps, pending)
+
+
 async def _chunks(request: Request, deadline: BodyDeadline) -> AsyncIterator[bytes]:
     """The body as it arrives; a sender too slow to finish within the time allowed, or
     one that goes away, sent a body that cannot be read. Each receive gets its own
@@ -77,8 +112,7 @@ async def _chunks(request: Request, deadline: BodyDeadline) -> AsyncIterator[byt
     receive = request.receive
     while True:
         try:
-            async with asyncio.timeout_at(deadline.at):
-                message = await receive()
+            message = await _receive_within(receive, deadline)
         except TimeoutError:
             raise IntakeError.of(ErrorCode.MALFORMED_REQUEST) from None
         if message["type"] != "http.request":  # http.disconnect: the sender went away
