@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 
 from psycopg import errors
 from psycopg.rows import DictRow
@@ -224,24 +223,23 @@ async def _alone(db: Database, params: Params) -> Answer:
 
 def counted(chunk: Iterable[Params]) -> list[Params]:
     """The chunk's arguments with the way each counts its quota: beside others under a
-    ceiling lowered by RESERVE, or exactly, all of a workspace's month alike."""
-    items = [dict(params) for params in chunk]
-    exact = {_month(p) for p in items if _too_near(p)}
-    for p in items:
-        ceiling = _ceiling(p)
-        if ceiling is None:
-            continue
-        if _month(p) in exact:
-            p["quota_exact"] = True
-        elif not p["quota_exact"]:
-            p["quota_ceiling"] = ceiling - RESERVE
-    return items
-
-
-def _too_near(params: Params) -> bool:
+    ceiling lowered by RESERVE, or exactly, all of a workspace's month alike. A commit
+    that changes is a copy: its own arguments stay as made, for a commit again alone."""
+    items = list(chunk)
     # Under the lowered ceiling, a count beside others could never pass.
+    exact = {_month(p) for p in items if (c := _ceiling(p)) is not None and c - RESERVE < SHARDS}
+    return [_counted(p, exact) for p in items]
+
+
+def _counted(params: Params, exact: set[tuple[object, object]]) -> Params:
     ceiling = _ceiling(params)
-    return ceiling is not None and ceiling - RESERVE < SHARDS
+    if ceiling is None:
+        return params
+    if _month(params) in exact:
+        return {**params, "quota_exact": True}
+    if params["quota_exact"]:
+        return params
+    return {**params, "quota_ceiling": ceiling - RESERVE}
 
 
 def _ceiling(params: Params) -> int | None:
@@ -249,23 +247,12 @@ def _ceiling(params: Params) -> int | None:
     return None if ceiling is None else int(str(ceiling))
 
 
+# Compact, and Unicode as is: the arguments' texts are checked for NUL, and the domain
+# refuses lone surrogates.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def as_json(items: Sequence[Params]) -> str:
-    """The array BATCH and MANY read: each commit's arguments by name, as _texts."""
-    return json.dumps([_texts(p) for p in items])
-
-
-def _texts(params: Params) -> Params:
-    """A time as ISO 8601 text with its microseconds and offset, a double as the
-    shortest text that reads back as the same double (JSON has no infinity): what the
-    casts read back exactly. Text, ints, booleans and None go as JSON has them."""
-    texts = dict(params)
-    for name in _AS_TEXT:
-        value = texts[name]
-        if isinstance(value, datetime):
-            texts[name] = value.isoformat()
-        elif isinstance(value, float):
-            texts[name] = repr(value)
-    return texts
-
-
-_AS_TEXT = tuple(name for name, kind in ARGUMENTS if kind in ("timestamptz", "double precision"))
+    """The array BATCH and MANY read: each commit's arguments by name, as JSON holds
+    them (mapping.commit_params makes them so)."""
+    return _JSON.encode(list(items))

@@ -21,6 +21,7 @@ from intake.adapters.sql_rows import Codec, Params, RowMapper, as_is, aware, jso
 from intake.domain.idempotency import RETENTION
 from intake.domain.listing import SEARCH_SEPARATOR
 from intake.domain.model import texts_of
+from intake.domain.uploads import files_to_json
 from intake.ports.submissions import CommitPlan, HoneypotHit
 
 # Scalars
@@ -97,14 +98,35 @@ def honeypot_params(hit: HoneypotHit) -> Params:
 
 
 def commit_params(plan: CommitPlan) -> Params:
-    """The arguments of intake_commit() (migrations/README.md names its file), by name."""
+    """The arguments of intake_commit() (migrations/README.md names its file), by name,
+    each as JSON holds it: one dict, which a group commit sends as it is
+    (commit_batch.as_json) and a lone commit binds, cast as the function declares each.
+    A time is ISO 8601 text with its microseconds and offset, the spam score the
+    shortest text that reads back as the same double (JSON has no infinity): what the
+    casts read back exactly."""
     sub, event, record, quota = plan.submission, plan.event, plan.idempotency, plan.quota
     check = plan.check
-    event_created_at = moment(event.created_at)
-    record_created_at = None if record is None else moment(record.created_at)
-    # The submission's part is checked as it is made; the rest here.
-    return ROW_MAPPER.submission_params(sub) | checked(
+    created_at = aware(sub.created_at).isoformat()
+    # The event is made at its submission's moment: one text for both.
+    event_created_at = (
+        created_at if event.created_at is sub.created_at else aware(event.created_at).isoformat()
+    )
+    record_created_at = None if record is None else aware(record.created_at)
+    return checked(
         {
+            "submission_id": sub.submission_id,
+            "form_id": sub.form_id,
+            "workspace_id": sub.workspace_id,
+            "status": sub.status.value,
+            "data": json_text(sub.data),
+            "subject": sub.subject,
+            "reply_to": sub.reply_to,
+            "spam_score": repr(sub.spam_score),
+            "client_ip": sub.client_ip,
+            "created_at": created_at,
+            "files": jsonb_text(files_to_json(sub.files)) if sub.files else "[]",
+            # JSON text: a short list, read only with its row.
+            "spam_reasons": json_text(sub.spam_reasons),
             "event_id": event.event_id,
             "event_type": event.event_type.value,
             "event_submission_id": event.submission_id,
@@ -116,10 +138,12 @@ def commit_params(plan: CommitPlan) -> Params:
             "idem_key": None if record is None else record.key,
             "idem_fingerprint": None if record is None else record.fingerprint,
             "idem_submission_id": None if record is None else record.submission_id,
-            "idem_created_at": record_created_at,
+            "idem_created_at": None if record_created_at is None else record_created_at.isoformat(),
             # A record this old or older has expired (IdempotencyRecord.expired): the
             # domain's retention, handed to SQL as the cut-off moment.
-            "idem_expired_at": None if record_created_at is None else record_created_at - RETENTION,
+            "idem_expired_at": (
+                None if record_created_at is None else (record_created_at - RETENTION).isoformat()
+            ),
             "quota_workspace_id": None if quota is None else quota.workspace_id,
             "quota_period": None if quota is None else quota.period,
             "quota_ceiling": None if quota is None else quota.ceiling,
