@@ -346,6 +346,17 @@ async def wait_until_blocked(url: str, application_name: str) -> None:
     raise AssertionError(f"no backend of {application_name} waited for a lock")
 
 
+async def wait_until_gone(url: str, pids: list[int]) -> None:
+    """Until none of these backends is left: pg_terminate_backend only signals them, and
+    on a busy machine an idle one may still answer the pool's check a moment later."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if not await query(url, "SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", pids):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"backends {pids} outlived their termination")
+
+
 @pytest.mark.parametrize("earlier", [0, 2])
 async def test_a_key_taken_while_the_commit_waited_gives_the_count_back(
     backend: PostgresBackend, postgres_url: str, earlier: int
@@ -425,11 +436,12 @@ async def test_a_killed_connection_fails_its_commit_leaves_nothing_and_the_store
             await wait_until_blocked(postgres_url, name)
             killed = await query(
                 postgres_url,
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = %s",
                 name,
             )
             assert len(killed) == 3
+            await wait_until_gone(postgres_url, [row["pid"] for row in killed])
 
             with pytest.raises(StorageUnavailable):
                 await task

@@ -109,8 +109,10 @@ class Database:
                 async with self._pool.connection() as conn:
                     try:
                         yield conn
-                    except psycopg.OperationalError:
-                        broken = conn.broken
+                    except psycopg.OperationalError as error:
+                        # A terminated backend says so before it closes: the driver may
+                        # not have seen the close yet when the error arrives.
+                        broken = conn.broken or (error.sqlstate or "").startswith("57P")
                         raise
         finally:
             if broken:
